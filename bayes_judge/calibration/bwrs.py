@@ -1,0 +1,79 @@
+"""Bayesian Win Rate Sampling (seed 003, Algorithm 1), vectorized over judges, pairs and draws."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..verdicts import WinRateData
+
+__all__ = ["bwrs_draws", "BWRSWarning"]
+
+
+class BWRSWarning(UserWarning):
+    """Some BWRS draws fall outside [0, 1] or have q0 + q1 <= 1 (seed 003 eq. 14)."""
+
+
+def bwrs_draws(
+    data: WinRateData,
+    counts: dict[str, np.ndarray],
+    *,
+    chains: int,
+    draws: int,
+    seed: int,
+) -> dict[str, np.ndarray]:
+    """Draws of Algorithm 1 for every (pair, judge), and their mean over judges.
+
+    Parameters
+    ----------
+    data : WinRateData
+        The data set D without (or ignoring) human labels: gives s_k, n_k (Alg. 1 lines 9-10).
+    counts : dict of (P, E) arrays
+        n0, s0, n1, s1 (Alg. 1 lines 4-8) from the human-labelled set F: the labelled subset
+        of D (in-distribution) or an OOD set.
+    chains, draws : int
+        ``N = chains * draws`` samples (the seed uses N = 10 000).
+
+    Returns
+    -------
+    dict with (chains, draws, P, E) arrays ``q0``, ``q1``, ``k``, ``p_judge`` and the
+    (chains, draws, P) pooled ``p`` (mean of ``p_judge`` over the judges that judged the pair).
+
+    Notes
+    -----
+    Line by line::
+
+        q0 ~ Beta(s0 + 1, n0 - s0 + 1)                 (line 13)
+        q1 ~ Beta(s1 + 1, n1 - s1 + 1)                 (line 14)
+        k  ~ Beta(sk + 1, nk - sk + 1)                 (line 16)
+        p  = (k + q1 - 1) / (q0 + q1 - 1)              (line 17, eq. 11)
+
+    Draws with p outside [0, 1] or q0 + q1 <= 1 (eq. 14) are kept, counted in the summary and
+    warned about: dropping them would bias the estimate silently.
+    """
+    P, E = len(data.pairs), len(data.judges)
+    sk = np.zeros((P, E))
+    nk = np.zeros((P, E))
+    np.add.at(sk, data.unit_pair, data.n_first)
+    np.add.at(nk, data.unit_pair, data.n_first + data.n_second)
+    n0, s0, n1, s1 = (np.broadcast_to(counts[k], (P, E)) for k in ("n0", "s0", "n1", "s1"))
+    rng = np.random.default_rng(seed)
+    size = (chains, draws, P, E)
+    q0 = rng.beta(s0 + 1, n0 - s0 + 1, size=size)
+    q1 = rng.beta(s1 + 1, n1 - s1 + 1, size=size)
+    k = rng.beta(sk + 1, nk - sk + 1, size=size)
+    p_judge = (k + q1 - 1) / (q0 + q1 - 1)
+    p_judge = np.where(nk > 0, p_judge, np.nan)
+    p = np.nanmean(p_judge, axis=-1)
+    outside = float(np.mean((p < 0) | (p > 1)))
+    low_q = float(np.mean((q0 + q1) <= 1))
+    if outside > 0 or low_q > 0:
+        warnings.warn(
+            f"BWRS: {outside:.1%} of the pooled p draws lie outside [0, 1] and {low_q:.1%} of the "
+            "(q0, q1) draws have q0 + q1 <= 1 (seed 003 eq. 14); they are kept, not dropped. "
+            "The judges may be too weak, or the labelled set too small, for eq. 11.",
+            BWRSWarning,
+            stacklevel=3,
+        )
+    return {"p": p, "p_judge": p_judge, "q0": q0, "q1": q1, "k": k}

@@ -1,0 +1,186 @@
+"""The judgments table: the one contract every part of bayes_judge speaks.
+
+Long format, one row per judgment (see ``DESIGN.md``):
+
+========  ==================  ===========================================================
+column    type                meaning
+========  ==================  ===========================================================
+item      str / int           the prompt or context both candidates answer
+a, b      str                 candidate ids in the order the judge saw them (A, B)
+judge     str                 which evaluator; a single judge ``"judge"`` if absent
+p_a       float in [0, 1]     the judge's probability that ``a`` is better (optional)
+winner    "a" / "b" / "tie"   the hard decision; derived from ``p_a`` when absent
+human     "a" / "b" / NA      a gold human label for this comparison, where one exists
+sample    int (optional)      repeat index when a judge judged the same (item, a, b) twice
+========  ==================  ===========================================================
+
+:func:`validate_judgments` is the single gate: it returns a normalized copy or raises a
+``ValueError`` that names the column and the offending rows.  Nothing is dropped silently:
+extra columns are kept as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["validate_judgments", "REQUIRED_COLUMNS", "KEY_COLUMNS", "WINNERS"]
+
+REQUIRED_COLUMNS = ("item", "a", "b")
+KEY_COLUMNS = ("item", "a", "b", "judge")
+WINNERS = ("a", "b", "tie")
+DEFAULT_JUDGE = "judge"
+
+
+def _rows(index: Iterable, limit: int = 8) -> str:
+    """Format the first offending row labels for an error message."""
+    rows = list(index)
+    shown = ", ".join(str(r) for r in rows[:limit])
+    more = f" and {len(rows) - limit} more" if len(rows) > limit else ""
+    return f"row(s) {shown}{more}"
+
+
+def _as_str(col: pd.Series) -> pd.Series:
+    """Candidate / judge / item ids as plain Python strings (object dtype)."""
+    return col.map(lambda v: v if isinstance(v, str) else str(v)).astype(object)
+
+
+def _normalize_label(col: pd.Series, name: str, allowed: tuple[str, ...], allow_na: bool) -> pd.Series:
+    missing = col.isna()
+    lowered = col.where(missing, col.astype(str).str.strip().str.lower())
+    bad = ~missing & ~lowered.isin(allowed)
+    if bad.any():
+        vals = sorted({str(v) for v in col[bad].unique()})[:5]
+        raise ValueError(
+            f"column '{name}': unknown value(s) {vals} in {_rows(col.index[bad])}; "
+            f"expected one of {list(allowed)}" + (" or missing" if allow_na else "")
+        )
+    if missing.any() and not allow_na:
+        raise ValueError(f"column '{name}': missing value in {_rows(col.index[missing])}")
+    return lowered.astype(object).where(~missing, None)
+
+
+def validate_judgments(df: pd.DataFrame) -> pd.DataFrame:
+    """Check a judgments table and return a normalized copy.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame, shape (n_rows, n_columns)
+        Long-format judgments (columns described in the module docstring).
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy with ``item``, ``a``, ``b``, ``judge`` as strings, ``winner`` in
+        {"a", "b", "tie"} (derived from ``p_a`` when absent: ``p_a > 0.5`` gives "a",
+        ``p_a < 0.5`` gives "b", exactly 0.5 gives "tie"), ``p_a`` as float where given,
+        ``human`` as "a" / "b" / None, and every other column untouched.  The row index is
+        reset to ``0..n-1`` so that error messages and results refer to positions.
+
+    Raises
+    ------
+    ValueError
+        Naming the column and rows for: a non-DataFrame or empty table, a missing required
+        column, missing ids, ``a == b``, NaN or out-of-range ``p_a``, an unknown ``winner``
+        or ``human`` value, a ``winner`` that contradicts ``p_a``, and duplicate
+        (item, a, b, judge[, sample]) rows.
+
+    Examples
+    --------
+    >>> import pandas as pd, bayes_judge as bj
+    >>> bj.validate_judgments(pd.DataFrame({"item": [1], "a": ["x"], "b": ["y"], "p_a": [0.7]}))
+      item  a  b  p_a winner  judge human
+    0    1  x  y  0.7      a  judge  None
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise ValueError(f"judgments must be a pandas DataFrame, got {type(df).__name__}")
+    if len(df) == 0:
+        raise ValueError("judgments table is empty: no rows to work with")
+    missing_cols = [c for c in REQUIRED_COLUMNS if c not in df.columns]
+    if missing_cols:
+        raise ValueError(
+            f"judgments table is missing required column(s) {missing_cols}; "
+            f"it has {list(df.columns)}"
+        )
+    if "winner" not in df.columns and "p_a" not in df.columns:
+        raise ValueError("judgments table needs a 'winner' column, a 'p_a' column, or both")
+
+    out = df.reset_index(drop=True).copy()
+    for c in ("item", "a", "b"):
+        na = out[c].isna()
+        if na.any():
+            raise ValueError(f"column '{c}': missing id in {_rows(out.index[na])}")
+        out[c] = _as_str(out[c])
+    if "judge" not in out.columns:
+        out["judge"] = DEFAULT_JUDGE
+    else:
+        na = out["judge"].isna()
+        if na.any():
+            raise ValueError(f"column 'judge': missing judge name in {_rows(out.index[na])}")
+        out["judge"] = _as_str(out["judge"])
+
+    same = out["a"] == out["b"]
+    if same.any():
+        raise ValueError(
+            f"columns 'a' and 'b': a candidate is compared with itself in {_rows(out.index[same])}"
+        )
+
+    if "p_a" in out.columns:
+        p = pd.to_numeric(out["p_a"], errors="coerce").astype(float)
+        non_numeric = p.isna() & out["p_a"].notna()
+        if non_numeric.any():
+            raise ValueError(f"column 'p_a': not a number in {_rows(out.index[non_numeric])}")
+        if "winner" not in out.columns:
+            nan = ~np.isfinite(p.to_numpy())
+            if nan.any():
+                raise ValueError(f"column 'p_a': NaN or infinite probability in {_rows(out.index[nan])}")
+        bad = np.isfinite(p.to_numpy()) & ((p < 0) | (p > 1)).to_numpy()
+        inf = np.isinf(p.to_numpy())
+        if bad.any() or inf.any():
+            raise ValueError(
+                f"column 'p_a': probability outside [0, 1] in {_rows(out.index[bad | inf])}"
+            )
+        out["p_a"] = p
+
+    derived = None
+    if "p_a" in out.columns:
+        pa = out["p_a"].to_numpy()
+        derived = np.where(pa > 0.5, "a", np.where(pa < 0.5, "b", "tie")).astype(object)
+        derived[np.isnan(pa)] = None
+    if "winner" in out.columns:
+        w = _normalize_label(out["winner"], "winner", WINNERS, allow_na=derived is not None)
+        if derived is not None:
+            no_w = w.isna().to_numpy()
+            no_p = pd.isna(derived)
+            both_missing = no_w & no_p
+            if both_missing.any():
+                raise ValueError(
+                    f"columns 'winner' and 'p_a': neither is given in {_rows(out.index[both_missing])}"
+                )
+            conflict = ~no_w & ~no_p & (w.to_numpy() != derived)
+            if conflict.any():
+                raise ValueError(
+                    f"columns 'winner' and 'p_a' disagree in {_rows(out.index[conflict])} "
+                    "(winner must be 'a' when p_a > 0.5, 'b' when p_a < 0.5, 'tie' at 0.5)"
+                )
+            w = pd.Series(np.where(no_w, derived, w.to_numpy()), index=out.index, dtype=object)
+        out["winner"] = w.astype(object)
+    else:
+        out["winner"] = derived
+
+    if "human" in out.columns:
+        out["human"] = _normalize_label(out["human"], "human", ("a", "b"), allow_na=True)
+    else:
+        out["human"] = None
+
+    key = list(KEY_COLUMNS) + (["sample"] if "sample" in out.columns else [])
+    dup = out.duplicated(key, keep=False)
+    if dup.any():
+        raise ValueError(
+            f"duplicate judgments: {_rows(out.index[dup])} repeat the key {key}; "
+            "a judge that judged the same comparison more than once needs a 'sample' column "
+            "numbering the repeats"
+        )
+    return out

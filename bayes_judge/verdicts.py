@@ -1,0 +1,368 @@
+"""Turn a judgments table into per-pair verdict counts for win-rate models.
+
+Every win-rate estimator (observed k, BWRS, Dawid-Skene) reads the same encoding, made once:
+
+* the systems are ordered (``systems=`` or sorted by name) and every unordered pair of systems
+  that meets in the table becomes one ``pair``, oriented (first, second) by that order;
+* a *unit* is one (pair, item): one comparison task ``i`` of seed 003, whose unknown human label
+  ``h_i`` the Dawid-Skene model marginalizes;
+* each row's verdict is read in the pair's orientation: ``1`` when the judge preferred the pair's
+  first system G0, ``0`` when it preferred the second.  Rows may show either system in position
+  A: the orientation is per row.
+
+Conventions follow seed 003 §3.1: label / verdict "first" (G0 preferred) is the seed's class 0, so
+``p = P(h = G0)`` (eq. 1), ``q0 = P(T = G0 | H = G0)`` (eq. 5) and ``q1 = P(T = G1 | H = G1)``
+(eq. 6).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .schema import validate_judgments
+
+__all__ = ["WinRateData", "encode_win_rate", "SWAP_MODES", "TIE_MODES"]
+
+SWAP_MODES = ("sum", "none", "split")
+TIE_MODES = ("random", "skip")
+
+
+@dataclass(frozen=True)
+class WinRateData:
+    """Verdict counts of one judgments table, ready for the win-rate models.
+
+    Attributes
+    ----------
+    systems : list of str
+        System names in the order that orients the pairs.
+    pairs : list of (str, str)
+        ``P`` pairs (G0, G1); ``p[pair]`` is P(a human prefers G0 over G1).
+    judges : list of str
+        ``E`` judges (after ``swap="split"``, one per judge and presentation order).
+    unit_pair : ndarray of int, shape (U,)
+        Pair index of each unit (one comparison task ``i`` of the seed).
+    unit_item : ndarray of str, shape (U,)
+        Item id of each unit.
+    n_first, n_second : ndarray of float, shape (U, E)
+        Number of verdicts of judge ``e`` on unit ``u`` preferring G0 (resp. G1).
+    n_tie : ndarray of float, shape (U, E)
+        Ties left out of the counts (``ties="skip"``); zero with ``ties="random"``.
+    label : ndarray of int, shape (U,)
+        Human label ``1`` (G0 preferred), ``0`` (G1 preferred) or ``-1`` (unknown).
+    n_random_ties : int
+        Ties that were resolved by a seeded coin flip (``ties="random"``, seed 003 App. B).
+    """
+
+    systems: list[str]
+    pairs: list[tuple[str, str]]
+    judges: list[str]
+    unit_pair: np.ndarray
+    unit_item: np.ndarray
+    n_first: np.ndarray
+    n_second: np.ndarray
+    n_tie: np.ndarray
+    label: np.ndarray
+    swap: str = "sum"
+    ties: str = "random"
+    n_random_ties: int = 0
+    n_rows: int = 0
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def n_units(self) -> int:
+        return len(self.unit_pair)
+
+    @property
+    def pair_labels(self) -> list[str]:
+        return [f"{a} vs {b}" for a, b in self.pairs]
+
+    @property
+    def unit_labels(self) -> list[str]:
+        if len(self.pairs) == 1:
+            return [str(i) for i in self.unit_item]
+        return [f"{self.pair_labels[p]} | {i}" for p, i in zip(self.unit_pair, self.unit_item, strict=True)]
+
+    def k_observed(self) -> np.ndarray:
+        """Observed win rate k_e of every (pair, judge), eq. 4; NaN where a judge gave no verdict.
+
+        Returns
+        -------
+        ndarray, shape (P, E)
+        """
+        P, E = len(self.pairs), len(self.judges)
+        s = np.zeros((P, E))
+        n = np.zeros((P, E))
+        np.add.at(s, self.unit_pair, self.n_first)
+        np.add.at(n, self.unit_pair, self.n_first + self.n_second)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(n > 0, s / np.where(n > 0, n, 1), np.nan)
+
+    def accuracy_counts(self, units: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """Counts n0, s0, n1, s1 of Algorithm 1 (lines 4-8) per (pair, judge).
+
+        ``n0`` counts verdicts on units a human labelled G0, ``s0`` those of them that agree;
+        likewise ``n1`` / ``s1`` for G1.  Only labelled units (and ``units`` if given) count.
+        """
+        P, E = len(self.pairs), len(self.judges)
+        keep = self.label >= 0 if units is None else (self.label >= 0) & units
+        out = {k: np.zeros((P, E)) for k in ("n0", "s0", "n1", "s1")}
+        z1 = keep & (self.label == 1)
+        z0 = keep & (self.label == 0)
+        tot = self.n_first + self.n_second
+        np.add.at(out["n0"], self.unit_pair[z1], tot[z1])
+        np.add.at(out["s0"], self.unit_pair[z1], self.n_first[z1])
+        np.add.at(out["n1"], self.unit_pair[z0], tot[z0])
+        np.add.at(out["s1"], self.unit_pair[z0], self.n_second[z0])
+        return out
+
+
+def _orient_human(labels: pd.Series, first_in_a: np.ndarray) -> np.ndarray:
+    """Human label in the pair's orientation: 1 = G0 preferred, 0 = G1, -1 unknown."""
+    h = labels.to_numpy(dtype=object)
+    out = np.full(len(h), -1, dtype=np.int64)
+    is_a = h == "a"
+    is_b = h == "b"
+    out[is_a] = np.where(first_in_a[is_a], 1, 0)
+    out[is_b] = np.where(first_in_a[is_b], 0, 1)
+    return out
+
+
+def _pair_index(
+    a: np.ndarray, b: np.ndarray, order: dict[str, int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    ia = np.array([order[x] for x in a])
+    ib = np.array([order[x] for x in b])
+    first = np.minimum(ia, ib)
+    second = np.maximum(ia, ib)
+    return first, second, ia < ib
+
+
+def encode_win_rate(
+    df: pd.DataFrame,
+    *,
+    systems: list[str] | None = None,
+    judges: list[str] | None = None,
+    human: pd.DataFrame | None = None,
+    swap: str = "sum",
+    ties: str = "random",
+    seed: int = 0,
+) -> WinRateData:
+    """Encode a judgments table as verdict counts per (pair, item, judge).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        A judgments table (validated here).
+    systems : list of str, optional
+        System order; pair (s, t) is oriented with the earlier system first.  Every system in
+        the table must be listed.  Default: sorted names.
+    judges : list of str, optional
+        Judges to use, in this order.  Default: every judge in the table, sorted.  Rows of
+        other judges are left out and counted in ``meta["rows_other_judges"]``.
+    human : pandas.DataFrame, optional
+        Extra gold labels with columns item, a, b, human ("a" or "b" in that row's
+        orientation).  Every labelled comparison must occur in ``df``.
+    swap : {"sum", "none", "split"}
+        How the two presentation orders of one judge combine.  ``"sum"``: swap-and-sum of seed
+        003 App. B (scores of all of a judge's rows on a unit are summed, the higher total
+        wins); ``"none"``: every row is one observation of its judge; ``"split"``: each
+        presentation order is its own judge.
+    ties : {"random", "skip"}
+        A tie (``winner="tie"``, or an even swap-and-sum) is broken by a seeded coin flip as
+        in seed 003 App. B, or left out of the counts and reported.
+    seed : int
+        Seed of the coin flips.
+
+    Returns
+    -------
+    WinRateData
+    """
+    if swap not in SWAP_MODES:
+        raise ValueError(f"swap must be one of {SWAP_MODES}, got {swap!r}")
+    if ties not in TIE_MODES:
+        raise ValueError(f"ties must be one of {TIE_MODES}, got {ties!r}")
+    v = validate_judgments(df)
+    meta: dict = {}
+
+    present = sorted(set(v["a"]) | set(v["b"]))
+    if systems is None:
+        systems = present
+    else:
+        systems = [str(s) for s in systems]
+        if len(set(systems)) != len(systems):
+            raise ValueError(f"systems: duplicate names in {systems}")
+        unknown = sorted(set(present) - set(systems))
+        if unknown:
+            raise ValueError(
+                f"systems: the table compares {unknown}, which are not in systems={systems}; "
+                "list every system or filter the table first"
+            )
+        absent = sorted(set(systems) - set(present))
+        if absent:
+            raise ValueError(f"systems: {absent} never appear in columns 'a' or 'b'")
+    if len(systems) < 2:
+        raise ValueError(f"win rates need at least 2 systems; the table has {systems}")
+    order = {s: i for i, s in enumerate(systems)}
+
+    present_judges = sorted(set(v["judge"]))
+    if judges is None:
+        judges = present_judges
+    else:
+        judges = [str(j) for j in judges]
+        never = [j for j in judges if j not in present_judges]
+        if never:
+            raise ValueError(
+                f"judges: {never} never judged in this table (judges present: {present_judges})"
+            )
+    keep = v["judge"].isin(judges).to_numpy()
+    meta["rows_other_judges"] = int((~keep).sum())
+
+    first, second, first_in_a = _pair_index(v["a"].to_numpy(), v["b"].to_numpy(), order)
+    human_oriented = _orient_human(v["human"], first_in_a)
+
+    # Score of the pair's first system in each row: p_a read in the pair's orientation, or 1 / 0 / 0.5
+    # from the hard decision.
+    w = v["winner"].to_numpy(dtype=object)
+    score_a = np.where(w == "a", 1.0, np.where(w == "b", 0.0, 0.5))
+    score_first = np.where(first_in_a, score_a, 1.0 - score_a)
+
+    judge_col = v["judge"].to_numpy(dtype=object)
+    if swap == "split":
+        judge_col = np.array(
+            [f"{j} [G0 in A]" if fa else f"{j} [G0 in B]" for j, fa in zip(judge_col, first_in_a, strict=True)],
+            dtype=object,
+        )
+        judges = [f"{j} [G0 in {pos}]" for j in judges for pos in ("A", "B")]
+        judges = [j for j in judges if j in set(judge_col[keep])]
+
+    rows = pd.DataFrame(
+        {
+            "pair": first * len(systems) + second,
+            "item": v["item"].to_numpy(dtype=object),
+            "judge": judge_col,
+            "score": score_first,
+            "human": human_oriented,
+            "keep": keep,
+        }
+    )
+
+    # Units: every (pair, item) that occurs, human labels collected before judges are filtered.
+    unit_keys = rows[["pair", "item"]].drop_duplicates().reset_index(drop=True)
+    pair_codes = np.sort(unit_keys["pair"].unique())
+    pairs = [(systems[c // len(systems)], systems[c % len(systems)]) for c in pair_codes]
+    pair_of_code = {c: i for i, c in enumerate(pair_codes)}
+    unit_keys["pair_idx"] = unit_keys["pair"].map(pair_of_code)
+    unit_keys = unit_keys.sort_values(["pair_idx", "item"], kind="stable").reset_index(drop=True)
+    unit_keys["unit"] = np.arange(len(unit_keys))
+    rows = rows.merge(unit_keys[["pair", "item", "unit"]], on=["pair", "item"], how="left")
+
+    label = np.full(len(unit_keys), -1, dtype=np.int64)
+    lab = rows.loc[rows["human"] >= 0, ["unit", "human"]].drop_duplicates()
+    clash = lab["unit"].duplicated(keep=False)
+    if clash.any():
+        bad = unit_keys.loc[lab.loc[clash, "unit"].unique(), "item"].tolist()[:8]
+        raise ValueError(f"column 'human': contradicting human labels for item(s) {bad}")
+    label[lab["unit"].to_numpy()] = lab["human"].to_numpy()
+
+    if human is not None:
+        label = _merge_external_human(human, label, unit_keys, order, len(systems))
+
+    rows = rows[rows["keep"]]
+    judge_idx = {j: i for i, j in enumerate(judges)}
+    rows = rows.assign(j=rows["judge"].map(judge_idx))
+    rng = np.random.default_rng(seed)
+
+    if swap == "sum":
+        g = rows.groupby(["unit", "j"], sort=True)["score"].agg(["sum", "count"]).reset_index()
+        diff = 2 * g["sum"].to_numpy() - g["count"].to_numpy()  # total(G0) - total(G1)
+        verdict = np.where(diff > 0, 1.0, np.where(diff < 0, 0.0, 0.5))
+        u, j = g["unit"].to_numpy(), g["j"].to_numpy()
+    else:
+        verdict = rows["score"].to_numpy()
+        verdict = np.where(verdict > 0.5, 1.0, np.where(verdict < 0.5, 0.0, 0.5))
+        u, j = rows["unit"].to_numpy(), rows["j"].to_numpy()
+
+    is_tie = verdict == 0.5
+    n_random = 0
+    if ties == "random" and is_tie.any():
+        flips = rng.random(int(is_tie.sum())) < 0.5
+        verdict = verdict.copy()
+        verdict[is_tie] = flips.astype(float)
+        n_random = int(is_tie.sum())
+        is_tie = np.zeros_like(is_tie)
+
+    U, E = len(unit_keys), len(judges)
+    n_first = np.zeros((U, E))
+    n_second = np.zeros((U, E))
+    n_tie = np.zeros((U, E))
+    np.add.at(n_first, (u[~is_tie], j[~is_tie]), verdict[~is_tie] == 1.0)
+    np.add.at(n_second, (u[~is_tie], j[~is_tie]), verdict[~is_tie] == 0.0)
+    np.add.at(n_tie, (u[is_tie], j[is_tie]), 1.0)
+
+    silent = [judges[e] for e in range(E) if (n_first[:, e] + n_second[:, e]).sum() == 0]
+    if silent:
+        raise ValueError(
+            f"judge(s) {silent} never gave a verdict: every one of their rows is a tie or "
+            "missing; leave them out with judges=[...] or use ties='random'"
+        )
+
+    return WinRateData(
+        systems=list(systems),
+        pairs=pairs,
+        judges=list(judges),
+        unit_pair=unit_keys["pair_idx"].to_numpy(dtype=np.int64),
+        unit_item=unit_keys["item"].to_numpy(dtype=object),
+        n_first=n_first,
+        n_second=n_second,
+        n_tie=n_tie,
+        label=label,
+        swap=swap,
+        ties=ties,
+        n_random_ties=n_random,
+        n_rows=int(keep.sum()),
+        meta=meta,
+    )
+
+
+def _merge_external_human(
+    human: pd.DataFrame, label: np.ndarray, unit_keys: pd.DataFrame, order: dict[str, int], S: int
+) -> np.ndarray:
+    """Fold an external gold-label table (item, a, b, human) into the unit labels."""
+    need = ["item", "a", "b", "human"]
+    missing = [c for c in need if c not in human.columns]
+    if missing:
+        raise ValueError(f"human labels: missing column(s) {missing}; expected {need}")
+    h = human.reset_index(drop=True).copy()
+    for c in ("item", "a", "b"):
+        h[c] = h[c].astype(str)
+    h["human"] = h["human"].astype(str).str.strip().str.lower()
+    bad = ~h["human"].isin(["a", "b"])
+    if bad.any():
+        raise ValueError(f"human labels: column 'human' must be 'a' or 'b'; bad in row(s) {list(h.index[bad])[:8]}")
+    unknown_sys = ~(h["a"].isin(order) & h["b"].isin(order))
+    if unknown_sys.any():
+        raise ValueError(
+            f"human labels: row(s) {list(h.index[unknown_sys])[:8]} compare systems that are not in the judgments"
+        )
+    first, second, first_in_a = _pair_index(h["a"].to_numpy(), h["b"].to_numpy(), order)
+    h["pair"] = first * S + second
+    h["lab"] = _orient_human(h["human"], first_in_a)
+    m = h.merge(unit_keys[["pair", "item", "unit"]], on=["pair", "item"], how="left")
+    orphan = m["unit"].isna()
+    if orphan.any():
+        items = m.loc[orphan, "item"].tolist()[:8]
+        raise ValueError(
+            f"human labels for item(s) {items} that are not in the judgments table "
+            f"({int(orphan.sum())} label row(s) in all)"
+        )
+    units = m["unit"].to_numpy(dtype=np.int64)
+    labs = m["lab"].to_numpy()
+    out = label.copy()
+    conflict = (out[units] >= 0) & (out[units] != labs)
+    if conflict.any() or pd.Series(labs).groupby(units).nunique().gt(1).any():
+        raise ValueError("human labels: they contradict each other or the table's 'human' column")
+    out[units] = labs
+    return out

@@ -1,0 +1,324 @@
+"""``bj.win_rate``: calibrated win rates of systems from judge verdicts (seed 003)."""
+
+from __future__ import annotations
+
+import warnings
+
+import arviz as az
+import numpy as np
+import pandas as pd
+
+from .annotation import dawid_skene as ds
+from .calibration import bwrs_draws, observed_draws
+from .inference import BACKENDS, sample_numpyro, sample_pymc
+from .verdicts import WinRateData, encode_win_rate
+
+__all__ = ["win_rate", "LabelSwitchingWarning", "METHODS", "PRIORS"]
+
+METHODS = ("dawid-skene", "bwrs", "observed")
+PRIORS = ("none", "in-distribution", "ood")
+
+
+class LabelSwitchingWarning(UserWarning):
+    """Chains of a Dawid-Skene fit disagree on which class the judges favour."""
+
+
+def _coords(data: WinRateData) -> dict:
+    return {
+        "pair": data.pair_labels,
+        "judge": list(data.judges),
+        "item": data.unit_labels,
+    }
+
+
+def _observed_groups(data: WinRateData) -> tuple[dict, dict, dict]:
+    observed = {"n_first": data.n_first, "n_second": data.n_second}
+    constant = {
+        "k_observed": np.nanmean(data.k_observed(), axis=-1),
+        "k_judge": data.k_observed(),
+        "human_label": data.label,
+        "item_pair": data.unit_pair,
+        "n_tie": data.n_tie,
+    }
+    dims = {
+        "n_first": ["item", "judge"],
+        "n_second": ["item", "judge"],
+        "k_observed": ["pair"],
+        "k_judge": ["pair", "judge"],
+        "human_label": ["item"],
+        "item_pair": ["item"],
+        "n_tie": ["item", "judge"],
+    }
+    return observed, constant, dims
+
+
+def _attrs(data: WinRateData, method: str, prior: str, backend: str | None, seed: int) -> dict:
+    from . import __version__
+
+    return {
+        "bayes_judge_version": __version__,
+        "method": method,
+        "prior": prior,
+        "backend": backend or "numpy",
+        "seed": seed,
+        "swap": data.swap,
+        "ties": data.ties,
+        "n_random_ties": data.n_random_ties,
+        "n_rows": data.n_rows,
+        "systems": list(data.systems),
+        "pair_first": [a for a, _ in data.pairs],
+        "pair_second": [b for _, b in data.pairs],
+    }
+
+
+def _check_labels_two_classes(data: WinRateData, where: str) -> None:
+    lab = data.label[data.label >= 0]
+    if lab.size and np.unique(lab).size < 2:
+        side = "G0 (the pair's first system)" if lab[0] == 1 else "G1 (the pair's second system)"
+        raise ValueError(
+            f"{where}: all {lab.size} human labels prefer {side}; the accuracy on the other "
+            "class (q0 or q1) cannot be estimated from them"
+        )
+
+
+def _label_switch_check(q0: np.ndarray, q1: np.ndarray, data: WinRateData) -> None:
+    """Warn when chains sit in different modes: sign of mean(q0 + q1 - 1) per chain and pair."""
+    if q0.shape[0] < 2:
+        return
+    mode = np.sign((q0 + q1 - 1).mean(axis=(1, 3)))  # (chain, pair)
+    split = (mode.max(axis=0) != mode.min(axis=0)).nonzero()[0]
+    if split.size:
+        pairs = [data.pair_labels[i] for i in split]
+        warnings.warn(
+            f"Dawid-Skene: chains disagree on which class the judges favour for {pairs} "
+            "(label switching: some chains have mean q0 + q1 < 1). r_hat of p will be large; "
+            "the judges may be near chance. Add human labels (prior='in-distribution') or an "
+            "OOD prior.",
+            LabelSwitchingWarning,
+            stacklevel=3,
+        )
+
+
+def _fit_dawid_skene(
+    data: WinRateData,
+    *,
+    prior: str,
+    ood: WinRateData | None,
+    backend: str,
+    chains: int,
+    draws: int,
+    tune: int,
+    seed: int,
+    target_accept: float,
+) -> tuple[dict, dict]:
+    use_labels = prior == "in-distribution"
+    if prior == "none":
+        verdicts = np.concatenate([data.n_first.sum(axis=1), data.n_second.sum(axis=1)])
+        if (data.n_first.sum() == 0) or (data.n_second.sum() == 0):
+            side = "G1" if data.n_first.sum() == 0 else "G0"
+            raise ValueError(
+                f"dawid-skene: all {int(verdicts.sum())} verdicts prefer {side}; with no human "
+                "labels (prior='none') p and the judges' accuracies are not identified. Add human "
+                "labels (prior='in-distribution') or an OOD prior."
+            )
+    if use_labels:
+        if not (data.label >= 0).any():
+            raise ValueError(
+                "prior='in-distribution' needs human labels: a 'human' column or a human= table"
+            )
+        _check_labels_two_classes(data, "dawid-skene")
+    pri = ds.ds_prior(data, prior, ood)
+    pat = ds.pattern_histogram(data, use_labels=use_labels, pad=backend == "numpyro")
+    init = pri.mean()
+    if backend == "numpyro":
+        args = (
+            pat.n1, pat.n0, pat.label, pat.pair, pat.weight,
+            pri.alpha_p, pri.beta_p, pri.alpha_q0, pri.beta_q0, pri.alpha_q1, pri.beta_q1,
+        )
+        post, stats = sample_numpyro(
+            ds.numpyro_model, args, init_values=init, chains=chains, draws=draws, tune=tune,
+            seed=seed, target_accept=target_accept,
+        )
+    else:
+        coords = {"pair": data.pair_labels, "judge": list(data.judges)}
+        model = ds.pymc_model(pat, pri, coords)
+        post, stats = sample_pymc(
+            model, var_names=["p", "q0", "q1"], init_values=init, chains=chains, draws=draws,
+            tune=tune, seed=seed, target_accept=target_accept,
+        )
+    _label_switch_check(post["q0"], post["q1"], data)
+    log_lik, h_prob = ds.posterior_item_quantities(post["p"], post["q0"], post["q1"], data, use_labels)
+    post = {**post, "h_prob": h_prob}
+    extra = {
+        "log_likelihood": {"t": log_lik},
+        "sample_stats": stats,
+        "prior_params": pri,
+        "n_patterns": pat.n_patterns,
+    }
+    return post, extra
+
+
+def win_rate(
+    df: pd.DataFrame,
+    *,
+    method: str = "dawid-skene",
+    prior: str = "none",
+    human: pd.DataFrame | None = None,
+    ood: pd.DataFrame | None = None,
+    systems: list[str] | None = None,
+    judges: list[str] | None = None,
+    swap: str = "sum",
+    ties: str = "random",
+    backend: str = "numpyro",
+    chains: int = 4,
+    draws: int = 1000,
+    tune: int = 1000,
+    seed: int = 0,
+    target_accept: float = 0.8,
+) -> az.InferenceData:
+    """Posterior win rate ``p`` of every pair of systems from judge verdicts.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Judgments table (``DESIGN.md``); ``a`` and ``b`` are system names; rows may show either
+        system first.  A ``human`` column, where filled, gives gold labels.
+    method : {"dawid-skene", "bwrs", "observed"}
+        ``"observed"``: k of eq. 4 with its Beta-Bernoulli posterior, pooled over judges;
+        ``"bwrs"``: Algorithm 1 / eq. 11; ``"dawid-skene"``: Model 1 with the true label
+        marginalized, sampled by NUTS.
+    prior : {"none", "in-distribution", "ood"}
+        Source of human knowledge (seed 003 §4.3).  ``"none"``: Beta(2, 1) on every q (not
+        valid for BWRS, footnote 4); ``"in-distribution"``: human labels on a subset of the
+        items (``human`` column or ``human=``) are observed; ``"ood"``: the labelled judgments
+        in ``ood=`` give eq. 12-13 priors (DS) or the counts of Alg. 1 (BWRS).
+    human : pandas.DataFrame, optional
+        Gold labels: columns item, a, b, human ("a" / "b" in that row's orientation).
+    ood : pandas.DataFrame, optional
+        A labelled OOD judgments table (judgments columns plus ``human``), same judges.
+    systems : list of str, optional
+        System order; pairs are (earlier, later).  Default: sorted names.
+    judges : list of str, optional
+        Judges to use.  Default: all.
+    swap : {"sum", "none", "split"}
+        Swap-and-sum of a judge's two orders (seed 003 App. B), every row an observation, or
+        each order its own judge.  See :func:`bayes_judge.verdicts.encode_win_rate`.
+    ties : {"random", "skip"}
+        Ties broken by a seeded coin flip (seed 003 App. B) or left out and counted.
+    backend : {"numpyro", "pymc"}
+        NUTS implementation for ``"dawid-skene"``.
+    chains, draws, tune : int
+        Sampler settings (BWRS and observed draw ``chains * draws`` independent samples).
+    seed : int
+        Every random choice (tie flips, draws, NUTS) follows from it.
+
+    Returns
+    -------
+    arviz.InferenceData
+        ``posterior.p`` with dim ``pair`` (P(a human prefers the pair's first system)), plus
+        ``q0``, ``q1`` (pair, judge) and ``h_prob`` (item) for Dawid-Skene, ``p_judge``, ``q0``,
+        ``q1``, ``k`` for BWRS, ``k`` for observed; ``log_likelihood`` (DS: per item),
+        ``observed_data`` (verdict counts), ``constant_data`` (observed k, labels) and
+        ``sample_stats`` (DS).  ``attrs`` records method, prior, swap, ties and seed.
+
+    See Also
+    --------
+    win_rate_summary : one row per pair: p_mean, p_mode, HDI, P(p > 0.5), k, r_hat, ESS.
+
+    References
+    ----------
+    Gao, Xu, Wang, Cohan. Bayesian Calibration of Win Rate Estimation with LLM Evaluators
+    (seed 003): eq. 4, 9-14, Algorithm 1, Model 1.
+
+    Examples
+    --------
+    >>> import bayes_judge as bj
+    >>> df = bj.simulate_win_rate(n_items=100, p=0.7, q0=[0.8, 0.9], q1=[0.75, 0.85], seed=1)
+    >>> idata = bj.win_rate(df, method="observed", seed=0)
+    >>> float(idata.posterior["p"].mean()) > 0.5
+    True
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if prior not in PRIORS:
+        raise ValueError(f"prior must be one of {PRIORS}, got {prior!r}")
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    for name, val in (("chains", chains), ("draws", draws)):
+        if not isinstance(val, int | np.integer) or val < 1:
+            raise ValueError(f"{name} must be a positive integer, got {val!r}")
+    if not isinstance(tune, int | np.integer) or tune < 0:
+        raise ValueError(f"tune must be a non-negative integer, got {tune!r}")
+    if prior == "ood" and ood is None:
+        raise ValueError("prior='ood' needs ood=, a labelled judgments table")
+
+    data = encode_win_rate(df, systems=systems, judges=judges, human=human, swap=swap, ties=ties, seed=seed)
+    ood_data = None
+    if prior == "ood":
+        ood_data = encode_win_rate(ood, swap=swap, ties=ties, seed=seed + 1, judges=None)
+        if not set(ood_data.judges) & set(data.judges):
+            raise ValueError(
+                f"ood: no judge of the data ({data.judges}) appears in the OOD set "
+                f"({ood_data.judges}); the OOD prior needs the same judges"
+            )
+
+    coords = _coords(data)
+    observed, constant, cdims = _observed_groups(data)
+    dims: dict[str, list[str]] = {"p": ["pair"], **cdims}
+    extra: dict = {}
+    rng_seed = seed + 7919  # draws use a stream distinct from the tie flips
+
+    if method == "observed":
+        post = observed_draws(data, chains=chains, draws=draws, seed=rng_seed)
+        dims["k"] = ["pair", "judge"]
+    elif method == "bwrs":
+        if prior == "none":
+            raise ValueError(
+                "method='bwrs' needs human labels: prior='in-distribution' (a 'human' column or "
+                "human=) or prior='ood' (ood=); seed 003 footnote 4"
+            )
+        if prior == "in-distribution":
+            if not (data.label >= 0).any():
+                raise ValueError(
+                    "method='bwrs' with prior='in-distribution' found no human labels: fill the "
+                    "'human' column or pass human="
+                )
+            _check_labels_two_classes(data, "bwrs")
+            counts = data.accuracy_counts()
+        else:
+            _check_labels_two_classes(ood_data, "bwrs (ood)")
+            if not (ood_data.label >= 0).any():
+                raise ValueError("method='bwrs' with prior='ood': the OOD set has no human labels")
+            c = {k: v.sum(axis=0) for k, v in ood_data.accuracy_counts().items()}
+            idx = [ood_data.judges.index(j) if j in ood_data.judges else -1 for j in data.judges]
+            missing = [j for j, i in zip(data.judges, idx, strict=True) if i < 0]
+            if missing:
+                raise ValueError(f"ood: judge(s) {missing} have no verdicts in the OOD set")
+            counts = {k: v[idx][None, :] for k, v in c.items()}
+        post = bwrs_draws(data, counts, chains=chains, draws=draws, seed=rng_seed)
+        dims.update({k: ["pair", "judge"] for k in ("p_judge", "q0", "q1", "k")})
+    else:
+        post, extra = _fit_dawid_skene(
+            data, prior=prior, ood=ood_data, backend=backend, chains=chains, draws=draws,
+            tune=tune, seed=seed, target_accept=target_accept,
+        )
+        dims.update({"q0": ["pair", "judge"], "q1": ["pair", "judge"], "h_prob": ["item"], "t": ["item"]})
+
+    attrs = _attrs(data, method, prior, backend if method == "dawid-skene" else None, seed)
+    if "n_patterns" in extra:
+        attrs["n_patterns"] = extra["n_patterns"]
+    idata = az.from_dict(
+        posterior=post,
+        sample_stats=extra.get("sample_stats"),
+        log_likelihood=extra.get("log_likelihood"),
+        observed_data=observed,
+        constant_data=constant,
+        coords=coords,
+        dims=dims,
+        attrs=attrs,
+    )
+    if "prior_params" in extra:
+        pri = extra["prior_params"]
+        for name in ("alpha_q0", "beta_q0", "alpha_q1", "beta_q1"):
+            idata.constant_data[name] = (("pair", "judge"), getattr(pri, name))
+    return idata
