@@ -138,6 +138,7 @@ def sample_pymc(
             cores=cores,
             random_seed=seed,
             initvals=init_values,
+            init="adapt_diag",  # no jitter: every chain starts at the prior mean (label-switch guard)
             target_accept=target_accept,
             progressbar=False,
             compute_convergence_checks=False,

@@ -180,7 +180,7 @@ def item_log_lik(xp, p, q0, q1, n1, n0, label, pair):
     Parameters
     ----------
     xp : namespace
-        ``jax.numpy`` / ``numpy``-like with ``log``, ``log1p``, ``logaddexp``, ``where``; or a
+        ``jax.numpy`` / ``numpy``-like with ``log``, ``log1p``, ``logaddexp``, ``where``, ``equal``; or a
         ``SimpleNamespace`` adapter for pytensor (see :func:`pymc_model`).
     p : (P,)
     q0, q1 : (P, E)
@@ -196,7 +196,8 @@ def item_log_lik(xp, p, q0, q1, n1, n0, label, pair):
     lq1, l1q1 = xp.log(q1)[pair], xp.log1p(-q1)[pair]
     ll_g0 = xp.log(p)[pair] + (n1 * lq0 + n0 * l1q0).sum(axis=-1)  # h_i = G0
     ll_g1 = xp.log1p(-p)[pair] + (n1 * l1q1 + n0 * lq1).sum(axis=-1)  # h_i = G1
-    return xp.where(label == 1, ll_g0, xp.where(label == 0, ll_g1, xp.logaddexp(ll_g0, ll_g1)))
+    is_g0, is_g1 = xp.equal(label, 1), xp.equal(label, 0)
+    return xp.where(is_g0, ll_g0, xp.where(is_g1, ll_g1, xp.logaddexp(ll_g0, ll_g1)))
 
 
 def numpyro_model(n1, n0, label, pair, weight, alpha_p, beta_p, alpha_q0, beta_q0, alpha_q1, beta_q1):
@@ -218,7 +219,7 @@ def pymc_model(patterns: DSPatterns, prior: DSPrior, coords: dict):
     import pytensor.tensor as pt
 
     ptx = SimpleNamespace(
-        log=pt.log, log1p=pt.log1p, logaddexp=pt.logaddexp, where=pt.switch
+        log=pt.log, log1p=pt.log1p, logaddexp=pt.logaddexp, where=pt.switch, equal=pt.eq
     )
     with pm.Model(coords=coords) as model:
         p = pm.Beta("p", prior.alpha_p, prior.beta_p, dims="pair")
@@ -233,7 +234,7 @@ def pymc_model(patterns: DSPatterns, prior: DSPrior, coords: dict):
             pt.as_tensor(patterns.n0),
             pt.as_tensor(patterns.label),
             pt.as_tensor(patterns.pair),
-            )
+        )
         pm.Potential("t", pt.sum(pt.as_tensor(patterns.weight) * ll))
     return model
 

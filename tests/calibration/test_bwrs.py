@@ -1,0 +1,131 @@
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+import bayes_judge as bj
+from bayes_judge.calibration.bwrs import BWRSWarning
+
+
+@pytest.fixture
+def labelled():
+    return bj.simulate_win_rate(400, p=0.7, q0=[0.85, 0.8], q1=[0.75, 0.9], seed=4)
+
+
+def counts(df, e):
+    t = df.attrs["truth"]
+    h = np.array(t["h"])
+    g = df[df["judge"] == f"judge{e}"]
+    says_g0 = (g["winner"] == "a").to_numpy()  # swap=False: G0 is always in position A
+    return {
+        "n0": h.sum(), "s0": (says_g0 & (h == 1)).sum(),
+        "n1": (1 - h).sum(), "s1": (~says_g0 & (h == 0)).sum(),
+        "nk": len(h), "sk": says_g0.sum(),
+    }
+
+
+def test_draws_follow_algorithm_1_beta_posteriors(labelled):
+    idata = bj.win_rate(labelled, method="bwrs", prior="in-distribution", chains=4, draws=5000, seed=1)
+    post = idata.posterior
+    for e in range(2):
+        c = counts(labelled, e)
+        for var, s, n in (("q0", c["s0"], c["n0"]), ("q1", c["s1"], c["n1"]), ("k", c["sk"], c["nk"])):
+            x = post[var].isel(pair=0, judge=e).to_numpy().ravel()
+            ref = stats.beta(s + 1, n - s + 1)
+            assert x.mean() == pytest.approx(ref.mean(), abs=4 * ref.std() / np.sqrt(x.size))
+            assert x.std() == pytest.approx(ref.std(), rel=0.05)
+            assert stats.kstest(x, ref.cdf).pvalue > 1e-3
+        q0, q1, k = (post[v].isel(pair=0, judge=e).to_numpy() for v in ("q0", "q1", "k"))
+        np.testing.assert_allclose(post["p_judge"].isel(pair=0, judge=e), (k + q1 - 1) / (q0 + q1 - 1))
+    np.testing.assert_allclose(post["p"], post["p_judge"].mean("judge"))
+
+
+def test_recovers_p_with_good_judges(labelled):
+    s = bj.win_rate_summary(bj.win_rate(labelled, method="bwrs", prior="in-distribution", draws=2500, seed=0))
+    p_hat = labelled.attrs["truth"]["p_hat"]
+    assert abs(s["p_mean"].iloc[0] - p_hat) < 0.04
+    assert s["hdi_low"].iloc[0] < p_hat < s["hdi_high"].iloc[0]
+    assert abs(s["k_observed"].iloc[0] - p_hat) > 0.02  # the bias BWRS removes (eq. 9)
+
+
+def test_same_seed_same_numbers(labelled):
+    a = bj.win_rate(labelled, method="bwrs", prior="in-distribution", draws=200, seed=5)
+    b = bj.win_rate(labelled, method="bwrs", prior="in-distribution", draws=200, seed=5)
+    c = bj.win_rate(labelled, method="bwrs", prior="in-distribution", draws=200, seed=6)
+    np.testing.assert_array_equal(a.posterior["p"], b.posterior["p"])
+    assert not np.array_equal(a.posterior["p"], c.posterior["p"])
+
+
+def test_weak_judges_warn_and_keep_draws_outside_unit_interval():
+    df = bj.simulate_win_rate(40, p=0.5, q0=[0.5], q1=[0.5], seed=2)
+    with pytest.warns(BWRSWarning, match=r"outside \[0, 1\].*kept, not dropped"):
+        idata = bj.win_rate(df, method="bwrs", prior="in-distribution", draws=1000, seed=0)
+    s = bj.win_rate_summary(idata)
+    assert s["frac_outside_unit"].iloc[0] > 0.05
+    qsum = (idata.posterior["q0"] + idata.posterior["q1"]).to_numpy()
+    assert s["frac_q_sum_le_1"].iloc[0] == pytest.approx((qsum <= 1).mean()) and (qsum <= 1).any()
+    p = idata.posterior["p"].to_numpy()
+    assert s["frac_outside_unit"].iloc[0] == pytest.approx(((p < 0) | (p > 1)).mean())
+    assert idata.posterior["p"].size == 4000  # nothing dropped
+
+
+def test_ood_prior_counts_from_other_table(labelled):
+    target = labelled.assign(human=None)
+    idata = bj.win_rate(target, method="bwrs", prior="ood", ood=labelled, draws=500, seed=0)
+    c = counts(labelled, 0)
+    q0 = idata.posterior["q0"].isel(pair=0, judge=0).to_numpy()
+    assert q0.mean() == pytest.approx((c["s0"] + 1) / (c["n0"] + 2), abs=0.01)
+
+
+def test_no_human_labels_is_an_error(labelled):
+    with pytest.raises(ValueError, match="found no human labels"):
+        bj.win_rate(labelled.assign(human=None), method="bwrs", prior="in-distribution")
+    with pytest.raises(ValueError, match="footnote 4"):
+        bj.win_rate(labelled, method="bwrs", prior="none")
+
+
+def test_labels_of_one_class_is_an_error(labelled):
+    h = np.array(labelled.attrs["truth"]["h"])
+    items = np.flatnonzero(h == 1)
+    df = labelled.assign(human=np.where(labelled["item"].isin(items), labelled["human"], None))
+    with pytest.raises(ValueError, match=r"all \d+ human labels prefer G0"):
+        bj.win_rate(df, method="bwrs", prior="in-distribution")
+
+
+def test_ood_without_shared_judges(labelled):
+    other = labelled.assign(judge=labelled["judge"] + "_other")
+    with pytest.raises(ValueError, match="no judge of the data"):
+        bj.win_rate(labelled.assign(human=None), method="bwrs", prior="ood", ood=other)
+
+
+def test_kde_mode_matches_scipy_and_is_fast():
+    from bayes_judge.calibration.kde import kde_grid, kde_mode
+
+    x = np.random.default_rng(0).beta(8, 3, size=10_000)
+    grid, dens = kde_grid(x)
+    ref = stats.gaussian_kde(x)(grid)
+    np.testing.assert_allclose(dens, ref, atol=0.02 * ref.max())
+    assert kde_mode(x) == pytest.approx(grid[np.argmax(ref)], abs=2e-3)
+    assert kde_mode(np.full(5, 0.3)) == 0.3
+
+
+def test_observed_k_is_eq4(tiny):
+    idata = bj.win_rate(tiny, method="observed", ties="skip", draws=3000, seed=0)
+    # j1: 2 of 3 verdicts for x; j2: 1 of 2 -> pooled mean 7/12
+    np.testing.assert_allclose(idata.constant_data["k_judge"].isel(pair=0), [2 / 3, 1 / 2])
+    s = bj.win_rate_summary(idata)
+    assert s["k_observed"].iloc[0] == pytest.approx(7 / 12)
+    k = idata.posterior["k"].isel(pair=0, judge=0).to_numpy()
+    assert k.mean() == pytest.approx(3 / 5, abs=0.01)  # Beta(2 + 1, 1 + 1)
+    assert isinstance(s, pd.DataFrame) and list(s[["system_a", "system_b"]].iloc[0]) == ["x", "y"]
+
+
+def test_summary_rejects_other_objects():
+    with pytest.raises(ValueError, match="posterior variable 'p'"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import arviz as az
+
+            bj.win_rate_summary(az.from_dict(posterior={"x": np.zeros((1, 5))}))

@@ -1,0 +1,74 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+import bayes_judge as bj
+
+
+def base(**cols):
+    d = {"item": [1, 2, 3], "a": ["x", "x", "y"], "b": ["y", "y", "x"], "winner": ["a", "b", "tie"]}
+    d.update(cols)
+    return pd.DataFrame(d)
+
+
+def test_normalizes_and_keeps_extra_columns():
+    df = base(extra=[1, 2, 3], winner=["A", " b", "TIE"])
+    out = bj.validate_judgments(df)
+    assert list(out["winner"]) == ["a", "b", "tie"]
+    assert list(out["judge"]) == ["judge"] * 3
+    assert list(out["item"]) == ["1", "2", "3"]
+    assert list(out["extra"]) == [1, 2, 3]
+    assert out["human"].isna().all()
+    assert df["winner"].tolist() == ["A", " b", "TIE"], "input must not be modified"
+
+
+def test_winner_derived_from_p_a():
+    out = bj.validate_judgments(base(winner=None).drop(columns="winner").assign(p_a=[0.9, 0.1, 0.5]))
+    assert list(out["winner"]) == ["a", "b", "tie"]
+
+
+def test_partial_winner_filled_from_p_a():
+    out = bj.validate_judgments(base(winner=["a", None, None], p_a=[0.8, 0.2, 0.5]))
+    assert list(out["winner"]) == ["a", "b", "tie"]
+
+
+@pytest.mark.parametrize(
+    "mutate, match",
+    [
+        (lambda d: d.iloc[0:0], "empty"),
+        (lambda d: d.drop(columns="b"), r"missing required column\(s\) \['b'\]"),
+        (lambda d: d.drop(columns="winner"), "'winner' column, a 'p_a' column"),
+        (lambda d: d.assign(b=["x", "y", "y"]), r"compared with itself in row\(s\) 0, 2"),
+        (lambda d: d.assign(winner=["a", "left", "b"]), r"column 'winner': unknown value\(s\) \['left'\] in row\(s\) 1"),
+        (lambda d: d.assign(p_a=[0.2, np.nan, 0.5]).drop(columns="winner"), r"column 'p_a': NaN .* row\(s\) 1"),
+        (lambda d: d.assign(p_a=[0.2, 1.5, -0.1]).drop(columns="winner"), r"outside \[0, 1\] in row\(s\) 1, 2"),
+        (lambda d: d.assign(p_a=[0.2, np.inf, 0.3]).drop(columns="winner"), r"row\(s\) 1"),
+        (lambda d: d.assign(p_a=["0.2", "high", "0.3"]).drop(columns="winner"), r"not a number in row\(s\) 1"),
+        (lambda d: d.assign(p_a=[0.9, 0.1, 0.5], winner=["b", "b", "tie"]), r"disagree in row\(s\) 0"),
+        (lambda d: d.assign(item=[1, 1, 1], a=["x"] * 3, b=["y"] * 3), r"duplicate judgments: row\(s\) 0, 1, 2"),
+        (lambda d: d.assign(human=["a", "maybe", None]), r"column 'human'.*row\(s\) 1"),
+        (lambda d: d.assign(item=[1, None, 3]), r"column 'item': missing id in row\(s\) 1"),
+        (lambda d: d.assign(judge=["j", None, "j"]), r"column 'judge'.* row\(s\) 1"),
+        (lambda d: d.assign(winner=[None, "a", "b"]), r"column 'winner': missing value in row\(s\) 0"),
+    ],
+)
+def test_bad_input_names_column_and_rows(mutate, match):
+    with pytest.raises(ValueError, match=match):
+        bj.validate_judgments(mutate(base()))
+
+
+def test_not_a_dataframe():
+    with pytest.raises(ValueError, match="pandas DataFrame"):
+        bj.validate_judgments([{"item": 1}])
+
+
+def test_repeats_allowed_with_sample_column():
+    df = base(item=[1, 1, 1], a=["x"] * 3, b=["y"] * 3, sample=[0, 1, 2])
+    assert len(bj.validate_judgments(df)) == 3
+    with pytest.raises(ValueError, match="duplicate"):
+        bj.validate_judgments(df.assign(sample=[0, 0, 1]))
+
+
+def test_both_orders_are_not_duplicates():
+    df = base(item=[1, 1, 2], a=["x", "y", "x"], b=["y", "x", "y"])
+    assert len(bj.validate_judgments(df)) == 3
