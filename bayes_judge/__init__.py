@@ -11,17 +11,6 @@ models turn it into posterior win rates with honest uncertainty.
 
 __version__ = "0.1.0"
 
-import os as _os
-import sys as _sys
-
-# NumPyro runs chains in parallel only on as many JAX devices as chains; on a CPU that means
-# asking XLA for several host devices before JAX starts (numpyro.set_host_device_count does
-# the same).  An XLA_FLAGS the user set, or a JAX already imported, is left alone.
-if "jax" not in _sys.modules and "xla_force_host_platform_device_count" not in _os.environ.get("XLA_FLAGS", ""):
-    _os.environ["XLA_FLAGS"] = (
-        _os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4"
-    ).strip()
-
 from .datasets import assign_generators, list_datasets, load_dataset, load_items
 from .schema import validate_judgments
 from .simulate import simulate_win_rate

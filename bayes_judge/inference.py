@@ -14,6 +14,7 @@ Both return the posterior draws grouped by chain and the sampler statistics Arvi
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -22,7 +23,7 @@ import numpy as np
 
 __all__ = ["sample_numpyro", "sample_pymc", "clear_sampler_cache", "BACKENDS"]
 
-BACKENDS = ("numpyro", "pymc")
+BACKENDS = ("nutpie", "numpyro", "pymc")
 _MCMC_CACHE: dict[tuple, Any] = {}
 
 
@@ -128,7 +129,9 @@ def sample_pymc(
     import pymc as pm
 
     if cores is None:
-        cores = min(chains, os.cpu_count() or 1)
+        # forking a process that already runs JAX's thread pool is unsafe (CPython warns, JAX
+        # may deadlock): sample chains in this process once JAX is loaded.
+        cores = 1 if "jax" in sys.modules else min(chains, os.cpu_count() or 1)
     with model, warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*The number of samples is too small.*")
         idata = pm.sample(

@@ -130,7 +130,14 @@ def _fit_dawid_skene(
     pri = ds.ds_prior(data, prior, ood)
     pat = ds.pattern_histogram(data, use_labels=use_labels, pad=backend == "numpyro")
     init = pri.mean()
-    if backend == "numpyro":
+    if backend == "nutpie":
+        from .annotation.ds_fast import sample_ds_fast  # compiles / loads numba callbacks
+
+        post, stats = sample_ds_fast(
+            pat, pri, chains=chains, draws=draws, tune=tune, seed=seed, init_values=init,
+            target_accept=target_accept,
+        )
+    elif backend == "numpyro":
         args = (
             pat.n1, pat.n0, pat.label, pat.pair, pat.weight,
             pri.alpha_p, pri.beta_p, pri.alpha_q0, pri.beta_q0, pri.alpha_q1, pri.beta_q1,
@@ -169,7 +176,7 @@ def win_rate(
     judges: list[str] | None = None,
     swap: str = "sum",
     ties: str = "random",
-    backend: str = "numpyro",
+    backend: str = "nutpie",
     chains: int = 4,
     draws: int = 1000,
     tune: int = 1000,
@@ -205,8 +212,13 @@ def win_rate(
         each order its own judge.  See :func:`bayes_judge.verdicts.encode_win_rate`.
     ties : {"random", "skip"}
         Ties broken by a seeded coin flip (seed 003 App. B) or left out and counted.
-    backend : {"numpyro", "pymc"}
-        NUTS implementation for ``"dawid-skene"``.
+    backend : {"nutpie", "numpyro", "pymc"}
+        NUTS implementation for ``"dawid-skene"``.  ``"nutpie"`` (default): nutpie's Rust NUTS
+        on a hand-differentiated numba log-density (:mod:`bayes_judge.annotation.ds_fast`),
+        sub-second fits and refits; ``"numpyro"``: NumPyro NUTS on the model function
+        :func:`~bayes_judge.annotation.dawid_skene.numpyro_model`; ``"pymc"``: PyMC's NUTS on
+        :func:`~bayes_judge.annotation.dawid_skene.pymc_model`.  The three sample the same
+        posterior (``tests/annotation``).
     chains, draws, tune : int
         Sampler settings (BWRS and observed draw ``chains * draws`` independent samples).
     seed : int

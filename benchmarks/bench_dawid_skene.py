@@ -20,8 +20,11 @@ compile, JAX's tracing) are counted; "wall" is measured inside that process with
 ``time.perf_counter`` from before the first heavy import to the posterior in hand (data loading,
 encoding, model building, compiling and sampling included; interpreter start-up and the ESS
 computation afterwards excluded).  ESS/s = ESS bulk / wall.  PyTensor keeps compiled C modules
-on disk: the JSON records how many modules each PyMC run added to the cache (0 = cache was warm
-for everything it needed); ``--cold-cache`` gives each PyMC run an empty compile directory.
+on disk; by default each PyMC run gets an empty compile directory (``base_compiledir``), so its
+first-use C compile is counted whatever earlier runs left behind.  ``--warm-cache`` uses the
+user's compile cache instead; the JSON records how many modules each PyMC run compiled.  The
+machine's load average before and after each run is recorded too: other work on the machine
+inflates every wall time.
 
 Usage::
 
@@ -301,6 +304,7 @@ def _run_worker(name: str, cfg: dict, env_extra: dict | None = None, timeout: fl
         cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", name,
                "--worker-out", str(out), "--worker-cfg", json.dumps(cfg)]
         env = {**os.environ, **(env_extra or {})}
+        load0 = os.getloadavg()
         t = time.perf_counter()
         proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
         wall = time.perf_counter() - t
@@ -309,6 +313,7 @@ def _run_worker(name: str, cfg: dict, env_extra: dict | None = None, timeout: fl
             raise RuntimeError(f"worker {name} failed with exit code {proc.returncode}")
         res = json.loads(out.read_text())
     res["process_wall_s"] = wall  # interpreter start + worker + metrics, seen from outside
+    res["loadavg_before"], res["loadavg_after"] = list(load0), list(os.getloadavg())
     # PyMC announces its step assignment on stderr (">NUTS: [...]", ">BinaryGibbsMetropolis: [...]")
     res["sampler_log"] = [ln.strip() for ln in proc.stderr.splitlines()
                           if ln.strip().startswith((">", "CompoundStep", "NUTS:", "Multiprocess", "Sequential",
@@ -401,8 +406,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="smoke run: few MCMC draws, few repeats")
     ap.add_argument("--out", type=Path, default=None, help=f"JSON output (default {DEFAULT_OUT})")
-    ap.add_argument("--cold-cache", action="store_true",
-                    help="give each PyMC run an empty PyTensor compile directory (counts the full C compile)")
+    ap.add_argument("--warm-cache", action="store_true",
+                    help="use the user's PyTensor compile cache (default: an empty one per PyMC run)")
     ap.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)
     ap.add_argument("--worker-out", help=argparse.SUPPRESS)
     ap.add_argument("--worker-cfg", help=argparse.SUPPRESS)
@@ -424,7 +429,7 @@ def main(argv=None) -> int:
     cold_dirs: list[tempfile.TemporaryDirectory] = []
 
     def pymc_env() -> dict:
-        if not args.cold_cache:
+        if args.warm_cache:
             return {}
         d = tempfile.TemporaryDirectory(prefix="pytensor_cold_")
         cold_dirs.append(d)
@@ -432,7 +437,7 @@ def main(argv=None) -> int:
         return {"PYTENSOR_FLAGS": (flags + "," if flags else "") + f"base_compiledir={d.name}"}
 
     t_all = time.perf_counter()
-    res: dict = {"command": command, "protocol": cfg, "quick": args.quick, "cold_cache": args.cold_cache,
+    res: dict = {"command": command, "protocol": cfg, "quick": args.quick, "cold_cache": not args.warm_cache,
                  "machine": _machine(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     for key, name, env in (("ours_numpyro", "ours-numpyro", None), ("bwrs", "bwrs", None),
                            ("ours_pymc", "ours-pymc", "pymc"), ("baseline", "baseline", "pymc")):
@@ -459,9 +464,13 @@ def main(argv=None) -> int:
     for key in ("baseline", "ours_pymc"):
         r = res[key]
         added = r["compiled_modules_after"] - r["compiled_modules_before"]
-        print(f"\n{key}: PyTensor compile cache {'cold (fresh dir)' if args.cold_cache else 'default'}; "
+        print(f"\n{key}: PyTensor compile cache {'default (warm)' if args.warm_cache else 'empty dir per run (cold)'}; "
               f"{r['compiled_modules_before']} modules before, {added} compiled during the run"
               + (" (cache warm for this model)" if added == 0 else ""))
+    print("load average (1 min) before/after each run on "
+          f"{os.cpu_count()} cores: "
+          + ", ".join(f"{k} {res[k]['loadavg_before'][0]:.1f}/{res[k]['loadavg_after'][0]:.1f}"
+                      for k in ("ours_numpyro", "bwrs", "ours_pymc", "baseline")))
     print("baseline step methods: " + "; ".join(x for x in res["baseline"]["sampler_log"] if x.startswith(">")))
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(json.dumps(res, indent=2) + "\n")

@@ -76,6 +76,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--skip-fig2", action="store_true", help="skip Fig. 2")
     ap.add_argument("--llmbar-all-judges", type=int, default=0, metavar="REPS",
                     help="also run Table 3 (swap=sum) on LLMBar with all 65 evaluators for REPS reps (0: off)")
+    ap.add_argument("--from-json", nargs="+", type=Path, default=None, metavar="JSON",
+                    help="fit nothing: merge the runs of earlier outputs (e.g. a --skip-fig2 and a --skip-table3 "
+                         "run done in parallel) and rebuild the tables, JSON and plot")
     ap.add_argument("--quick", action="store_true", help="tiny smoke run: mtbench, 1 rep, few draws, 2 ratios")
     ap.add_argument("--out", type=Path, default=RESULTS / "reproduce_winrate.json", help="JSON output")
     ap.add_argument("--plot", type=Path, default=RESULTS / "reproduce_winrate_fig2.png", help="Fig. 2 PNG output")
@@ -302,7 +305,7 @@ def main(argv=None) -> int:
     md.append(f"bayes_judge {bj.__version__}; protocol §4.1: G0 gets {SHARE:.0%} of human-preferred outputs "
               f"(`assign_generators(share={SHARE}, seed=rep)`), true p = g.attrs['p_true'].\n")
     md.append(f"Evaluators (same 8 for every set; the seed's own 'best evaluators' choice is not listed): {', '.join(JUDGES)}.\n")
-    data = {n: bj.load_dataset(n) for n in a.datasets}
+    data = {n: bj.load_dataset(n) for n in (DATASETS if a.from_json else a.datasets)}
     for n, df in data.items():
         md.append(f"- {NICE[n]}: {df['item'].nunique()} items, {df['judge'].nunique()} evaluators available, "
                   f"{len(df[df.judge.isin(JUDGES)])} judgment rows used (both presentation orders)")
@@ -311,11 +314,26 @@ def main(argv=None) -> int:
                     "judges": JUDGES, "seed_table3": SEED_TABLE3}
 
     t3_rows: list[dict] = []
+    f2_rows: list[dict] = []
+    if a.from_json:
+        parts = [json.loads(Path(f).read_text()) for f in a.from_json]
+        result["merged_from"] = [{"file": str(f), "command": q["command"], "config": q["config"],
+                                  "wall_seconds": q.get("wall_seconds")} for f, q in zip(a.from_json, parts, strict=True)]
+        md.append("Merged from: " + "; ".join(f"`{q['command']}` ({q.get('wall_seconds', 0):.0f} s)" for q in parts) + "\n")
+        for q in parts:
+            t3_rows += q.get("table3_runs", [])
+            f2_rows += q.get("fig2_runs", [])
+            for k in ("reps", "draws", "chains", "swaps", "llmbar_all_judges") if q.get("table3_runs") else ():
+                setattr(a, k, q["config"][k])
+            for k in ("fig2_reps", "fig2_draws", "fig2_chains", "bwrs_draws", "ratios") if q.get("fig2_runs") else ():
+                setattr(a, k, q["config"][k])
+        a.datasets = [n for n in DATASETS if any(r["dataset"] == n for r in t3_rows + f2_rows)]
+        a.skip_table3, a.skip_fig2 = not t3_rows, not f2_rows
     if not a.skip_table3:
-        for name in a.datasets:
+        for name in a.datasets if not a.from_json else ():
             for sw in a.swaps:
                 t3_rows += run_table3(name, data[name], JUDGES, sw, a, log)
-        if a.llmbar_all_judges and "llmbar" in a.datasets:
+        if a.llmbar_all_judges and "llmbar" in a.datasets and not a.from_json:
             b = argparse.Namespace(**{**vars(a), "reps": a.llmbar_all_judges})
             t3_rows += run_table3("llmbar", data["llmbar"], None, "sum", b, log)
         md.append(f"## Table 3 — no prior (Dawid-Skene: NUTS {a.chains} chains × {a.draws} draws, tune {a.draws}; "
@@ -332,11 +350,10 @@ def main(argv=None) -> int:
         md.append("")
         result["table3_runs"] = t3_rows
 
-    f2_rows: list[dict] = []
     if not a.skip_fig2:
         note = (f"{a.fig2_reps} reps; BWRS N={a.bwrs_draws}; DS NUTS {a.fig2_chains} chains × {a.fig2_draws} draws "
                 f"(tune {a.fig2_draws}); label subsets nested across ratios within a rep")
-        for name in a.datasets:
+        for name in a.datasets if not a.from_json else ():
             f2_rows += run_fig2(name, data[name], a, log)
         md.append(f"## Fig. 2 — in-distribution prior ({note})\n")
         md.append("BWRS p pools judges by averaging their eq. 11 draws (package behaviour); 'per-judge' = BWRS run per "

@@ -24,7 +24,6 @@ compiled code has no data baked in.  Unconstrained vector: ``[u_p (P), u_q0 (P*E
 from __future__ import annotations
 
 import math
-import warnings
 
 import numba
 import numpy as np
@@ -57,7 +56,7 @@ def pack_data(patterns, prior) -> np.ndarray:
         np.ravel(prior.alpha_p), np.ravel(prior.beta_p),
         np.ravel(prior.alpha_q0), np.ravel(prior.beta_q0),
         np.ravel(prior.alpha_q1), np.ravel(prior.beta_q1),
-        n1.ravel(), n0.ravel(),
+        np.concatenate([n1, n0], axis=1).ravel(),  # (K, 2E) rows: [n1 | n0]
         np.asarray(patterns.label)[keep], np.asarray(patterns.pair)[keep],
         np.asarray(patterns.weight)[keep],
     ]
@@ -71,7 +70,8 @@ def _log_sigmoid(u):
     return u - math.log1p(math.exp(u))
 
 
-@numba.njit(cache=True, nogil=True)
+# fastmath without nnan/ninf: lets the length-2E dot products vectorize, keeps inf/nan semantics
+@numba.njit(cache=True, nogil=True, fastmath={"contract", "reassoc", "arcp", "nsz"}, error_model="numpy")
 def logp_grad(x, buf, grad):
     """Log density on the unconstrained space; writes the gradient into ``grad``."""
     P = int(buf[0])
@@ -86,21 +86,28 @@ def logp_grad(x, buf, grad):
     b0 = buf[o:o + PE]; o += PE
     a1 = buf[o:o + PE]; o += PE
     b1 = buf[o:o + PE]; o += PE
-    n1 = buf[o:o + K * E]; o += K * E
-    n0 = buf[o:o + K * E]; o += K * E
+    cnt = buf[o:o + 2 * K * E]; o += 2 * K * E
     label = buf[o:o + K]; o += K
     pair = buf[o:o + K]; o += K
     weight = buf[o:o + K]
 
     n = P + 2 * PE
-    val = np.empty(n)   # constrained value
+    val = np.empty(n)   # constrained value x = sigmoid(u)
     lx = np.empty(n)    # log x
     l1x = np.empty(n)   # log(1 - x)
     for i in range(n):
+        # one exp + one log1p per parameter: t = exp(-|u|), log(1 + t) shared by both logs
         u = x[i]
-        lx[i] = _log_sigmoid(u)
-        l1x[i] = _log_sigmoid(-u)
-        val[i] = math.exp(lx[i])
+        t = math.exp(-abs(u))
+        lg = math.log1p(t)
+        if u >= 0.0:
+            lx[i] = -lg
+            l1x[i] = -u - lg
+            val[i] = 1.0 / (1.0 + t)
+        else:
+            lx[i] = u - lg
+            l1x[i] = -lg
+            val[i] = t / (1.0 + t)
     # priors (with the logit Jacobian)
     for j in range(P):
         total += ap[j] * lx[j] + bp[j] * l1x[j]
@@ -111,19 +118,35 @@ def logp_grad(x, buf, grad):
         total += a0[i] * lx[i0] + b0[i] * l1x[i0] + a1[i] * lx[i1] + b1[i] * l1x[i1]
         grad[i0] = a0[i] * (1.0 - val[i0]) - b0[i] * val[i0]
         grad[i1] = a1[i] * (1.0 - val[i1]) - b1[i] * val[i1]
-    # likelihood over weighted patterns
+    # Per pair, branch G0 is cnt_k . v0 with v0 = [log q0, log(1-q0)], branch G1 is
+    # cnt_k . v1 with v1 = [log(1-q1), log q1]; the gradients need s0 = sum_k w r cnt_k and
+    # s1 = sum_k w (1-r) cnt_k (contiguous length-2E dot products / axpys).
+    E2 = 2 * E
+    v0 = np.empty(P * E2)
+    v1 = np.empty(P * E2)
+    s0 = np.zeros(P * E2)
+    s1 = np.zeros(P * E2)
+    for j in range(P):
+        for e in range(E):
+            i0 = P + j * E + e
+            i1 = P + PE + j * E + e
+            v0[j * E2 + e] = lx[i0]
+            v0[j * E2 + E + e] = l1x[i0]
+            v1[j * E2 + e] = l1x[i1]
+            v1[j * E2 + E + e] = lx[i1]
+    prod = 1.0
+    prod_exp = 0
     for k in range(K):
         j = int(pair[k])
         w = weight[k]
+        ck = cnt[k * E2:(k + 1) * E2]
+        vj0 = v0[j * E2:(j + 1) * E2]
+        vj1 = v1[j * E2:(j + 1) * E2]
         A = lx[j]
         B = l1x[j]
-        b0i = P + j * E
-        b1i = P + PE + j * E
-        for e in range(E):
-            c1 = n1[k * E + e]
-            c0 = n0[k * E + e]
-            A += c1 * lx[b0i + e] + c0 * l1x[b0i + e]
-            B += c1 * l1x[b1i + e] + c0 * lx[b1i + e]
+        for e in range(E2):
+            A += ck[e] * vj0[e]
+            B += ck[e] * vj1[e]
         lab = label[k]
         if lab == 1.0:
             ll = A
@@ -132,22 +155,51 @@ def logp_grad(x, buf, grad):
             ll = B
             r = 0.0
         else:
-            m = A if A > B else B
-            ll = m + math.log(math.exp(A - m) + math.exp(B - m))
-            r = math.exp(A - ll)
+            # logaddexp(A, B) and r = sigmoid(A - B) from one exp + one log1p
+            d = A - B
+            t = math.exp(-abs(d))
+            if d >= 0.0:
+                ll = A
+                r = 1.0 / (1.0 + t)
+            else:
+                ll = B
+                r = t / (1.0 + t)
+            # w * log1p(t) is accumulated as a product of (1 + t)^w (integer w: pattern
+            # counts) with one log at the end: saves a transcendental per pattern.
+            wi = int(w)
+            if wi == w and wi < 64:
+                m = 1.0
+                base = 1.0 + t
+                while wi > 0:
+                    if wi & 1:
+                        m *= base
+                    base *= base
+                    wi >>= 1
+                prod *= m
+                if prod > 1e250:
+                    mant, ex = math.frexp(prod)
+                    prod = mant
+                    prod_exp += ex
+            else:
+                total += w * math.log1p(t)
         total += w * ll
         grad[j] += w * (r - val[j])
         wr = w * r
-        ws = w * (1.0 - r)
+        ws = w - wr
+        sj0 = s0[j * E2:(j + 1) * E2]
+        sj1 = s1[j * E2:(j + 1) * E2]
+        for e in range(E2):
+            sj0[e] += wr * ck[e]
+            sj1[e] += ws * ck[e]
+    total += math.log(prod) + prod_exp * 0.6931471805599453
+    for j in range(P):
         for e in range(E):
-            c1 = n1[k * E + e]
-            c0 = n0[k * E + e]
-            if wr != 0.0:
-                q = val[b0i + e]
-                grad[b0i + e] += wr * (c1 * (1.0 - q) - c0 * q)
-            if ws != 0.0:
-                q = val[b1i + e]
-                grad[b1i + e] += ws * (c0 * (1.0 - q) - c1 * q)
+            i0 = P + j * E + e
+            i1 = P + PE + j * E + e
+            q = val[i0]
+            grad[i0] += (1.0 - q) * s0[j * E2 + e] - q * s0[j * E2 + E + e]
+            q = val[i1]
+            grad[i1] += (1.0 - q) * s1[j * E2 + E + e] - q * s1[j * E2 + e]
     return total
 
 
@@ -230,7 +282,7 @@ def _make_model(buf, P, E, init_flat):
         _n_dim=n,
         dims={"p": ("pair",), "q0": ("pair", "judge"), "q1": ("pair", "judge")},
         _coords={"pair": np.arange(P), "judge": np.arange(E), "unconstrained_parameter": np.arange(n)},
-        _shapes=dict(zip(names, shapes)),
+        _shapes=dict(zip(names, shapes, strict=False)),
         compiled_logp_func=_logp_cfunc,
         compiled_expand_func=_expand_cfunc,
         initial_point_func=initial_point,
@@ -250,7 +302,6 @@ def _column(batches, name, tuning):
     out = []
     for b in batches:
         col = pyarrow.array(b.column(name))
-        shape = col.type.list_size if hasattr(col.type, "list_size") else None
         if hasattr(col, "flatten"):
             vals = col.flatten().to_numpy(zero_copy_only=False)
             vals = vals.reshape(len(col), -1)
@@ -302,6 +353,11 @@ def sample_ds_fast(
         _logit(np.broadcast_to(init_values["q1"], (P, E))).ravel(),
     ])
     buf = pack_data(patterns, prior)
+    # nutpie initializes its mass matrix from the gradient at the start and rejects a start
+    # with an exactly-zero gradient entry (e.g. a perfectly symmetric start); nudge such entries.
+    g0 = np.empty_like(init_flat)
+    logp_grad(init_flat, buf, g0)
+    init_flat = np.where(g0 == 0.0, init_flat + 1e-6, init_flat)
     model = _make_model(buf, P, E, init_flat)
     if cores is None:
         cores = max(1, min(chains, os.cpu_count() or 1))

@@ -1,0 +1,269 @@
+import itertools
+import warnings
+
+import arviz as az
+import numpy as np
+import pandas as pd
+import pytest
+
+import bayes_judge as bj
+from bayes_judge.annotation import dawid_skene as ds
+from bayes_judge.winrate import LabelSwitchingWarning, _label_switch_check
+
+FAST = dict(chains=4, draws=500, tune=500)
+
+
+def brute_force_loglik(p, q0, q1, n1, n0, label):
+    """Model 1 by explicit enumeration of h_i (no log-sum-exp), for one pair."""
+    out = []
+    for i in range(n1.shape[0]):
+        terms = []
+        for h in (1, 0):
+            if label[i] >= 0 and label[i] != h:
+                continue
+            lik = p if h == 1 else 1 - p
+            for e in range(n1.shape[1]):
+                t1 = q0[e] if h == 1 else 1 - q1[e]
+                lik *= t1 ** n1[i, e] * (1 - t1) ** n0[i, e]
+            terms.append(lik)
+        out.append(np.log(sum(terms)))
+    return np.array(out)
+
+
+def test_marginal_loglik_equals_enumeration(rng):
+    U, E = 12, 3
+    n1 = rng.integers(0, 3, size=(U, E)).astype(float)
+    n0 = rng.integers(0, 3, size=(U, E)).astype(float)
+    label = rng.choice([-1, 0, 1], size=U)
+    p, q0, q1 = 0.63, rng.uniform(0.3, 0.95, E), rng.uniform(0.3, 0.95, E)
+    ours = ds.item_log_lik(np, np.array([p]), q0[None], q1[None], n1, n0, label, np.zeros(U, int))
+    np.testing.assert_allclose(ours, brute_force_loglik(p, q0, q1, n1, n0, label), rtol=1e-12)
+
+
+def test_pattern_histogram_is_exact():
+    df = bj.simulate_win_rate(300, p=0.7, q0=[0.8, 0.7, 0.9], q1=[0.75, 0.8, 0.6], swap=True, seed=0)
+    data = bj.encode_win_rate(df, swap="none")
+    pat = ds.pattern_histogram(data, use_labels=True)
+    assert pat.n_patterns < data.n_units and pat.weight.sum() == data.n_units
+    assert len(pat.weight) in (16, 32, 64, 128, 256)  # padded to a bucket
+    p, q0, q1 = np.array([0.6]), np.array([[0.8, 0.6, 0.7]]), np.array([[0.7, 0.9, 0.65]])
+    per_unit = ds.item_log_lik(np, p, q0, q1, data.n_first, data.n_second, data.label, data.unit_pair)
+    merged = ds.item_log_lik(np, p, q0, q1, pat.n1, pat.n0, pat.label, pat.pair)
+    assert (pat.weight * merged).sum() == pytest.approx(per_unit.sum(), rel=1e-12)
+    np.testing.assert_allclose(merged[pat.unit_pattern], per_unit)
+
+
+def test_ood_prior_is_eq_12_13():
+    ood = bj.simulate_win_rate(50, p=0.6, q0=[0.9, 0.6], q1=[0.7, 0.8], seed=9)
+    enc = bj.encode_win_rate(ood)
+    a0, b0, a1, b1 = ds.ood_prior(enc, ["judge1", "judge0", "other"])
+    c = {k: v[0] for k, v in enc.accuracy_counts().items()}
+    for out_idx, e in ((0, 1), (1, 0)):
+        assert a0[out_idx] == pytest.approx((2 * c["s0"][e] + 2) / (c["n0"][e] + 2))
+        assert b0[out_idx] == pytest.approx((2 * c["n0"][e] - 2 * c["s0"][e] + 2) / (c["n0"][e] + 2))
+        assert a1[out_idx] == pytest.approx((2 * c["s1"][e] + 2) / (c["n1"][e] + 2))
+        assert a0[out_idx] + b0[out_idx] == pytest.approx(2.0)  # normalized (weight of two)
+    assert np.isnan(a0[2])
+
+
+@pytest.fixture(scope="module")
+def sim():
+    return bj.simulate_win_rate(
+        300, p=0.7, q0=[0.85, 0.8, 0.75, 0.9, 0.7], q1=[0.8, 0.75, 0.85, 0.7, 0.8], seed=11
+    )
+
+
+@pytest.fixture(scope="module")
+def fit_none(sim):
+    return bj.win_rate(sim, method="dawid-skene", prior="none", seed=0, **FAST)
+
+
+def test_recovers_p_and_accuracies(sim, fit_none):
+    t = sim.attrs["truth"]
+    s = bj.win_rate_summary(fit_none)
+    assert abs(s["p_mean"].iloc[0] - t["p_hat"]) < 0.04
+    assert s["hdi_low"].iloc[0] < t["p_hat"] < s["hdi_high"].iloc[0]
+    assert s["r_hat"].iloc[0] < 1.01 and s["ess_bulk"].iloc[0] > 400
+    for q in ("q0", "q1"):
+        m = fit_none.posterior[q].mean(("chain", "draw")).to_numpy()[0]
+        sd = fit_none.posterior[q].std(("chain", "draw")).to_numpy()[0]
+        assert (np.abs(m - np.array(t[q])) < 3 * sd).all(), (q, m, sd, t[q])
+    # per-item posterior of the hidden label recovers the truth
+    order = fit_none.posterior["item"].to_numpy().astype(int)  # items are sorted as strings
+    h = np.array(t["h"])[order]
+    hp = fit_none.posterior["h_prob"].mean(("chain", "draw")).to_numpy()
+    assert ((hp > 0.5) == (h == 1)).mean() > 0.9
+
+
+def test_inference_data_is_complete(fit_none):
+    post = fit_none.posterior
+    assert post["p"].dims == ("chain", "draw", "pair")
+    assert post["q0"].dims == ("chain", "draw", "pair", "judge")
+    assert post["h_prob"].dims == ("chain", "draw", "item")
+    assert fit_none.log_likelihood["t"].shape == (4, 500, 300)
+    assert fit_none.sample_stats["diverging"].sum() == 0
+    assert set(fit_none.observed_data) == {"n_first", "n_second"}
+    assert fit_none.attrs["method"] == "dawid-skene"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        loo = az.loo(fit_none)
+        summ = az.summary(fit_none, var_names=["p", "q0"])
+    assert np.isfinite(loo.elpd_loo)
+    assert len(summ) == 1 + 5
+
+
+def test_in_distribution_labels_are_observed(sim):
+    h = np.array(sim.attrs["truth"]["h"])
+    keep = sim["item"].isin(np.arange(0, 300, 3))  # a third of the items labelled
+    df = sim.assign(human=sim["human"].where(keep, None))
+    fit = bj.win_rate(df, method="dawid-skene", prior="in-distribution", seed=0, **FAST)
+    hp = fit.posterior["h_prob"].mean(("chain", "draw")).to_series()
+    hp.index = hp.index.astype(int)
+    labelled = np.arange(0, 300, 3)
+    np.testing.assert_array_equal(hp[labelled].to_numpy(), h[labelled])
+    s = bj.win_rate_summary(fit)
+    assert abs(s["p_mean"].iloc[0] - h.mean()) < 0.04
+
+
+@pytest.mark.parametrize("backend", ["nutpie", "numpyro"])
+def test_same_seed_same_draws(sim, backend):
+    kw = dict(method="dawid-skene", chains=2, draws=100, tune=100, backend=backend)
+    a = bj.win_rate(sim, seed=3, **kw)
+    b = bj.win_rate(sim, seed=3, **kw)
+    c = bj.win_rate(sim, seed=4, **kw)
+    np.testing.assert_array_equal(a.posterior["p"], b.posterior["p"])
+    assert not np.array_equal(a.posterior["p"], c.posterior["p"])
+
+
+def test_near_chance_judges_stay_in_one_mode():
+    """Judges barely better than chance: every chain must start and stay in the q > 0.5 mode."""
+    df = bj.simulate_win_rate(150, p=0.5, q0=[0.6, 0.55, 0.6], q1=[0.55, 0.6, 0.6], seed=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LabelSwitchingWarning)
+        fit = bj.win_rate(df, method="dawid-skene", seed=0, **FAST)
+    qsum = (fit.posterior["q0"] + fit.posterior["q1"]).mean(("draw", "judge")).to_numpy()
+    assert (qsum > 1).all(), qsum
+    assert bj.win_rate_summary(fit)["r_hat"].iloc[0] < 1.05
+
+
+def test_label_switch_check_fires():
+    data = bj.encode_win_rate(bj.simulate_win_rate(10, q0=[0.8], seed=0))
+    q = np.full((4, 10, 1, 1), 0.8)
+    q[2] = 0.2  # chain 2 in the mirrored mode
+    with pytest.warns(LabelSwitchingWarning, match="chains disagree"):
+        _label_switch_check(q, q, data)
+
+
+def test_many_systems_one_p_per_pair():
+    frames, p_hat = [], {}
+    truth = {("A", "B"): 0.8, ("A", "C"): 0.3, ("B", "C"): 0.5}
+    for k, ((g0, g1), p) in enumerate(truth.items()):
+        d = bj.simulate_win_rate(200, p=p, q0=[0.85, 0.8, 0.9], q1=[0.8, 0.85, 0.75], systems=(g0, g1), seed=k)
+        p_hat[(g0, g1)] = d.attrs["truth"]["p_hat"]
+        frames.append(d.assign(item=d["item"] + 1000 * k))
+    fit = bj.win_rate(pd.concat(frames, ignore_index=True), method="dawid-skene", seed=0, **FAST)
+    s = bj.win_rate_summary(fit)
+    assert list(s.index) == ["A vs B", "A vs C", "B vs C"]
+    assert list(s["system_a"]) == ["A", "A", "B"]
+    for (g0, g1), p in p_hat.items():
+        row = s.loc[f"{g0} vs {g1}"]
+        assert row["hdi_low"] < p < row["hdi_high"], (row, p)
+
+
+def test_all_verdicts_one_class_without_labels():
+    df = bj.simulate_win_rate(30, q0=[1.0], q1=[0.0], seed=0)  # judge always says G0
+    with pytest.raises(ValueError, match=r"all \d+ verdicts prefer G0.*not identified"):
+        bj.win_rate(df, method="dawid-skene", prior="none")
+
+
+def test_bad_arguments(sim):
+    with pytest.raises(ValueError, match="method must be"):
+        bj.win_rate(sim, method="em")
+    with pytest.raises(ValueError, match="prior must be"):
+        bj.win_rate(sim, prior="flat")
+    with pytest.raises(ValueError, match="backend must be"):
+        bj.win_rate(sim, backend="stan")
+    with pytest.raises(ValueError, match="draws must be a positive integer"):
+        bj.win_rate(sim, draws=0)
+    with pytest.raises(ValueError, match="needs ood="):
+        bj.win_rate(sim, prior="ood")
+    with pytest.raises(ValueError, match="needs human labels"):
+        bj.win_rate(sim.assign(human=None), prior="in-distribution")
+    other = sim.assign(judge="someone else")
+    with pytest.raises(ValueError, match="no judge of the data"):
+        bj.win_rate(sim, prior="ood", ood=other.drop_duplicates(["item", "a", "b", "judge"]))
+
+
+@pytest.fixture(scope="module")
+def fit_numpyro(sim):
+    return bj.win_rate(sim, backend="numpyro", seed=1, chains=4, draws=1000, tune=1000)
+
+
+def test_fast_sampler_agrees_with_numpyro(sim, fit_numpyro):
+    """nutpie on the hand-differentiated numba density samples NumPyro's posterior."""
+    a = fit_numpyro
+    b = bj.win_rate(sim, backend="nutpie", seed=1, chains=4, draws=1000, tune=1000)
+    for v in ("p", "q0", "q1"):
+        np.testing.assert_allclose(
+            a.posterior[v].mean(("chain", "draw")), b.posterior[v].mean(("chain", "draw")), atol=0.01
+        )
+        np.testing.assert_allclose(
+            a.posterior[v].std(("chain", "draw")), b.posterior[v].std(("chain", "draw")), rtol=0.1
+        )
+    assert bj.win_rate_summary(b)["r_hat"].iloc[0] < 1.01
+    assert b.attrs["backend"] == "nutpie"
+
+
+def test_numba_density_matches_numpyro_potential(sim):
+    """The hand-written gradient of ds_fast equals JAX's gradient of the NumPyro model."""
+    import jax
+    import jax.numpy as jnp
+    from numpyro.infer.util import potential_energy
+
+    from bayes_judge.annotation.ds_fast import logp_grad, pack_data
+
+    data = bj.encode_win_rate(sim.assign(human=sim["human"].where(sim["item"] % 4 == 0, None)))
+    pri = ds.ds_prior(data)
+    pat = ds.pattern_histogram(data, use_labels=True)
+    buf = pack_data(pat, pri)
+    P, E = 1, len(data.judges)
+    args = (pat.n1, pat.n0, pat.label, pat.pair, pat.weight, pri.alpha_p, pri.beta_p,
+            pri.alpha_q0, pri.beta_q0, pri.alpha_q1, pri.beta_q1)
+    jax.config.update("jax_enable_x64", True)
+    try:
+        for x in np.random.default_rng(0).normal(0, 1, size=(5, P + 2 * P * E)):
+            z = {"p": jnp.asarray(x[:P]), "q0": jnp.asarray(x[P:P + E].reshape(1, E)),
+                 "q1": jnp.asarray(x[P + E:].reshape(1, E))}
+            pe = lambda z: potential_energy(ds.numpyro_model, args, {}, z)  # noqa: E731
+            ref_val, ref_grad = jax.value_and_grad(pe)(z)
+            g = np.empty_like(x)
+            val = logp_grad(x, buf, g)
+            assert val == pytest.approx(-float(ref_val), rel=1e-9)
+            ref = np.concatenate([np.ravel(ref_grad[k]) for k in ("p", "q0", "q1")])
+            np.testing.assert_allclose(g, -ref, rtol=1e-7, atol=1e-9)
+    finally:
+        jax.config.update("jax_enable_x64", False)
+
+
+def test_pymc_and_numpyro_agree(sim, fit_numpyro):
+    """Both backends sample the same posterior: posterior means of p within 0.01."""
+    a = fit_numpyro
+    b = bj.win_rate(sim, backend="pymc", seed=1, chains=4, draws=1000, tune=1000)
+    pa, pb = float(a.posterior["p"].mean()), float(b.posterior["p"].mean())
+    assert abs(pa - pb) < 0.01, (pa, pb)
+    np.testing.assert_allclose(
+        a.posterior["q0"].mean(("chain", "draw")), b.posterior["q0"].mean(("chain", "draw")), atol=0.02
+    )
+    assert b.posterior["p"].dims == ("chain", "draw", "pair")
+    assert bj.win_rate_summary(b)["r_hat"].iloc[0] < 1.01
+    assert b.attrs["backend"] == "pymc"
+
+
+def test_enumeration_helper_covers_all_patterns():
+    # sanity of the reference itself: sums to one over all verdict vectors for one judge pair
+    p, q0, q1 = 0.3, np.array([0.8, 0.6]), np.array([0.7, 0.9])
+    tot = 0.0
+    for v in itertools.product([0, 1], repeat=2):
+        n1 = np.array([v], float)
+        tot += np.exp(brute_force_loglik(p, q0, q1, n1, 1 - n1, np.array([-1]))[0])
+    assert tot == pytest.approx(1.0)

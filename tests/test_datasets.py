@@ -1,0 +1,79 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+import bayes_judge as bj
+
+SIZES = {
+    "llmbar_natural": (100, 65),
+    "llmbar_adversarial_gptinst": (92, 65),
+    "llmbar_adversarial_gptout": (47, 65),
+    "llmbar_adversarial_manual": (46, 65),
+    "llmbar_adversarial_neighbor": (134, 65),
+    "mtbench": (200, 8),
+    "llmeval2": (200, 8),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SIZES))
+def test_every_bundled_set_is_a_valid_judgments_table(name):
+    df = bj.load_dataset(name)
+    n_items, n_judges = SIZES[name]
+    assert df["item"].nunique() == n_items and df["judge"].nunique() == n_judges
+    assert len(df) == n_items * n_judges * 2  # every row kept: both orders, ties included
+    v = bj.validate_judgments(df)
+    assert v["human"].notna().all()
+
+
+def test_orientation_matches_the_source_items():
+    df = bj.load_dataset("mtbench")
+    items = bj.load_items("mtbench").set_index("item")
+    # human: the label in the row's order points at the output the item says humans preferred
+    preferred = np.where(df["human"] == "a", df["a"], df["b"])
+    expected = "output_" + df["item"].map(items["human_label"]).astype(str)
+    assert (preferred == expected).all()
+
+
+def test_accuracies_reproduce_the_authors_statistics():
+    """correct_False / correct_True of LLMBar's statistics.json: accuracy of the un-swapped and
+    swapped queries, recomputed from our table."""
+    from bayes_judge.datasets import _read
+
+    df = bj.load_dataset("mtbench")
+    stats = _read("mtbench", "evaluator_statistics.csv").set_index("evaluator")
+    for judge, g in df.groupby("judge"):
+        for swap, col in ((0, "correct_False"), (1, "correct_True")):
+            r = g[g["swap"] == swap]
+            correct = int((r["winner"] == r["human"]).sum())
+            assert stats.loc[judge, col].startswith(f"{correct} / 200"), (judge, swap)
+
+
+def test_union_llmbar():
+    df = bj.load_dataset("llmbar")
+    assert df["item"].nunique() == 419
+    assert df["item"].str.startswith(("natural:", "adversarial_")).all()
+
+
+def test_assign_generators_gives_exact_true_win_rate():
+    df = bj.load_dataset("mtbench")
+    g = bj.assign_generators(df, share=0.8, seed=3)
+    assert g.attrs["p_true"] == 0.8
+    d = bj.encode_win_rate(g)
+    assert d.pairs == [("G0", "G1")] and (d.label == 1).mean() == 0.8
+    # verdicts unchanged: the judge still picks the same output in every row
+    picked = np.where(g["winner"] == "a", g["cand_a"], np.where(g["winner"] == "b", g["cand_b"], "tie"))
+    picked_src = np.where(df["winner"] == "a", df["a"], np.where(df["winner"] == "b", df["b"], "tie"))
+    assert (picked == picked_src).all()
+    g2 = bj.assign_generators(df, share=0.8, seed=3)
+    pd.testing.assert_frame_equal(g, g2)
+
+
+def test_assign_generators_needs_labels():
+    df = bj.load_dataset("mtbench").assign(human=None)
+    with pytest.raises(ValueError, match="human label on every row"):
+        bj.assign_generators(df)
+
+
+def test_unknown_dataset():
+    with pytest.raises(ValueError, match="unknown dataset 'hanna'"):
+        bj.load_dataset("hanna")
