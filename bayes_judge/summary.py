@@ -13,7 +13,9 @@ from .calibration.kde import kde_mode
 __all__ = ["win_rate_summary"]
 
 
-def win_rate_summary(idata: az.InferenceData, *, hdi_prob: float = 0.94) -> pd.DataFrame:
+def win_rate_summary(
+    idata: az.InferenceData, *, hdi_prob: float = 0.94, by_judge: bool = False
+) -> pd.DataFrame:
     """One row per pair of systems: the posterior of p and what the judges observed.
 
     Parameters
@@ -22,6 +24,9 @@ def win_rate_summary(idata: az.InferenceData, *, hdi_prob: float = 0.94) -> pd.D
         The result of :func:`bayes_judge.win_rate`.
     hdi_prob : float
         Mass of the highest-density interval (ArviZ's default 0.94).
+    by_judge : bool
+        For BWRS and observed fits: one row per (pair, judge) from the per-judge estimates
+        (``p_judge`` / ``k``), as the seed reports them per evaluator mode.
 
     Returns
     -------
@@ -39,6 +44,8 @@ def win_rate_summary(idata: az.InferenceData, *, hdi_prob: float = 0.94) -> pd.D
     if not hasattr(idata, "posterior") or "p" not in idata.posterior:
         raise ValueError("win_rate_summary needs an InferenceData with a posterior variable 'p'")
     post = idata.posterior
+    if by_judge:
+        return _by_judge(idata, hdi_prob)
     p = post["p"]
     pairs = list(p["pair"].to_numpy())
     attrs = idata.attrs if idata.attrs else post.attrs
@@ -80,3 +87,35 @@ def win_rate_summary(idata: az.InferenceData, *, hdi_prob: float = 0.94) -> pd.D
         index=pd.Index(pairs, name="pair"),
     )
     return out
+
+
+def _by_judge(idata: az.InferenceData, hdi_prob: float) -> pd.DataFrame:
+    post = idata.posterior
+    var = "p_judge" if "p_judge" in post else "k" if "k" in post else None
+    if var is None:
+        raise ValueError(
+            "by_judge=True needs per-judge win rates (method='bwrs' or 'observed'); "
+            "a Dawid-Skene fit has one p per pair"
+        )
+    rows = []
+    k_judge = idata.constant_data["k_judge"]
+    for pair in post["pair"].to_numpy():
+        for judge in post["judge"].to_numpy():
+            x = post[var].sel(pair=pair, judge=judge).to_numpy().ravel()
+            if not np.isfinite(x).any():
+                continue
+            lo, hi = az.hdi(x, hdi_prob=hdi_prob)
+            rows.append(
+                {
+                    "pair": pair,
+                    "judge": judge,
+                    "p_mean": x.mean(),
+                    "p_mode": kde_mode(x),
+                    "hdi_low": lo,
+                    "hdi_high": hi,
+                    "prob_gt_half": (x > 0.5).mean(),
+                    "k_observed": float(k_judge.sel(pair=pair, judge=judge)),
+                    "frac_outside_unit": ((x < 0) | (x > 1)).mean(),
+                }
+            )
+    return pd.DataFrame(rows).set_index(["pair", "judge"])

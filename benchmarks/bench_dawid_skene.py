@@ -8,9 +8,12 @@ two simulated generators G0 / G1 with a true win rate of 0.8, seed 003 §4.1), c
                       marginalized, t_ie ~ Bernoulli(h_i ? q0_e : 1 - q1_e); ``pm.sample`` assigns
                       NUTS to (p, q0, q1) and BinaryGibbsMetropolis to h.  4 chains x (tune + draws),
                       cores=2, PyMC defaults otherwise.
-* ``ours-numpyro``  : ``bj.win_rate(g, method="dawid-skene", prior="none", swap="split")``, first
+* ``ours-numpyro``  : ``bj.win_rate(g, method="dawid-skene", prior="none", swap="split",
+                      backend="numpyro")``, first
                       fit in a fresh process (imports + JAX tracing/compile counted), then a second
                       fit of same-shaped data (``assign_generators(df, seed=1)``) in that process.
+* ``ours-nutpie``   : the same call with the package's default ``backend="nutpie"`` (first and second
+                      fit, as for NumPyro).
 * ``ours-pymc``     : the same call with ``backend="pymc"``, first fit in a fresh process.
 * BWRS with 10 000 draws + ``win_rate_summary`` (KDE mode), and ``kde_mode`` against
   ``scipy.stats.gaussian_kde`` on a 1e4-point grid for the same draws.
@@ -184,7 +187,7 @@ def worker_ours_numpyro(cfg: dict) -> dict:
     from bayes_judge import inference
 
     t_import = time.perf_counter() - t0
-    kw = dict(method="dawid-skene", prior="none", swap="split", chains=cfg["chains"],
+    kw = dict(method="dawid-skene", prior="none", swap="split", backend="numpyro", chains=cfg["chains"],
               draws=cfg["draws"], tune=cfg["tune"], seed=0)
     df, g = _data(0)
     idata = bj.win_rate(g, **kw)
@@ -204,6 +207,26 @@ def worker_ours_numpyro(cfg: dict) -> dict:
 
     return {"first": first, "second": second, "jax_devices": jax.local_device_count(),
             "xla_flags": os.environ.get("XLA_FLAGS", "")}
+
+
+def worker_ours_nutpie(cfg: dict) -> dict:
+    """The package's default backend: nutpie NUTS on a numba log-density (first and second fit)."""
+    t0 = time.perf_counter()
+    import bayes_judge as bj
+
+    t_import = time.perf_counter() - t0
+    kw = dict(method="dawid-skene", prior="none", swap="split", backend="nutpie", chains=cfg["chains"],
+              draws=cfg["draws"], tune=cfg["tune"], seed=0)
+    df, g = _data(0)
+    idata = bj.win_rate(g, **kw)
+    wall1 = time.perf_counter() - t0
+    first = _metrics(idata.posterior, wall1)
+    first.update({"import_s": t_import, "n_patterns": int(idata.attrs.get("n_patterns", -1))})
+    g1 = bj.assign_generators(df, share=0.8, seed=1)
+    t1 = time.perf_counter()
+    idata2 = bj.win_rate(g1, **kw)
+    second = _metrics(idata2.posterior, time.perf_counter() - t1)
+    return {"first": first, "second": second}
 
 
 def worker_ours_pymc(cfg: dict) -> dict:
@@ -288,6 +311,7 @@ def worker_bwrs(cfg: dict) -> dict:
 WORKERS = {
     "baseline": worker_baseline,
     "ours-numpyro": worker_ours_numpyro,
+    "ours-nutpie": worker_ours_nutpie,
     "ours-pymc": worker_ours_pymc,
     "bwrs": worker_bwrs,
 }
@@ -372,6 +396,8 @@ def _table(res: dict) -> str:
     base = res["baseline"]
     rows = [
         ("baseline: PyMC, h sampled by BinaryGibbsMetropolis (fresh process)", base),
+        ("ours nutpie (default backend): first fit (fresh process)", res["ours_nutpie"]["first"]),
+        ("ours nutpie: second fit, same shapes, same process", res["ours_nutpie"]["second"]),
         ("ours numpyro: first fit (fresh process, import + JIT)", res["ours_numpyro"]["first"]),
         ("ours numpyro: second fit, same shapes, same process", res["ours_numpyro"]["second"]),
         ("ours pymc backend: first fit (fresh process)", res["ours_pymc"]),
@@ -439,7 +465,8 @@ def main(argv=None) -> int:
     t_all = time.perf_counter()
     res: dict = {"command": command, "protocol": cfg, "quick": args.quick, "cold_cache": not args.warm_cache,
                  "machine": _machine(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-    for key, name, env in (("ours_numpyro", "ours-numpyro", None), ("bwrs", "bwrs", None),
+    for key, name, env in (("ours_nutpie", "ours-nutpie", None), ("ours_numpyro", "ours-numpyro", None),
+                           ("bwrs", "bwrs", None),
                            ("ours_pymc", "ours-pymc", "pymc"), ("baseline", "baseline", "pymc")):
         print(f"running {name} ...", flush=True)
         res[key] = _run_worker(name, cfg, pymc_env() if env else None)
@@ -453,6 +480,8 @@ def main(argv=None) -> int:
 
     base = res["baseline"]["ess_per_s_p"]
     res["ratio_ess_per_s_p_vs_baseline"] = {
+        "ours_nutpie_first": res["ours_nutpie"]["first"]["ess_per_s_p"] / base,
+        "ours_nutpie_second": res["ours_nutpie"]["second"]["ess_per_s_p"] / base,
         "ours_numpyro_first": res["ours_numpyro"]["first"]["ess_per_s_p"] / base,
         "ours_numpyro_second": res["ours_numpyro"]["second"]["ess_per_s_p"] / base,
         "ours_pymc_first": res["ours_pymc"]["ess_per_s_p"] / base,
@@ -470,7 +499,7 @@ def main(argv=None) -> int:
     print("load average (1 min) before/after each run on "
           f"{os.cpu_count()} cores: "
           + ", ".join(f"{k} {res[k]['loadavg_before'][0]:.1f}/{res[k]['loadavg_after'][0]:.1f}"
-                      for k in ("ours_numpyro", "bwrs", "ours_pymc", "baseline")))
+                      for k in ("ours_nutpie", "ours_numpyro", "bwrs", "ours_pymc", "baseline")))
     print("baseline step methods: " + "; ".join(x for x in res["baseline"]["sampler_log"] if x.startswith(">")))
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(json.dumps(res, indent=2) + "\n")

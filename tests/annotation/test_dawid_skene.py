@@ -125,14 +125,23 @@ def test_in_distribution_labels_are_observed(sim):
     assert abs(s["p_mean"].iloc[0] - h.mean()) < 0.04
 
 
-@pytest.mark.parametrize("backend", ["nutpie", "numpyro"])
-def test_same_seed_same_draws(sim, backend):
-    kw = dict(method="dawid-skene", chains=2, draws=100, tune=100, backend=backend)
+def test_same_seed_same_draws(sim):
+    kw = dict(method="dawid-skene", chains=2, draws=100, tune=100)
     a = bj.win_rate(sim, seed=3, **kw)
     b = bj.win_rate(sim, seed=3, **kw)
     c = bj.win_rate(sim, seed=4, **kw)
     np.testing.assert_array_equal(a.posterior["p"], b.posterior["p"])
     assert not np.array_equal(a.posterior["p"], c.posterior["p"])
+
+
+def test_numpyro_refit_reuses_sampler_and_seed(sim, fit_numpyro):
+    """Same seed, same draws; the second fit reuses the compiled NumPyro sampler."""
+    from bayes_judge import inference
+
+    n_cached = len(inference._MCMC_CACHE)
+    again = bj.win_rate(sim, backend="numpyro", seed=1, chains=4, draws=1000, tune=1000)
+    assert len(inference._MCMC_CACHE) == n_cached
+    np.testing.assert_array_equal(again.posterior["p"], fit_numpyro.posterior["p"])
 
 
 def test_near_chance_judges_stay_in_one_mode():

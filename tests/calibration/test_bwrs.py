@@ -129,3 +129,13 @@ def test_summary_rejects_other_objects():
             import arviz as az
 
             bj.win_rate_summary(az.from_dict(posterior={"x": np.zeros((1, 5))}))
+
+
+def test_summary_by_judge(labelled):
+    idata = bj.win_rate(labelled, method="bwrs", prior="in-distribution", draws=500, seed=0)
+    s = bj.win_rate_summary(idata, by_judge=True)
+    assert list(s.index.get_level_values("judge")) == ["judge0", "judge1"]
+    x = idata.posterior["p_judge"].isel(pair=0, judge=1).to_numpy()
+    assert s["p_mean"].iloc[1] == pytest.approx(x.mean())
+    with pytest.raises(ValueError, match="by_judge=True needs per-judge"):
+        bj.win_rate_summary(bj.win_rate(labelled, draws=50, tune=50, chains=2), by_judge=True)
