@@ -44,7 +44,7 @@ def _rows(index: Iterable, limit: int = 8) -> str:
 
 def _as_str(col: pd.Series) -> pd.Series:
     """Candidate / judge / item ids as plain Python strings (object dtype)."""
-    return col.map(lambda v: v if isinstance(v, str) else str(v)).astype(object)
+    return col.astype(str).astype(object)
 
 
 def _normalize_label(col: pd.Series, name: str, allowed: tuple[str, ...], allow_na: bool) -> pd.Series:

@@ -308,7 +308,8 @@ def win_rate(
                 raise ValueError(f"ood: judge(s) {missing} have no verdicts in the OOD set")
             counts = {k: v[idx][None, :] for k, v in c.items()}
         post = bwrs_draws(data, counts, chains=chains, draws=draws, seed=rng_seed)
-        dims.update({k: ["pair", "judge"] for k in ("p_judge", "q0", "q1", "k")})
+        constant["bwrs_weight"] = post.pop("weight")
+        dims.update({k: ["pair", "judge"] for k in ("p_judge", "q0", "q1", "k", "bwrs_weight")})
     else:
         post, extra = _fit_dawid_skene(
             data, prior=prior, ood=ood_data, backend=backend, chains=chains, draws=draws,

@@ -254,13 +254,17 @@ def posterior_item_quantities(
     h_prob : (C, D, U), P(a human prefers G0 on item i | data, p, q); 1 or 0 on labelled items.
     """
     label = data.label if use_labels else np.full(data.n_units, -1)
-    pair = data.unit_pair
-    n1, n0 = data.n_first, data.n_second
+    C, D, P = p.shape
+    ll_g0 = np.empty((C, D, data.n_units))
+    ll_g1 = np.empty((C, D, data.n_units))
     with np.errstate(divide="ignore"):
-        lq0, l1q0 = np.log(q0)[:, :, pair], np.log1p(-q0)[:, :, pair]
-        lq1, l1q1 = np.log(q1)[:, :, pair], np.log1p(-q1)[:, :, pair]
-        ll_g0 = np.log(p)[:, :, pair] + np.einsum("cdue,ue->cdu", lq0, n1) + np.einsum("cdue,ue->cdu", l1q0, n0)
-        ll_g1 = np.log1p(-p)[:, :, pair] + np.einsum("cdue,ue->cdu", l1q1, n1) + np.einsum("cdue,ue->cdu", lq1, n0)
+        for j in range(P):  # a few pairs; each is two (C*D, E) @ (E, U_j) products
+            u = data.unit_pair == j
+            n1, n0 = data.n_first[u].T, data.n_second[u].T  # (E, U_j)
+            lq0, l1q0 = np.log(q0[:, :, j]), np.log1p(-q0[:, :, j])  # (C, D, E)
+            lq1, l1q1 = np.log(q1[:, :, j]), np.log1p(-q1[:, :, j])
+            ll_g0[:, :, u] = np.log(p[:, :, j, None]) + lq0 @ n1 + l1q0 @ n0
+            ll_g1[:, :, u] = np.log1p(-p[:, :, j, None]) + l1q1 @ n1 + lq1 @ n0
     marg = np.logaddexp(ll_g0, ll_g1)
     log_lik = np.where(label == 1, ll_g0, np.where(label == 0, ll_g1, marg))
     h_prob = np.where(label == 1, 1.0, np.where(label == 0, 0.0, np.exp(ll_g0 - marg)))

@@ -37,8 +37,8 @@ def bwrs_draws(
 
     Returns
     -------
-    dict with (chains, draws, P, E) arrays ``q0``, ``q1``, ``k``, ``p_judge`` and the
-    (chains, draws, P) pooled ``p`` (mean of ``p_judge`` over the judges that judged the pair).
+    dict with (chains, draws, P, E) arrays ``q0``, ``q1``, ``k``, ``p_judge``, the (P, E)
+    pooling ``weight`` and the (chains, draws, P) pooled ``p``.
 
     Notes
     -----
@@ -51,6 +51,13 @@ def bwrs_draws(
 
     Draws with p outside [0, 1] or q0 + q1 <= 1 (eq. 14) are kept, counted in the summary and
     warned about: dropping them would bias the estimate silently.
+
+    Algorithm 1 calibrates one evaluator; the seed reports each evaluator mode separately
+    (``win_rate_summary(..., by_judge=True)``).  To give one ``p`` per pair the judges' draws are
+    pooled by an inverse-variance weighted mean, ``p = sum_e w_e p_e / sum_e w_e`` with
+    ``w_e = 1 / s_e**2`` and ``s_e = IQR(p_e) / 1.349`` a robust posterior scale: a judge near
+    chance, whose eq. 11 ratio explodes (q0 + q1 -> 1), gets almost no weight instead of
+    dominating a plain average.
     """
     P, E = len(data.pairs), len(data.judges)
     sk = np.zeros((P, E))
@@ -65,7 +72,11 @@ def bwrs_draws(
     k = rng.beta(sk + 1, nk - sk + 1, size=size)
     p_judge = (k + q1 - 1) / (q0 + q1 - 1)
     p_judge = np.where(nk > 0, p_judge, np.nan)
-    p = np.nanmean(p_judge, axis=-1)
+    q25, q75 = np.nanquantile(p_judge, [0.25, 0.75], axis=(0, 1))  # (P, E)
+    scale = (q75 - q25) / 1.349
+    weight = np.where(np.isfinite(scale) & (scale > 0), 1.0 / np.maximum(scale, 1e-12) ** 2, 0.0)
+    weight = weight / weight.sum(axis=-1, keepdims=True)
+    p = np.nansum(p_judge * weight, axis=-1)
     outside = float(np.mean((p < 0) | (p > 1)))
     low_q = float(np.mean((q0 + q1) <= 1))
     if outside > 0 or low_q > 0:
@@ -76,4 +87,4 @@ def bwrs_draws(
             BWRSWarning,
             stacklevel=3,
         )
-    return {"p": p, "p_judge": p_judge, "q0": q0, "q1": q1, "k": k}
+    return {"p": p, "p_judge": p_judge, "q0": q0, "q1": q1, "k": k, "weight": weight}

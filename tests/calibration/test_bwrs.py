@@ -39,7 +39,20 @@ def test_draws_follow_algorithm_1_beta_posteriors(labelled):
             assert stats.kstest(x, ref.cdf).pvalue > 1e-3
         q0, q1, k = (post[v].isel(pair=0, judge=e).to_numpy() for v in ("q0", "q1", "k"))
         np.testing.assert_allclose(post["p_judge"].isel(pair=0, judge=e), (k + q1 - 1) / (q0 + q1 - 1))
-    np.testing.assert_allclose(post["p"], post["p_judge"].mean("judge"))
+    w = idata.constant_data["bwrs_weight"]
+    assert float(w.sum()) == pytest.approx(1.0)
+    np.testing.assert_allclose(post["p"], (post["p_judge"] * w).sum("judge"), rtol=1e-10)
+
+
+def test_pooling_downweights_a_near_chance_judge():
+    good = bj.simulate_win_rate(300, p=0.8, q0=[0.9, 0.85, 0.52], q1=[0.85, 0.9, 0.5], seed=8)
+    df = good.assign(judge=good["judge"].replace({"judge2": "coin"}))
+    with pytest.warns(BWRSWarning):
+        idata = bj.win_rate(df, method="bwrs", prior="in-distribution", draws=1000, seed=0)
+    w = idata.constant_data["bwrs_weight"].sel(pair="G0 vs G1").to_series()
+    assert w["coin"] < 0.05 * min(w["judge0"], w["judge1"])
+    s = bj.win_rate_summary(idata)
+    assert abs(s["p_mean"].iloc[0] - good.attrs["truth"]["p_hat"]) < 0.05
 
 
 def test_recovers_p_with_good_judges(labelled):
@@ -109,6 +122,15 @@ def test_kde_mode_matches_scipy_and_is_fast():
     np.testing.assert_allclose(dens, ref, atol=0.02 * ref.max())
     assert kde_mode(x) == pytest.approx(grid[np.argmax(ref)], abs=2e-3)
     assert kde_mode(np.full(5, 0.3)) == 0.3
+
+
+def test_kde_mode_ignores_heavy_tails():
+    """Eq. 11 draws with q0 + q1 near 1 reach |p| ~ 1e3: the mode must stay at the peak."""
+    from bayes_judge.calibration.kde import kde_mode
+
+    rng = np.random.default_rng(1)
+    x = np.concatenate([rng.normal(0.8, 0.03, 9990), 1000 * rng.standard_cauchy(10)])
+    assert kde_mode(x) == pytest.approx(0.8, abs=0.01)
 
 
 def test_observed_k_is_eq4(tiny):
