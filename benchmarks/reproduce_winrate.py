@@ -369,7 +369,7 @@ def main(argv=None) -> int:
         for name in a.datasets if not a.from_json else ():
             f2_rows += run_fig2(name, data[name], a, log)
         md.append(f"## Fig. 2 — in-distribution prior ({note})\n")
-        md.append("BWRS p pools judges by averaging their eq. 11 draws (package behaviour); 'per-judge' = BWRS run per "
+        md.append("BWRS p pools the judges' eq. 11 draws with inverse-variance weights (package behaviour); 'per-judge' = BWRS run per "
                   "judge, error averaged over judges (the seed's 'averaged over all evaluator modes').\n")
         for name in a.datasets:
             md.append(f"### {NICE[name]}\n")
