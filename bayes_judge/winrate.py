@@ -113,11 +113,11 @@ def _fit_dawid_skene(
 ) -> tuple[dict, dict]:
     use_labels = prior == "in-distribution"
     if prior == "none":
-        verdicts = np.concatenate([data.n_first.sum(axis=1), data.n_second.sum(axis=1)])
         if (data.n_first.sum() == 0) or (data.n_second.sum() == 0):
             side = "G1" if data.n_first.sum() == 0 else "G0"
+            n = int(data.n_first.sum() + data.n_second.sum())
             raise ValueError(
-                f"dawid-skene: all {int(verdicts.sum())} verdicts prefer {side}; with no human "
+                f"dawid-skene: all {n} verdicts prefer {side}; with no human "
                 "labels (prior='none') p and the judges' accuracies are not identified. Add human "
                 "labels (prior='in-distribution') or an OOD prior."
             )
@@ -263,6 +263,13 @@ def win_rate(
         raise ValueError(f"tune must be a non-negative integer, got {tune!r}")
     if prior == "ood" and ood is None:
         raise ValueError("prior='ood' needs ood=, a labelled judgments table")
+    if ood is not None and prior != "ood":
+        raise ValueError(f"ood= is only read with prior='ood' (got prior={prior!r}); drop it or set prior='ood'")
+    if human is not None and (prior != "in-distribution" or method == "observed"):
+        raise ValueError(
+            f"human= labels are only read with prior='in-distribution' by 'bwrs' or 'dawid-skene' "
+            f"(got method={method!r}, prior={prior!r})"
+        )
 
     data = encode_win_rate(df, systems=systems, judges=judges, human=human, swap=swap, ties=ties, seed=seed)
     ood_data = None

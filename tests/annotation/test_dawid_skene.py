@@ -196,6 +196,10 @@ def test_bad_arguments(sim):
         bj.win_rate(sim, draws=0)
     with pytest.raises(ValueError, match="needs ood="):
         bj.win_rate(sim, prior="ood")
+    with pytest.raises(ValueError, match="only read with prior='ood'"):
+        bj.win_rate(sim, prior="none", ood=sim)
+    with pytest.raises(ValueError, match="human= labels are only read"):
+        bj.win_rate(sim, method="observed", human=sim[["item", "a", "b", "human"]])
     with pytest.raises(ValueError, match="needs human labels"):
         bj.win_rate(sim.assign(human=None), prior="in-distribution")
     other = sim.assign(judge="someone else")
@@ -276,3 +280,24 @@ def test_enumeration_helper_covers_all_patterns():
         n1 = np.array([v], float)
         tot += np.exp(brute_force_loglik(p, q0, q1, n1, 1 - n1, np.array([-1]))[0])
     assert tot == pytest.approx(1.0)
+
+
+def test_external_human_table_equals_human_column(sim):
+    keep = sim["item"] % 5 == 0
+    with_col = sim.assign(human=sim["human"].where(keep, None))
+    table = sim.loc[keep, ["item", "a", "b", "human"]].drop_duplicates()
+    kw = dict(method="dawid-skene", prior="in-distribution", seed=2, chains=2, draws=200, tune=200)
+    a = bj.win_rate(with_col, **kw)
+    b = bj.win_rate(sim.assign(human=None), human=table, **kw)
+    np.testing.assert_array_equal(a.posterior["p"], b.posterior["p"])
+
+
+def test_ood_prior_end_to_end(sim):
+    ood = bj.simulate_win_rate(120, p=0.4, q0=[0.9, 0.85, 0.8, 0.9, 0.75], q1=[0.8, 0.8, 0.85, 0.7, 0.8],
+                               systems=("X", "Y"), seed=21)
+    fit = bj.win_rate(sim.assign(human=None), prior="ood", ood=ood, seed=0, **FAST)
+    a0, b0, _, _ = ds.ood_prior(bj.encode_win_rate(ood), fit.posterior["judge"].to_numpy().tolist())
+    np.testing.assert_allclose(fit.constant_data["alpha_q0"].isel(pair=0), a0)
+    np.testing.assert_allclose(fit.constant_data["beta_q0"].isel(pair=0), b0)
+    s = bj.win_rate_summary(fit)
+    assert s["hdi_low"].iloc[0] < sim.attrs["truth"]["p_hat"] < s["hdi_high"].iloc[0]
