@@ -26,6 +26,11 @@ def _demo(args: argparse.Namespace) -> int:
     labelled = rng.choice(items, size=int(round(args.label_share * len(items))), replace=False)
     g_lab = g.assign(human=g["human"].where(g["item"].isin(labelled), None))
     kw = dict(chains=args.chains, draws=args.draws, tune=args.draws, seed=args.seed)
+    import warnings
+
+    from bayes_judge.calibration.bwrs import BWRSWarning
+
+    warnings.simplefilter("ignore", BWRSWarning)  # reported in the table (share outside [0, 1])
     fits = {
         "observed k": bj.win_rate(g, method="observed", **kw),
         f"BWRS ({args.label_share:.0%} human labels)": bj.win_rate(g_lab, method="bwrs", prior="in-distribution", **kw),
@@ -46,6 +51,7 @@ def _demo(args: argparse.Namespace) -> int:
                 "p_mode": s["p_mode"],
                 "hdi_94": f"[{s['hdi_low']:.3f}, {s['hdi_high']:.3f}]",
                 "|p_mode - p|": abs(s["p_mode"] - p_true),
+                "p outside [0,1]": s["frac_outside_unit"],
                 "r_hat": s["r_hat"],
             }
         )
