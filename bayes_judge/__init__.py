@@ -13,8 +13,9 @@ __version__ = "0.1.0"
 
 from .datasets import assign_generators, list_datasets, load_dataset, load_items
 from .schema import validate_judgments
+from .selection import select_comparisons
 from .simulate import simulate_win_rate
-from .summary import win_rate_summary
+from .summary import pairwise_prob, score_summary, win_rate_summary
 from .verdicts import encode_win_rate
 from .winrate import LabelSwitchingWarning, win_rate
 
@@ -29,5 +30,8 @@ __all__ = [
     "encode_win_rate",
     "win_rate",
     "win_rate_summary",
+    "select_comparisons",
+    "score_summary",
+    "pairwise_prob",
     "LabelSwitchingWarning",
 ]

@@ -43,13 +43,14 @@ def sample_numpyro(
     model: Callable,
     model_args: tuple,
     *,
-    init_values: dict[str, np.ndarray],
+    init_values: dict[str, np.ndarray] | None = None,
     chains: int = 4,
     draws: int = 1000,
     tune: int = 1000,
     seed: int = 0,
     target_accept: float = 0.8,
     chain_method: str | None = None,
+    unconstrained_init: dict[str, np.ndarray] | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Sample ``model(*model_args)`` with NumPyro NUTS.
 
@@ -59,10 +60,13 @@ def sample_numpyro(
         A NumPyro model whose sample sites are all Beta-distributed in (0, 1).
     model_args : tuple of arrays
         Data, passed as traced arguments (refits with the same shapes do not recompile).
-    init_values : dict
-        Starting point of every chain in the constrained space, per site (shape of the site).
-        Starting every chain from the same point near the prior mean keeps chains out of the
-        label-switched mode of Dawid-Skene (see ``DESIGN.md``).
+    init_values : dict, optional
+        Starting point of every chain for sites in (0, 1) (Beta sites; mapped by logit), per site
+        (shape of the site).  Starting every chain from the same point near the prior mean keeps
+        chains out of the label-switched mode of Dawid-Skene (see ``DESIGN.md``).
+    unconstrained_init : dict, optional
+        Starting point of every chain in NumPyro's unconstrained space, for other sites.
+        Sites named in neither start by NumPyro's default (uniform in (-2, 2)).
     chain_method : {"vectorized", "sequential", "parallel"}, optional
         Default: ``"parallel"`` when JAX sees at least ``chains`` CPU devices, else
         ``"vectorized"``.
@@ -95,13 +99,16 @@ def sample_numpyro(
     # Beta sites: unconstrained value = logit(x); same start for every chain.
     init_params = {
         k: jnp.broadcast_to(jnp.log(v) - jnp.log1p(-v), (chains, *np.shape(v)))
-        for k, v in init_values.items()
+        for k, v in (init_values or {}).items()
     }
+    init_params.update(
+        {k: jnp.broadcast_to(jnp.asarray(v), (chains, *np.shape(v))) for k, v in (unconstrained_init or {}).items()}
+    )
     args = tuple(jnp.asarray(a) for a in model_args)
     mcmc.run(
         jax.random.PRNGKey(seed),
         *args,
-        init_params=init_params,
+        init_params=init_params or None,
         extra_fields=("diverging", "energy", "num_steps", "accept_prob", "potential_energy"),
     )
     samples = {k: np.asarray(v) for k, v in mcmc.get_samples(group_by_chain=True).items()}
@@ -120,7 +127,7 @@ def sample_pymc(
     model,
     *,
     var_names: list[str],
-    init_values: dict[str, np.ndarray],
+    init_values: dict[str, np.ndarray] | None = None,
     chains: int = 4,
     draws: int = 1000,
     tune: int = 1000,

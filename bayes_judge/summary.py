@@ -10,7 +10,7 @@ import pandas as pd
 
 from .calibration.kde import kde_mode
 
-__all__ = ["win_rate_summary"]
+__all__ = ["win_rate_summary", "score_summary", "pairwise_prob"]
 
 
 def win_rate_summary(
@@ -119,3 +119,93 @@ def _by_judge(idata: az.InferenceData, hdi_prob: float) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows).set_index(["pair", "judge"])
+
+
+def _score_blocks(idata: az.InferenceData):
+    if not hasattr(idata, "posterior") or "s" not in idata.posterior or "candidate" not in idata.posterior["s"].dims:
+        raise ValueError("needs a ranking InferenceData with a posterior variable 's' over dim 'candidate' "
+                         "(bj.rank(..., bayesian=True))")
+    s = idata.posterior["s"]
+    items = np.asarray(s["item"].to_numpy(), dtype=object)
+    cands = np.asarray(s["candidate_id"].to_numpy(), dtype=object)
+    flat = s.to_numpy().reshape(-1, s.shape[-1])  # (draws, N)
+    return flat, items, cands
+
+
+def score_summary(idata: az.InferenceData, *, hdi_prob: float = 0.94) -> pd.DataFrame:
+    """Per candidate: posterior mean and sd of the score, HDI, mean rank and its interval, P(best).
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        A Bayesian ranking (``bj.rank(..., bayesian=True)``), scores ``s`` over dim ``candidate``.
+    hdi_prob : float
+        Mass of the score HDI and of the equal-tailed rank interval.
+
+    Returns
+    -------
+    pandas.DataFrame with columns item, candidate, mean, sd, hdi_low, hdi_high, mean_rank,
+    rank_low, rank_high, p_best, r_hat, ess_bulk; sorted by item and mean rank (rank 1 = best,
+    computed within the item for every draw).
+    """
+    flat, items, cands = _score_blocks(idata)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        hdi = az.hdi(idata.posterior["s"], hdi_prob=hdi_prob)["s"].to_numpy()
+        rhat = az.rhat(idata.posterior["s"])["s"].to_numpy()
+        ess = az.ess(idata.posterior["s"], method="bulk")["s"].to_numpy()
+    ranks = np.empty_like(flat)
+    for item in pd.unique(items):
+        cols = np.flatnonzero(items == item)
+        order = np.argsort(-flat[:, cols], axis=1)
+        r = np.empty_like(order)
+        np.put_along_axis(r, order, np.arange(1, cols.size + 1)[None, :], axis=1)
+        ranks[:, cols] = r
+    tail = (1 - hdi_prob) / 2
+    out = pd.DataFrame(
+        {
+            "item": items,
+            "candidate": cands,
+            "mean": flat.mean(axis=0),
+            "sd": flat.std(axis=0, ddof=1),
+            "hdi_low": hdi[:, 0],
+            "hdi_high": hdi[:, 1],
+            "mean_rank": ranks.mean(axis=0),
+            "rank_low": np.quantile(ranks, tail, axis=0),
+            "rank_high": np.quantile(ranks, 1 - tail, axis=0),
+            "p_best": (ranks == 1).mean(axis=0),
+            "r_hat": rhat,
+            "ess_bulk": ess,
+        }
+    )
+    return out.sort_values(["item", "mean_rank"], kind="stable").reset_index(drop=True)
+
+
+def pairwise_prob(idata: az.InferenceData, *, item: str | None = None) -> pd.DataFrame:
+    """Matrix of P(s_i > s_j | data) between the candidates of one item.
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        A Bayesian ranking.
+    item : str, optional
+        Which item (context); required when the ranking has several.
+
+    Returns
+    -------
+    pandas.DataFrame, shape (N, N), rows i and columns j named by candidate; the diagonal is NaN.
+    """
+    flat, items, cands = _score_blocks(idata)
+    uniq = list(pd.unique(items))
+    if item is None:
+        if len(uniq) > 1:
+            raise ValueError(f"the ranking has {len(uniq)} items; choose one with item= (e.g. {uniq[0]!r})")
+        item = uniq[0]
+    if str(item) not in [str(u) for u in uniq]:
+        raise ValueError(f"item {item!r} is not in the ranking (items: {uniq[:8]})")
+    cols = np.flatnonzero(items.astype(str) == str(item))
+    x = flat[:, cols]
+    prob = (x[:, :, None] > x[:, None, :]).mean(axis=0)
+    np.fill_diagonal(prob, np.nan)
+    names = [str(c) for c in cands[cols]]
+    return pd.DataFrame(prob, index=pd.Index(names, name="i"), columns=pd.Index(names, name="j"))
