@@ -12,6 +12,7 @@ models turn it into posterior win rates with honest uncertainty.
 __version__ = "0.1.0"
 
 from .datasets import assign_generators, list_datasets, load_dataset, load_items
+from .ranking import rank
 from .schema import validate_judgments
 from .selection import select_comparisons
 from .simulate import simulate_win_rate
@@ -31,6 +32,7 @@ __all__ = [
     "win_rate",
     "win_rate_summary",
     "select_comparisons",
+    "rank",
     "score_summary",
     "pairwise_prob",
     "LabelSwitchingWarning",

@@ -1,0 +1,252 @@
+"""Bayesian scores from pairwise comparisons (seed 004 §3, as posteriors instead of MAP / closed form).
+
+Three generative models over the scores ``s`` of every candidate, each with an optional
+position-bias parameter ``gamma`` (seed 004 eq. 13, A.7-A.8: a constant shift of the score
+difference in favour of position A):
+
+``"poe-bt"``  soft Bradley-Terry experts (§3.2) used as a fractional Bernoulli pseudo-likelihood::
+
+    log p(C | s) = sum_k  p_ij log sigma(d_k) + (1 - p_ij) log sigma(-d_k),   d_k = s_i - s_j + gamma
+
+  (the expert's normalizer Z_ij = pi / sin(pi p_ij) does not depend on s; at p_ij in {0, 1} this
+  is hard Bradley-Terry).
+
+``"poe-g"``  Gaussian experts with linear mean and constant variance (eq. 12)::
+
+    p_ij ~ Normal(alpha (s_i - s_j) + beta, sigma),  alpha ~ HalfNormal(1), beta ~ Normal(0.5, 0.25),
+    sigma ~ HalfNormal(0.5)
+
+  ``beta`` is the debiasing offset E[p] of eq. 13 (0.5 for a judge without position bias).
+
+``"bt"``  hard Bradley-Terry on decisions ``y_ij``, with ties by Davidson's model when present::
+
+    P(i wins) = e^{d/2} / (e^{d/2} + e^{-d/2} + nu),  P(tie) = nu / (...),  nu ~ HalfNormal(1)
+
+Identification: scores are only defined up to a shift within each item, so the model samples
+``s_raw ~ Normal(0, sigma_s)`` and reports ``s = s_raw - mean_item(s_raw)`` (sum to zero within
+every item; ``sigma_s = 1`` by default).  No candidate is pinned, so every candidate gets an
+honest interval.
+
+The same log-likelihood expressions (:func:`comparison_log_lik`) serve the NumPyro and the PyMC
+models through an array namespace, as in :mod:`bayes_judge.annotation.dawid_skene`.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import arviz as az
+import numpy as np
+
+from ..inference import sample_numpyro, sample_pymc
+from .encode import RankData
+
+__all__ = ["BAYES_MODELS", "fit_scores", "comparison_log_lik"]
+
+BAYES_MODELS = ("poe-bt", "poe-g", "bt")
+
+
+def _log_sigmoid(xp, x):
+    return -xp.logaddexp(0.0, -x)
+
+
+def comparison_log_lik(xp, model: str, d, p, y, alpha=None, beta=None, sigma=None, nu=None):
+    """Pointwise log-likelihood of every comparison, shape (K,).
+
+    Parameters
+    ----------
+    xp : array namespace (``jax.numpy``, ``numpy`` or a pytensor adapter)
+    model : one of :data:`BAYES_MODELS`
+    d : (K,) score difference s_i - s_j (+ gamma)
+    p : (K,) soft outcomes p_ij;  y : (K,) hard outcomes (1, 0, 0.5 = tie)
+    """
+    if model == "poe-bt":
+        return p * _log_sigmoid(xp, d) + (1.0 - p) * _log_sigmoid(xp, -d)
+    if model == "poe-g":
+        z = (p - (alpha * d + beta)) / sigma
+        return -0.5 * z * z - xp.log(sigma) - 0.5 * np.log(2 * np.pi)
+    if model == "bt":
+        if nu is None:  # ties, if any, count half a win each way
+            return y * _log_sigmoid(xp, d) + (1.0 - y) * _log_sigmoid(xp, -d)
+        log_norm = xp.logaddexp(xp.logaddexp(0.5 * d, -0.5 * d), xp.log(nu))
+        win = xp.where(xp.equal(y, 1.0), 0.5 * d, xp.where(xp.equal(y, 0.0), -0.5 * d, xp.log(nu)))
+        return win - log_norm
+    raise ValueError(f"unknown model {model!r}")
+
+
+def _center(xp, s_raw, cand_item, n_items, counts):
+    """s_raw minus the mean of its item: sum-to-zero within every item."""
+    if xp.__name__.startswith("pytensor"):
+        import pytensor.tensor as pt
+
+        sums = pt.zeros(n_items)
+        sums = pt.inc_subtensor(sums[cand_item], s_raw)
+    else:
+        sums = xp.zeros(n_items).at[cand_item].add(s_raw)
+    return s_raw - (sums / counts)[cand_item]
+
+
+def _numpyro_model(i, j, p, y, cand_item, counts, n_items, sigma_s, model, bias, ties):
+    import jax.numpy as jnp
+    import numpyro
+    import numpyro.distributions as dist
+
+    n = cand_item.shape[0]
+    s_raw = numpyro.sample("s_raw", dist.Normal(0.0, sigma_s).expand([n]).to_event(1))
+    s = numpyro.deterministic("s", _center(jnp, s_raw, cand_item, n_items, counts))
+    d = s[i] - s[j]
+    if bias:
+        d = d + numpyro.sample("gamma", dist.Normal(0.0, 1.0))
+    kw = {}
+    if model == "poe-g":
+        kw = {
+            "alpha": numpyro.sample("alpha", dist.HalfNormal(1.0)),
+            "beta": numpyro.sample("beta", dist.Normal(0.5, 0.25)),
+            "sigma": numpyro.sample("sigma", dist.HalfNormal(0.5)),
+        }
+    if model == "bt" and ties:
+        kw["nu"] = numpyro.sample("nu", dist.HalfNormal(1.0))
+    numpyro.factor("c", jnp.sum(comparison_log_lik(jnp, model, d, p, y, **kw)))
+
+
+def _pymc_model(data: RankData, coords, sigma_s, model, bias, ties):
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    ptx = SimpleNamespace(
+        __name__="pytensor.tensor", logaddexp=pt.logaddexp, log=pt.log, where=pt.switch, equal=pt.eq
+    )
+    counts = np.bincount(data.cand_item, minlength=data.n_items).astype(float)
+    with pm.Model(coords=coords) as m:
+        s_raw = pm.Normal("s_raw", 0.0, sigma_s, dims="candidate")
+        s = pm.Deterministic("s", _center(ptx, s_raw, data.cand_item, data.n_items, counts), dims="candidate")
+        d = s[data.i] - s[data.j]
+        if bias:
+            d = d + pm.Normal("gamma", 0.0, 1.0)
+        kw = {}
+        if model == "poe-g":
+            kw = {
+                "alpha": pm.HalfNormal("alpha", 1.0),
+                "beta": pm.Normal("beta", 0.5, 0.25),
+                "sigma": pm.HalfNormal("sigma", 0.5),
+            }
+        if model == "bt" and ties:
+            kw["nu"] = pm.HalfNormal("nu", 1.0)
+        pm.Potential("c", pt.sum(comparison_log_lik(ptx, model, d, data.p, data.y, **kw)))
+    return m
+
+
+def _pointwise(model: str, post: dict, data: RankData, bias: bool, ties: bool) -> np.ndarray:
+    """(chains, draws, K) log-likelihood of every comparison from the posterior draws."""
+    s = post["s"]
+    d = s[..., data.i] - s[..., data.j]
+    if bias:
+        d = d + post["gamma"][..., None]
+    kw = {}
+    if model == "poe-g":
+        kw = {k: post[k][..., None] for k in ("alpha", "beta", "sigma")}
+    if model == "bt" and ties:
+        kw["nu"] = post["nu"][..., None]
+    return comparison_log_lik(np, model, d, data.p, data.y, **kw)
+
+
+def fit_scores(
+    data: RankData,
+    *,
+    model: str = "poe-bt",
+    position_bias: bool = False,
+    ties: str = "davidson",
+    sigma_s: float = 1.0,
+    backend: str = "numpyro",
+    chains: int = 4,
+    draws: int = 1000,
+    tune: int = 1000,
+    seed: int = 0,
+    target_accept: float = 0.8,
+) -> az.InferenceData:
+    """Posterior over the candidates' scores by NUTS.
+
+    Parameters
+    ----------
+    data : RankData
+        From :func:`bayes_judge.ranking.encode.encode_ranking`.
+    model : {"poe-bt", "poe-g", "bt"}
+        See the module docstring.
+    position_bias : bool
+        Add a latent shift ``gamma`` of every score difference in favour of position A.
+    ties : {"davidson", "half"}
+        For ``model="bt"``: Davidson's tie parameter ``nu`` (used only when the data have ties), or
+        a tie as half a win each way.
+    sigma_s : float
+        Prior scale of the raw scores.
+    backend : {"numpyro", "pymc"}
+
+    Returns
+    -------
+    arviz.InferenceData with posterior ``s`` (dim ``candidate``; coords ``item`` and
+    ``candidate_id`` give each candidate's item and id), ``s_raw``, and ``gamma`` / ``alpha`` /
+    ``beta`` / ``sigma`` / ``nu`` where the model has them; ``log_likelihood["c"]`` per comparison;
+    ``observed_data`` with the outcomes.
+    """
+    if model not in BAYES_MODELS:
+        raise ValueError(f"bayesian model must be one of {BAYES_MODELS}, got {model!r}")
+    if ties not in ("davidson", "half"):
+        raise ValueError(f"ties must be 'davidson' or 'half', got {ties!r}")
+    if backend not in ("numpyro", "pymc"):
+        raise ValueError(f"backend must be 'numpyro' or 'pymc' for rankings, got {backend!r}")
+    has_ties = model == "bt" and ties == "davidson" and bool(np.any(data.y == 0.5))
+    labels = [f"{data.items[g]} | {c}" for g, c in zip(data.cand_item, data.candidates, strict=True)]
+    counts = np.bincount(data.cand_item, minlength=data.n_items).astype(float)
+    extra = (["gamma"] if position_bias else []) + (["alpha", "beta", "sigma"] if model == "poe-g" else [])
+    extra += ["nu"] if has_ties else []
+    if backend == "numpyro":
+        args = (data.i, data.j, data.p, data.y, data.cand_item, counts)
+        from functools import partial
+
+        fn = partial(
+            _numpyro_model, n_items=data.n_items, sigma_s=sigma_s, model=model, bias=position_bias,
+            ties=has_ties,
+        )
+        fn.__name__ = f"ranking_{model}"  # partials are cached by identity; key them stably
+        fn = _cached_partial(fn, (data.n_items, sigma_s, model, position_bias, has_ties))
+        init = {"s_raw": np.zeros(data.n_candidates)}
+        init.update({k: np.zeros(()) for k in extra})
+        post, stats = sample_numpyro(
+            fn, args, chains=chains, draws=draws, tune=tune, seed=seed,
+            target_accept=target_accept, unconstrained_init=init,
+        )
+    else:
+        m = _pymc_model(data, {"candidate": labels}, sigma_s, model, position_bias, has_ties)
+        post, stats = sample_pymc(
+            m, var_names=["s", "s_raw", *extra], chains=chains, draws=draws, tune=tune, seed=seed,
+            target_accept=target_accept,
+        )
+    if not np.isfinite(post["s"]).all():
+        raise FloatingPointError("the sampler returned non-finite scores; check the comparisons")
+    ll = _pointwise(model, post, data, position_bias, has_ties)
+    dims = {"s": ["candidate"], "s_raw": ["candidate"], "c": ["comparison"], "p": ["comparison"],
+            "y": ["comparison"], "i": ["comparison"], "j": ["comparison"]}
+    idata = az.from_dict(
+        posterior={k: post[k] for k in ["s", "s_raw", *extra]},
+        sample_stats=stats,
+        log_likelihood={"c": ll},
+        observed_data={"p": data.p, "y": data.y},
+        constant_data={"i": data.i, "j": data.j},
+        coords={"candidate": labels, "comparison": np.arange(data.n_comparisons)},
+        dims=dims,
+        attrs={"model": model, "backend": backend, "position_bias": int(position_bias), "seed": seed,
+               "kind": "ranking"},
+    )
+    idata.posterior = idata.posterior.assign_coords(
+        item=("candidate", [data.items[g] for g in data.cand_item]),
+        candidate_id=("candidate", [str(c) for c in data.candidates]),
+    )
+    return idata
+
+
+_PARTIALS: dict[tuple, object] = {}
+
+
+def _cached_partial(fn, key):
+    """One model callable per configuration, so the NumPyro sampler cache can find it again."""
+    return _PARTIALS.setdefault(key, fn)

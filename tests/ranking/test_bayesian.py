@@ -1,0 +1,130 @@
+"""Bayesian scores (bayes_judge.ranking.bayesian) and their summaries."""
+
+import arviz as az
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import spearmanr
+
+from bayes_judge.ranking.bayesian import comparison_log_lik, fit_scores
+from bayes_judge.ranking.encode import encode_ranking
+from bayes_judge.summary import pairwise_prob, score_summary
+
+FAST = dict(chains=2, draws=300, tune=300, seed=0)
+
+
+def soft_table(n=8, k=160, gamma=0.0, seed=0, item="ctx"):
+    rng = np.random.default_rng(seed)
+    s = rng.normal(0, 1, n)
+    i = rng.integers(0, n, 3 * k)
+    j = rng.integers(0, n, 3 * k)
+    keep = i != j
+    i, j = i[keep][:k], j[keep][:k]
+    p = 1 / (1 + np.exp(-(s[i] - s[j] + gamma)))
+    df = pd.DataFrame({"item": item, "a": [f"c{x}" for x in i], "b": [f"c{x}" for x in j], "p_a": p,
+                       "sample": np.arange(k)})
+    return df, s
+
+
+def truth_in_order(idata, s):
+    return s[[int(c[1:]) for c in idata.posterior["candidate_id"].to_numpy()]]
+
+
+def test_soft_bt_recovers_scores_and_position_bias():
+    df, s = soft_table(gamma=0.8, seed=1)
+    idata = fit_scores(encode_ranking(df), model="poe-bt", position_bias=True, **FAST)
+    m = idata.posterior["s"].mean(("chain", "draw")).to_numpy()
+    assert spearmanr(m, truth_in_order(idata, s)).statistic > 0.95
+    g = idata.posterior["gamma"]
+    assert float(g.mean()) == pytest.approx(0.8, abs=3 * float(g.std()) + 0.05)
+    # sum to zero within the item, every draw
+    np.testing.assert_allclose(idata.posterior["s"].sum("candidate"), 0, atol=1e-4)
+    assert idata.log_likelihood["c"].shape == (2, 300, 160)
+
+
+def test_backends_agree_on_gaussian_poe():
+    df, s = soft_table(n=6, k=120, seed=2)
+    data = encode_ranking(df)
+    a = fit_scores(data, model="poe-g", backend="numpyro", chains=2, draws=1000, tune=1000, seed=1)
+    b = fit_scores(data, model="poe-g", backend="pymc", chains=2, draws=1000, tune=1000, seed=1)
+    np.testing.assert_allclose(a.posterior["s"].mean(("chain", "draw")), b.posterior["s"].mean(("chain", "draw")),
+                               atol=0.05 * float(a.posterior["s"].std()) + 0.02)
+
+
+def test_davidson_ties():
+    rng = np.random.default_rng(3)
+    n, k = 5, 300
+    s = np.linspace(-1, 1, n)
+    i = rng.integers(0, n, 2 * k)
+    j = rng.integers(0, n, 2 * k)
+    keep = i != j
+    i, j = i[keep][:k], j[keep][:k]
+    d = s[i] - s[j]
+    nu = 1.0
+    probs = np.stack([np.exp(d / 2), np.exp(-d / 2), np.full(k, nu)], 1)
+    probs /= probs.sum(1, keepdims=True)
+    out = np.array([rng.choice(["a", "b", "tie"], p=q) for q in probs])
+    df = pd.DataFrame({"item": 1, "a": [f"c{x}" for x in i], "b": [f"c{x}" for x in j], "winner": out,
+                       "sample": np.arange(k)})
+    idata = fit_scores(encode_ranking(df), model="bt", ties="davidson", **FAST)
+    assert "nu" in idata.posterior
+    assert float(idata.posterior["nu"].mean()) == pytest.approx(nu, abs=0.4)
+    m = idata.posterior["s"].mean(("chain", "draw")).to_numpy()
+    assert spearmanr(m, truth_in_order(idata, s)).statistic > 0.8
+
+
+def test_loglik_closed_forms():
+    d = np.array([0.0, 1.0, -2.0])
+    p = np.array([0.5, 0.9, 0.2])
+    ll = comparison_log_lik(np, "poe-bt", d, p, None)
+    sig = 1 / (1 + np.exp(-d))
+    np.testing.assert_allclose(ll, p * np.log(sig) + (1 - p) * np.log(1 - sig))
+    # hard BT with Davidson: the three outcomes' probabilities sum to one
+    tot = sum(np.exp(comparison_log_lik(np, "bt", d, None, np.full(3, y), nu=0.7)) for y in (1.0, 0.0, 0.5))
+    np.testing.assert_allclose(tot, 1.0)
+
+
+def fake_ranking(draws: np.ndarray, items, cands):
+    idata = az.from_dict(posterior={"s": draws}, coords={"candidate": [f"{i}|{c}" for i, c in zip(items, cands, strict=True)]},
+                         dims={"s": ["candidate"]})
+    idata.posterior = idata.posterior.assign_coords(item=("candidate", items), candidate_id=("candidate", cands))
+    return idata
+
+
+def test_score_summary_exact_on_known_draws():
+    # two items; in item "x" candidate "u" is best in 3 of 4 draws
+    draws = np.array([[[2.0, 1.0, 0.0, 5.0, 1.0],
+                       [2.0, 3.0, 0.0, 5.0, 1.0],
+                       [2.0, 1.0, 0.0, 1.0, 5.0],
+                       [2.0, 1.0, 3.0, 5.0, 1.0]]])
+    idata = fake_ranking(draws, ["x", "x", "x", "y", "y"], ["u", "v", "w", "u", "v"])
+    s = score_summary(idata).set_index(["item", "candidate"])
+    assert s.loc[("x", "u"), "p_best"] == 0.5
+    assert s.loc[("x", "v"), "p_best"] == 0.25 and s.loc[("x", "w"), "p_best"] == 0.25
+    assert s.loc[("y", "u"), "p_best"] == 0.75
+    assert s.loc[("x", "u"), "mean_rank"] == pytest.approx((1 + 2 + 1 + 2) / 4)
+    assert s.loc[("x", "u"), "mean"] == 2.0
+    assert list(score_summary(idata)["item"]) == ["x", "x", "x", "y", "y"]
+    P = pairwise_prob(idata, item="y")
+    assert P.loc["u", "v"] == 0.75 and P.loc["v", "u"] == 0.25 and np.isnan(P.loc["u", "u"])
+    with pytest.raises(ValueError, match="choose one with item="):
+        pairwise_prob(idata)
+    with pytest.raises(ValueError, match="not in the ranking"):
+        pairwise_prob(idata, item="z")
+
+
+def test_summaries_reject_other_objects():
+    idata = az.from_dict(posterior={"p": np.zeros((1, 4, 1))}, dims={"p": ["pair"]})
+    with pytest.raises(ValueError, match="ranking InferenceData"):
+        score_summary(idata)
+
+
+def test_bad_model_arguments():
+    df, _ = soft_table(n=4, k=30)
+    data = encode_ranking(df)
+    with pytest.raises(ValueError, match="bayesian model must be one of"):
+        fit_scores(data, model="thurstone")
+    with pytest.raises(ValueError, match="ties must be"):
+        fit_scores(data, model="bt", ties="drop")
+    with pytest.raises(ValueError, match="backend must be"):
+        fit_scores(data, backend="stan")

@@ -1,0 +1,108 @@
+import importlib
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bayes_judge.ranking import METHODS, ClippedProbabilityWarning, rank
+
+
+def test_result_has_one_sorted_block_per_item_with_rank_one_best(simulate):
+    df = pd.concat([simulate(6, 30, seed=1, item="q2")[0], simulate(5, 25, seed=2, item="q1")[0]])
+    out = rank(df, method="poe-g")
+    assert list(out.columns) == ["item", "candidate", "score", "rank"]
+    assert out["item"].tolist() == ["q1"] * 5 + ["q2"] * 6
+    for _, block in out.groupby("item"):
+        assert block["rank"].tolist() == list(range(1, len(block) + 1))
+        assert block["score"].is_monotonic_decreasing
+    assert out["rank"].dtype == np.int64 and out.attrs["method"] == "poe-g"
+
+
+def test_equal_scores_share_the_best_rank():
+    df = pd.DataFrame({"item": 1, "a": ["x", "y", "z"], "b": ["y", "z", "x"], "winner": ["a", "a", "a"]})
+    out = rank(df, method="win-ratio")
+    assert out["rank"].tolist() == [1, 1, 1] and out["candidate"].tolist() == ["x", "y", "z"]
+
+
+@pytest.mark.parametrize("method", [m for m in METHODS if m != "poe-bt"] + ["poe-bt"])
+def test_items_ranked_together_equal_items_ranked_alone(simulate, method):
+    parts = [simulate(7, 40, seed=s, item=f"art{s}", prefix="sys")[0] for s in (3, 4, 5)]
+    together = rank(pd.concat(parts, ignore_index=True), method=method)
+    alone = pd.concat([rank(p, method=method) for p in parts], ignore_index=True)
+    pd.testing.assert_frame_equal(together, alone, atol=1e-7, check_exact=False)
+
+
+def test_hard_decisions_only_table_ranks_with_every_method():
+    df = pd.DataFrame(
+        {"item": 1, "a": ["x", "y", "z", "x"], "b": ["y", "z", "x", "z"], "winner": ["a", "a", "b", "tie"]}
+    )
+    for method in METHODS:
+        if method == "poe-bt":
+            with pytest.warns(ClippedProbabilityWarning):
+                out = rank(df, method=method)
+        else:
+            out = rank(df, method=method)
+        assert out["candidate"].tolist()[0] == "x"
+
+
+def test_string_ids_from_any_source_work():
+    df = pd.DataFrame(
+        {
+            "item": ["news/Ärtikel 1"] * 4,
+            "a": ["gpt-4o (2024-05)", "M11", 17, "gpt-4o (2024-05)"],
+            "b": ["M11", 17, "gpt-4o (2024-05)", 17],
+            "judge": ["llama-3 | summeval-coh", "llama-3 | summeval-coh", "human:ann#3", "human:ann#3"],
+            "p_a": [0.8, 0.6, 0.3, 0.7],
+        }
+    )
+    out = rank(df)
+    assert set(out["candidate"]) == {"gpt-4o (2024-05)", "M11", "17"}
+    assert out["item"].unique().tolist() == ["news/Ärtikel 1"]
+    assert out.iloc[0]["candidate"] == "gpt-4o (2024-05)"
+
+
+def test_unknown_method_is_an_error_naming_the_choices():
+    df = pd.DataFrame({"item": 1, "a": ["x"], "b": ["y"], "p_a": [0.6]})
+    with pytest.raises(ValueError, match=r"unknown method 'elo'.*'poe-bt'"):
+        rank(df, method="elo")
+
+
+def test_bayesian_needs_a_generative_model():
+    df = pd.DataFrame({"item": 1, "a": ["x"], "b": ["y"], "p_a": [0.6]})
+    with pytest.raises(ValueError, match="bayesian=True needs a generative model"):
+        rank(df, method="win-ratio", bayesian=True)
+
+
+def test_bayesian_rank_returns_posterior_scores():
+    import bayes_judge as bj
+
+    df = pd.DataFrame({"item": "q", "a": ["x", "y", "z", "x"], "b": ["y", "z", "x", "z"],
+                       "p_a": [0.9, 0.8, 0.15, 0.85]})
+    idata = bj.rank(df, method="poe-g-hard", bayesian=True, chains=2, draws=200, tune=200)
+    s = bj.score_summary(idata)
+    assert list(s["candidate"]) == ["x", "y", "z"]
+    assert "beta" in idata.posterior and "gamma" not in idata.posterior
+    np.testing.assert_array_equal(idata.observed_data["p"], [1.0, 1.0, 0.0, 1.0])
+
+
+def test_disconnected_graph_through_rank_names_the_components():
+    df = pd.DataFrame({"item": 1, "a": ["x", "z"], "b": ["y", "w"], "p_a": [0.6, 0.4]})
+    with pytest.raises(ValueError, match=r"\{'x', 'y'\}"):
+        rank(df, method="bt")
+
+
+def test_poe_bt_warns_on_zero_and_one_or_errors_with_clip_error():
+    df = pd.DataFrame({"item": 1, "a": ["x", "y"], "b": ["y", "z"], "p_a": [1.0, 0.6]})
+    with pytest.warns(ClippedProbabilityWarning, match="clipped"):
+        out = rank(df, method="poe-bt", debias=False)
+    assert out["candidate"].tolist() == ["x", "y", "z"]
+    with pytest.raises(ValueError, match="exactly 0 or 1"):
+        rank(df, method="poe-bt", clip="error")
+
+
+def test_non_finite_scores_raise_instead_of_nan_ranks(monkeypatch):
+    rank_module = importlib.import_module("bayes_judge.ranking.rank")
+    monkeypatch.setattr(rank_module, "poe_gaussian", lambda d, **kw: np.full(d.n_candidates, np.nan))
+    df = pd.DataFrame({"item": 1, "a": ["x"], "b": ["y"], "p_a": [0.6]})
+    with pytest.raises(FloatingPointError, match="non-finite scores for 2 candidate"):
+        rank(df, method="poe-g")

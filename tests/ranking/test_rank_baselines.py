@@ -1,0 +1,82 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from bayes_judge.ranking import avg_prob, bradley_terry, encode_ranking, win_ratio
+
+
+@pytest.fixture
+def three():
+    """x beats y, y-z tie, z beats x (from B), x beats z; soft p given."""
+    return encode_ranking(
+        pd.DataFrame(
+            {
+                "item": 1,
+                "a": ["x", "y", "x", "z"],
+                "b": ["y", "z", "z", "x"],
+                "p_a": [0.9, 0.5, 0.7, 0.4],
+            }
+        )
+    )
+
+
+def test_win_ratio_is_wins_over_comparisons_eq6(three):
+    # x: won vs y, won vs z (0.7), won vs z (0.4 from B) -> 3/3; y: lost, tie -> 0.5/2; z: tie, lost, lost
+    np.testing.assert_allclose(win_ratio(three), [1.0, 0.25, 0.5 / 3])
+
+
+def test_avg_prob_reads_each_side(three):
+    np.testing.assert_allclose(avg_prob(three), [(0.9 + 0.7 + 0.6) / 3, (0.1 + 0.5) / 2, (0.5 + 0.3 + 0.4) / 3])
+
+
+def _hard_data(n=12, k=300, seed=0):
+    rng = np.random.default_rng(seed)
+    s = rng.normal(size=n)
+    i = rng.integers(0, n, k)
+    j = (i + rng.integers(1, n, k)) % n
+    won = rng.random(k) < 1 / (1 + np.exp(-(s[i] - s[j])))
+    df = pd.DataFrame(
+        {"item": 1, "a": [f"c{x:02d}" for x in i], "b": [f"c{x:02d}" for x in j],
+         "winner": np.where(won, "a", "b"), "sample": np.arange(k)}
+    )
+    return df, i, j, won
+
+
+def test_bt_mle_matches_choix_within_1e_6():
+    choix = pytest.importorskip("choix")
+    df, i, j, won = _hard_data()
+    d = encode_ranking(df)
+    ours = bradley_terry(d, prior=0.0, tol=1e-12, max_iter=100_000)
+    pairs = [(a, b) if w else (b, a) for a, b, w in zip(i, j, won, strict=True)]
+    ref = choix.ilsr_pairwise(12, pairs, alpha=0.0, tol=1e-13, max_iter=1000)
+    np.testing.assert_allclose(ours, ref - ref.mean(), atol=1e-6)
+
+
+def test_bt_paper_tolerance_is_close_to_the_fixed_point():
+    d = encode_ranking(_hard_data(seed=2)[0])
+    np.testing.assert_allclose(bradley_terry(d), bradley_terry(d, tol=1e-11, max_iter=100_000), atol=5e-3)
+
+
+def test_bt_prior_keeps_an_unbeaten_candidate_finite():
+    df = pd.DataFrame({"item": 1, "a": ["x", "x", "y"], "b": ["y", "z", "z"], "winner": ["a", "a", "a"]})
+    s = bradley_terry(encode_ranking(df))
+    assert np.isfinite(s).all() and s[0] > s[1] > s[2]
+    assert s.sum() == pytest.approx(0.0, abs=1e-12)
+
+
+def test_bt_without_prior_on_a_not_strongly_connected_graph_names_the_components():
+    df = pd.DataFrame({"item": 1, "a": ["x", "x", "y"], "b": ["y", "z", "z"], "winner": ["a", "a", "b"]})
+    with pytest.raises(ValueError, match=r"not strongly connected.*\{'x'\}"):
+        bradley_terry(encode_ranking(df), prior=0.0)
+
+
+def test_bt_rejects_a_negative_prior():
+    with pytest.raises(ValueError, match="prior"):
+        bradley_terry(encode_ranking(_hard_data()[0]), prior=-1.0)
+
+
+def test_bt_warns_when_max_iter_stops_it_early():
+    from bayes_judge.ranking import ConvergenceWarning
+
+    with pytest.warns(ConvergenceWarning, match="max_iter=2"):
+        bradley_terry(encode_ranking(_hard_data()[0]), max_iter=2)
