@@ -28,6 +28,8 @@ import math
 import numba
 import numpy as np
 
+from .._nutpie import EXPAND_SIG, LOGP_SIG, make_model, run
+
 __all__ = ["sample_ds_fast", "pack_data", "logp_grad"]
 
 _HEADER = 4  # P, E, K, log-normalizing constant of the priors
@@ -203,24 +205,6 @@ def logp_grad(x, buf, grad):
     return total
 
 
-# nutpie's C ABI: logp(dim, x*, grad_out*, logp_out*, user_data*) and
-# expand(dim, n_expanded, x*, out*, user_data*); user_data is declared double* (same pointer ABI).
-_LOGP_SIG = numba.types.int64(
-    numba.types.uint64,
-    numba.types.CPointer(numba.types.double),
-    numba.types.CPointer(numba.types.double),
-    numba.types.CPointer(numba.types.double),
-    numba.types.CPointer(numba.types.double),
-)
-_EXPAND_SIG = numba.types.int64(
-    numba.types.uint64,
-    numba.types.uint64,
-    numba.types.CPointer(numba.types.double),
-    numba.types.CPointer(numba.types.double),
-    numba.types.CPointer(numba.types.double),
-)
-
-
 @numba.njit(cache=True, nogil=True)
 def _buf_view(ptr):
     head = numba.carray(ptr, (_HEADER,))
@@ -231,7 +215,7 @@ def _buf_view(ptr):
     return numba.carray(ptr, (size,)), P + 2 * P * E
 
 
-@numba.cfunc(_LOGP_SIG, cache=True, nogil=True)
+@numba.cfunc(LOGP_SIG, cache=True, nogil=True)
 def _logp_cfunc(dim, x_, out_, logp_, user_data_):
     buf, n = _buf_view(user_data_)
     if dim != n:
@@ -248,7 +232,7 @@ def _logp_cfunc(dim, x_, out_, logp_, user_data_):
     return 0
 
 
-@numba.cfunc(_EXPAND_SIG, cache=True, nogil=True)
+@numba.cfunc(EXPAND_SIG, cache=True, nogil=True)
 def _expand_cfunc(dim, n_expanded, x_, out_, user_data_):
     buf, n = _buf_view(user_data_)
     if dim != n or n_expanded != n:
@@ -263,52 +247,6 @@ def _expand_cfunc(dim, n_expanded, x_, out_, user_data_):
 def _logit(v):
     v = np.asarray(v, dtype=np.float64)
     return np.log(v) - np.log1p(-v)
-
-
-def _make_model(buf, P, E, init_flat):
-    """A nutpie model around the two C callbacks (nutpie's own numba path, minus PyMC)."""
-    from nutpie.compile_pymc import CompiledPyMCModel
-
-    n = P + 2 * P * E
-    names = ["p", "q0", "q1"]
-    shapes = [(P,), (P, E), (P, E)]
-    slices = [slice(0, P), slice(P, P + P * E), slice(P + P * E, n)]
-    init_flat = np.array(init_flat, dtype=np.float64)
-
-    def initial_point(seed):  # every chain starts at the same point (see DESIGN.md)
-        return init_flat.copy()
-
-    return CompiledPyMCModel(
-        _n_dim=n,
-        dims={"p": ("pair",), "q0": ("pair", "judge"), "q1": ("pair", "judge")},
-        _coords={"pair": np.arange(P), "judge": np.arange(E), "unconstrained_parameter": np.arange(n)},
-        _shapes=dict(zip(names, shapes, strict=False)),
-        compiled_logp_func=_logp_cfunc,
-        compiled_expand_func=_expand_cfunc,
-        initial_point_func=initial_point,
-        shared_data={},
-        user_data=buf,
-        n_expanded=n,
-        shape_info=(names, slices, shapes),
-        logp_func=None,
-        expand_func=None,
-    )
-
-
-def _column(batches, name, tuning):
-    """(chains, draws, ...) array of one arrow column, post-warmup rows only."""
-    import pyarrow
-
-    out = []
-    for b in batches:
-        col = pyarrow.array(b.column(name))
-        if hasattr(col, "flatten"):
-            vals = col.flatten().to_numpy(zero_copy_only=False)
-            vals = vals.reshape(len(col), -1)
-        else:
-            vals = col.to_numpy(zero_copy_only=False)
-        out.append(vals[~tuning[len(out)]])
-    return np.stack(out)
 
 
 def sample_ds_fast(
@@ -339,10 +277,6 @@ def sample_ds_fast(
     posterior : {"p": (C, D, P), "q0": (C, D, P, E), "q1": (C, D, P, E)}
     stats : {"diverging", "energy", "n_steps", "acceptance_rate", "lp"}, each (C, D)
     """
-    import os
-
-    import nutpie
-
     P = int(np.size(prior.alpha_p))
     E = int(np.shape(prior.alpha_q0)[-1])
     if init_values is None:
@@ -358,38 +292,16 @@ def sample_ds_fast(
     g0 = np.empty_like(init_flat)
     logp_grad(init_flat, buf, g0)
     init_flat = np.where(g0 == 0.0, init_flat + 1e-6, init_flat)
-    model = _make_model(buf, P, E, init_flat)
-    if cores is None:
-        cores = max(1, min(chains, os.cpu_count() or 1))
-    raw = nutpie.sample(
-        model,
-        draws=draws,
-        tune=tune,
-        chains=chains,
-        cores=cores,
-        seed=int(seed),
-        progress_bar=False,
-        return_raw_trace=True,
-        target_accept=target_accept,
+    model = make_model(
+        logp_cfunc=_logp_cfunc,
+        expand_cfunc=_expand_cfunc,
+        buf=buf,
+        init_flat=init_flat,
+        shapes={"p": (P,), "q0": (P, E), "q1": (P, E)},
+        dims={"p": ("pair",), "q0": ("pair", "judge"), "q1": ("pair", "judge")},
+        coords={"pair": np.arange(P), "judge": np.arange(E)},
     )
-    draw_batches, stat_batches = raw.get_arrow_trace()
-    import pyarrow
-
-    tuning = [
-        np.asarray(pyarrow.array(b.column("tuning")).to_numpy(zero_copy_only=False), dtype=bool)
-        for b in stat_batches
-    ]
-    post = {
-        "p": _column(draw_batches, "p", tuning).reshape(chains, -1, P),
-        "q0": _column(draw_batches, "q0", tuning).reshape(chains, -1, P, E),
-        "q1": _column(draw_batches, "q1", tuning).reshape(chains, -1, P, E),
-    }
-    sc = lambda name: _column(stat_batches, name, tuning).reshape(chains, -1)  # noqa: E731
-    stats = {
-        "diverging": sc("diverging").astype(bool),
-        "energy": sc("energy"),
-        "n_steps": sc("n_steps"),
-        "acceptance_rate": sc("mean_tree_accept"),
-        "lp": sc("logp"),
-    }
-    return post, stats
+    return run(
+        model, chains=chains, draws=draws, tune=tune, seed=seed, target_accept=target_accept,
+        cores=cores,
+    )

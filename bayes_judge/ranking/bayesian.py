@@ -157,7 +157,7 @@ def fit_scores(
     position_bias: bool = False,
     ties: str = "davidson",
     sigma_s: float = 1.0,
-    backend: str = "numpyro",
+    backend: str = "nutpie",
     chains: int = 4,
     draws: int = 1000,
     tune: int = 1000,
@@ -179,7 +179,10 @@ def fit_scores(
         a tie as half a win each way.
     sigma_s : float
         Prior scale of the raw scores.
-    backend : {"numpyro", "pymc"}
+    backend : {"nutpie", "numpyro", "pymc"}
+        ``"nutpie"`` (default): nutpie's NUTS on hand-differentiated numba densities
+        (:mod:`bayes_judge.ranking.bayesian_fast`); ``"numpyro"`` / ``"pymc"``: their own NUTS on
+        the model functions of this module.  Tests check that they sample the same posterior.
 
     Returns
     -------
@@ -192,14 +195,21 @@ def fit_scores(
         raise ValueError(f"bayesian model must be one of {BAYES_MODELS}, got {model!r}")
     if ties not in ("davidson", "half"):
         raise ValueError(f"ties must be 'davidson' or 'half', got {ties!r}")
-    if backend not in ("numpyro", "pymc"):
-        raise ValueError(f"backend must be 'numpyro' or 'pymc' for rankings, got {backend!r}")
+    if backend not in ("nutpie", "numpyro", "pymc"):
+        raise ValueError(f"backend must be 'nutpie', 'numpyro' or 'pymc' for rankings, got {backend!r}")
     has_ties = model == "bt" and ties == "davidson" and bool(np.any(data.y == 0.5))
     labels = [f"{data.items[g]} | {c}" for g, c in zip(data.cand_item, data.candidates, strict=True)]
     counts = np.bincount(data.cand_item, minlength=data.n_items).astype(float)
     extra = (["gamma"] if position_bias else []) + (["alpha", "beta", "sigma"] if model == "poe-g" else [])
     extra += ["nu"] if has_ties else []
-    if backend == "numpyro":
+    if backend == "nutpie":
+        from .bayesian_fast import sample_scores_fast
+
+        post, stats = sample_scores_fast(
+            data, model=model, position_bias=position_bias, has_ties=has_ties, sigma_s=sigma_s,
+            chains=chains, draws=draws, tune=tune, seed=seed, target_accept=target_accept,
+        )
+    elif backend == "numpyro":
         args = (data.i, data.j, data.p, data.y, data.cand_item, counts)
         from functools import partial
 

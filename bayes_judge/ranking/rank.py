@@ -61,7 +61,7 @@ def rank(
     prior: float | Literal["paper"] = "paper",
     tol: float | None = None,
     max_iter: int | None = None,
-    backend: str = "numpyro",
+    backend: str = "nutpie",
     ties: str = "davidson",
     chains: int = 4,
     draws: int = 1000,
