@@ -11,7 +11,14 @@ models turn it into posterior win rates with honest uncertainty.
 
 __version__ = "0.1.0"
 
-from .datasets import assign_generators, list_datasets, load_dataset, load_items
+from .datasets import (
+    assign_generators,
+    list_datasets,
+    load_dataset,
+    load_items,
+    load_summeval_pairs,
+    load_summeval_scores,
+)
 from .ranking import rank
 from .schema import validate_judgments
 from .selection import select_comparisons
@@ -27,6 +34,8 @@ __all__ = [
     "load_items",
     "list_datasets",
     "assign_generators",
+    "load_summeval_pairs",
+    "load_summeval_scores",
     "simulate_win_rate",
     "encode_win_rate",
     "win_rate",

@@ -14,13 +14,23 @@ that row's orientation.  A verdict the authors could not parse, or a rating tie,
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["load_dataset", "list_datasets", "load_items", "assign_generators", "data_dir"]
+__all__ = [
+    "load_dataset",
+    "list_datasets",
+    "load_items",
+    "assign_generators",
+    "data_dir",
+    "load_summeval_pairs",
+    "load_summeval_scores",
+    "summeval_judges",
+]
 
 LLMBAR = {
     "llmbar_natural": "natural",
@@ -203,3 +213,205 @@ def assign_generators(
     out["b"] = np.where(a_is_g0, g1, g0)
     out.attrs["p_true"] = n_g0 / n
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# SummEval (seed 004 §4.1): 100 CNN/DM articles, 16 summaries each, expert scores 1-5
+# --------------------------------------------------------------------------------------------
+
+SUMMEVAL_ASPECTS: tuple[str, ...] = ("coherence", "consistency", "fluency", "relevance")
+SUMMEVAL_TAU: float = 1.0
+
+
+@lru_cache(maxsize=4)
+def _read_summeval(file: str) -> pd.DataFrame:
+    return pd.read_csv(data_dir() / "summeval" / file)
+
+
+def _check_aspect(aspect: str) -> str:
+    if aspect not in SUMMEVAL_ASPECTS:
+        raise ValueError(f"unknown SummEval aspect {aspect!r}; expected one of {list(SUMMEVAL_ASPECTS)}")
+    return aspect
+
+
+def _summeval_articles(articles: int | Sequence[str] | None) -> list[str]:
+    """Article (doc) ids in file order: all, the first ``n``, or the ones named."""
+    order = list(pd.unique(_read_summeval("summaries.csv")["doc_id"]))
+    if articles is None:
+        return order
+    if isinstance(articles, int | np.integer) and not isinstance(articles, bool):
+        if not 1 <= articles <= len(order):
+            raise ValueError(f"articles={articles}: expected between 1 and {len(order)} articles")
+        return order[: int(articles)]
+    if isinstance(articles, str):
+        articles = [articles]
+    wanted = [str(a) for a in articles]
+    unknown = sorted(set(wanted) - set(order))
+    if unknown:
+        raise ValueError(f"unknown SummEval article id(s) {unknown[:5]}")
+    return list(dict.fromkeys(wanted))
+
+
+def summeval_judges() -> list[str]:
+    """The pointwise LLM judge settings of the SummEval data, as ``"<llm>/<method>"``."""
+    s = _read_summeval("llm_scores.csv")
+    return sorted(pd.unique(s["llm"] + "/" + s["method"]))
+
+
+def load_summeval_scores(aspect: str = "coherence", *, articles: int | Sequence[str] | None = None) -> pd.DataFrame:
+    """Expert mean scores of the SummEval summaries, one row per (article, system).
+
+    Parameters
+    ----------
+    aspect : {"coherence", "consistency", "fluency", "relevance"}
+        The SummEval aspect (seed 004 §4.1: COH, CON, FLU, REL).
+    articles : int or sequence of str, optional
+        All 100 articles (default), the first ``n`` in file order, or the named doc ids.
+
+    Returns
+    -------
+    pandas.DataFrame, shape (16 * n_articles, 4)
+        Columns item (the article's doc id), candidate (system id ``M0`` ... ``M23``), score
+        (mean of the 3 expert ratings, 1 to 5, higher is better), system_type
+        (``"abstractive"`` for the 12 systems with LLM scores, ``"extractive"`` for M0, M1, M2,
+        M5).  Sorted by article (file order) then candidate.
+
+    Raises
+    ------
+    ValueError
+        Unknown aspect or article id.
+
+    Examples
+    --------
+    >>> import bayes_judge as bj
+    >>> bj.load_summeval_scores("fluency", articles=2).shape
+    (32, 4)
+    """
+    aspect = _check_aspect(aspect)
+    keep = _summeval_articles(articles)
+    s = _read_summeval("summaries.csv")
+    s = s[s["doc_id"].isin(keep)]
+    out = pd.DataFrame(
+        {
+            "item": s["doc_id"].astype(str).to_numpy(),
+            "candidate": s["model_id"].astype(str).to_numpy(),
+            "score": s[f"expert_mean_{aspect}"].astype(float).to_numpy(),
+            "system_type": s["system_type"].astype(str).to_numpy(),
+        }
+    )
+    art = pd.Index(keep).get_indexer(out["item"])
+    order = np.lexsort((out["candidate"].to_numpy(), art))
+    return out.iloc[order].reset_index(drop=True)
+
+
+def load_summeval_pairs(
+    aspect: str = "coherence",
+    *,
+    judge: str | Sequence[str] = "gpt-3.5-turbo-0301/rts",
+    articles: int | Sequence[str] | None = None,
+    tau: float = SUMMEVAL_TAU,
+) -> pd.DataFrame:
+    """Soft pairwise judgments between the 12 abstractive SummEval systems of every article.
+
+    The SummEval data carry *pointwise* LLM scores (1 to 5, one per summary and judge setting),
+    not pairwise probabilities.  Seed 004 obtains ``p_ij`` from a pairwise prompt as
+    ``P(A) / (P(A) + P(B))`` over the answer tokens (§4.2, "LLM Pairwise Probability
+    Calculation"), which needs token probabilities these data do not have.  We therefore map
+    the two pointwise scores ``s_i``, ``s_j`` of a pair to
+
+    .. math:: p_{ij} = \\sigma\\big((s_i - s_j) / \\tau\\big),\\qquad \\tau = 1 \\text{ by default},
+
+    the Bradley-Terry probability (seed 004 eq. 2) of the score difference in units of ``τ``
+    score points: equal scores give 0.5 (a tie for the hard decision), a 1-point gap 0.731, a
+    4-point gap 0.982.  ``p_ij + p_ji = 1`` exactly in meaning (up to one rounding), so the
+    table carries no position bias; rank it with ``debias=False``.
+
+    Parameters
+    ----------
+    aspect : {"coherence", "consistency", "fluency", "relevance"}
+    judge : str or sequence of str
+        The LLM judge setting ``"<llm>/<method>"`` (see :func:`summeval_judges`; e.g.
+        ``"gpt-4-0314/rts"``, ``"llama-2-13b-chat-hf/rts"``).  A sequence averages the scores of
+        the listed settings first (finer probabilities, fewer ties); the ``judge`` column then
+        joins the names with ``"+"``.
+    articles : int or sequence of str, optional
+        All 100 articles (default), the first ``n`` in file order, or the named doc ids.
+    tau : float
+        Temperature of the mapping, in score points (> 0).
+
+    Returns
+    -------
+    pandas.DataFrame, shape (132 * n_articles, 9)
+        A judgments table with one row per *ordered* pair of distinct systems of an article
+        (12 · 11 = 132 per article): item (doc id), a, b (system ids), judge, p_a
+        (``p_ab`` above), winner (``"a"`` / ``"b"`` / ``"tie"`` from ``p_a``), human
+        (``"a"`` / ``"b"`` by the expert means of ``aspect``, None where they are equal),
+        score_a, score_b (the LLM scores used).
+
+    Raises
+    ------
+    ValueError
+        Unknown aspect, judge setting or article id; ``tau <= 0``; a missing LLM score.
+
+    Examples
+    --------
+    >>> import bayes_judge as bj
+    >>> df = bj.load_summeval_pairs("coherence", articles=1)
+    >>> df.shape, df["a"].nunique()
+    ((132, 9), 12)
+    """
+    from scipy.special import expit
+
+    aspect = _check_aspect(aspect)
+    if not (np.isfinite(tau) and tau > 0):
+        raise ValueError(f"tau must be a positive number of score points, got {tau!r}")
+    judges = [judge] if isinstance(judge, str) else [str(j) for j in judge]
+    known = summeval_judges()
+    unknown = [j for j in judges if j not in known]
+    if unknown or not judges:
+        raise ValueError(f"unknown SummEval judge setting(s) {unknown}; available: {known}")
+    keep = _summeval_articles(articles)
+
+    s = _read_summeval("llm_scores.csv")
+    setting = s["llm"] + "/" + s["method"]
+    s = s[setting.isin(judges) & (s["aspect"] == aspect) & s["doc_id"].isin(keep)]
+    llm = s.groupby(["doc_id", "model_id"])["score"].agg(["mean", "size"])
+    if llm["mean"].isna().any() or (llm["size"] != len(judges)).any():
+        bad = llm.index[llm["mean"].isna() | (llm["size"] != len(judges))][:5].tolist()
+        raise ValueError(f"missing LLM score for (article, system) {bad} with judge {judge!r}")
+    llm = llm["mean"]
+
+    expert = load_summeval_scores(aspect, articles=keep)
+    expert = expert[expert["system_type"] == "abstractive"]
+    systems = np.sort(expert["candidate"].unique())
+    n_art, n_sys = len(keep), len(systems)
+    if len(expert) != n_art * n_sys:
+        raise ValueError("SummEval data: not every article has every abstractive system")
+    # (article, system) grids in article order x sorted system ids
+    idx = pd.MultiIndex.from_product([keep, systems])
+    llm_grid = llm.reindex(idx).to_numpy().reshape(n_art, n_sys)
+    if np.isnan(llm_grid).any():
+        raise ValueError(f"missing LLM scores for judge {judge!r} on aspect {aspect!r}")
+    hum_grid = expert.set_index(["item", "candidate"])["score"].reindex(idx).to_numpy().reshape(n_art, n_sys)
+
+    ii, jj = np.nonzero(~np.eye(n_sys, dtype=bool))  # ordered pairs i != j
+    d = (llm_grid[:, ii] - llm_grid[:, jj]) / tau  # (articles, pairs)
+    # p_ij = sigma(d); written as 1 - sigma(|d|) for d < 0 so that p_ij + p_ji = 1 to rounding
+    up = expit(np.abs(d))
+    p = np.where(d >= 0, up, 1.0 - up)
+    h = hum_grid[:, ii] - hum_grid[:, jj]
+    human = np.where(h > 0, "a", np.where(h < 0, "b", None)).astype(object)
+    n_pairs = len(ii)
+    return pd.DataFrame(
+        {
+            "item": np.repeat(np.asarray(keep, dtype=object), n_pairs),
+            "a": np.tile(systems[ii], n_art).astype(object),
+            "b": np.tile(systems[jj], n_art).astype(object),
+            "judge": "+".join(judges),
+            "p_a": p.ravel(),
+            "winner": np.where(d > 0, "a", np.where(d < 0, "b", "tie")).ravel().astype(object),
+            "human": pd.Series(human.ravel(), dtype=object),  # None where the experts tie
+            "score_a": llm_grid[:, ii].ravel(),
+            "score_b": llm_grid[:, jj].ravel(),
+        }
+    )

@@ -1,0 +1,111 @@
+"""The bundled SummEval data: expert scores and soft pairwise judgments from pointwise LLM scores."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import bayes_judge as bj
+from bayes_judge.datasets import SUMMEVAL_ASPECTS, summeval_judges
+
+N_SYS = 12  # abstractive systems, the ones with LLM scores
+
+
+@pytest.fixture(scope="module")
+def pairs() -> pd.DataFrame:
+    return bj.load_summeval_pairs("coherence", articles=5)
+
+
+def test_scores_shape_and_range():
+    s = bj.load_summeval_scores("relevance")
+    assert s.shape == (1600, 4)
+    assert list(s.columns) == ["item", "candidate", "score", "system_type"]
+    assert s["item"].nunique() == 100
+    assert s.groupby("item")["candidate"].nunique().eq(16).all()
+    assert s["score"].between(1, 5).all()
+    assert (s["system_type"] == "abstractive").sum() == 1200
+    assert not s.duplicated(["item", "candidate"]).any()
+
+
+def test_pairs_shape(pairs):
+    assert pairs.shape == (5 * N_SYS * (N_SYS - 1), 9)
+    assert pairs["item"].nunique() == 5
+    per_item = pairs.groupby("item")
+    assert per_item["a"].nunique().eq(N_SYS).all()
+    assert per_item.size().eq(N_SYS * (N_SYS - 1)).all()
+    assert not pairs.duplicated(["item", "a", "b"]).any()
+    assert (pairs["a"] != pairs["b"]).all()
+
+
+def test_pairs_orientation(pairs):
+    rev = pairs.merge(pairs, left_on=["item", "a", "b"], right_on=["item", "b", "a"], suffixes=("", "_r"))
+    assert len(rev) == len(pairs)
+    np.testing.assert_allclose(rev["p_a"] + rev["p_a_r"], 1.0, rtol=0, atol=1e-15)
+    flipped = {"a": "b", "b": "a", "tie": "tie"}
+    assert (rev["winner"].map(flipped) == rev["winner_r"]).all()
+    known = rev["human"].notna()
+    assert (rev.loc[known, "human"].map(flipped) == rev.loc[known, "human_r"]).all()
+    assert rev["human"].isna().eq(rev["human_r"].isna()).all()
+
+
+def test_pairs_mapping_and_human(pairs):
+    d = pairs["score_a"] - pairs["score_b"]
+    np.testing.assert_allclose(pairs["p_a"], 1 / (1 + np.exp(-d)), rtol=0, atol=1e-15)
+    assert (pairs.loc[d == 0, "winner"] == "tie").all()
+    expert = bj.load_summeval_scores("coherence", articles=5).set_index(["item", "candidate"])["score"]
+    ha = expert.reindex(pd.MultiIndex.from_arrays([pairs["item"], pairs["a"]])).to_numpy()
+    hb = expert.reindex(pd.MultiIndex.from_arrays([pairs["item"], pairs["b"]])).to_numpy()
+    want = np.where(ha > hb, "a", np.where(ha < hb, "b", None))
+    assert (pairs["human"].to_numpy() == want).all()
+
+
+def test_every_row_valid(pairs):
+    v = bj.validate_judgments(pairs)
+    assert len(v) == len(pairs)
+    assert v["p_a"].between(0, 1).all()
+    assert (v["winner"].to_numpy() == pairs["winner"].to_numpy()).all()
+
+
+def test_all_articles_every_judge_and_aspect():
+    for aspect in SUMMEVAL_ASPECTS:
+        df = bj.load_summeval_pairs(aspect, judge="gpt-4-0314/rts")
+        assert df.shape == (100 * N_SYS * (N_SYS - 1), 9)
+        assert np.isfinite(df["p_a"]).all()
+    assert len(summeval_judges()) == 9
+
+
+def test_judge_average_and_tau():
+    one = bj.load_summeval_pairs(articles=2, judge="gpt-4-0314/rts")
+    two = bj.load_summeval_pairs(articles=2, judge=["gpt-4-0314/rts", "llama-2-13b-chat-hf/rts"], tau=2.0)
+    assert (two["judge"] == "gpt-4-0314/rts+llama-2-13b-chat-hf/rts").all()
+    other = bj.load_summeval_pairs(articles=2, judge="llama-2-13b-chat-hf/rts")
+    np.testing.assert_allclose(two["score_a"], (one["score_a"] + other["score_a"]) / 2)
+    np.testing.assert_allclose(two["p_a"], 1 / (1 + np.exp(-(two["score_a"] - two["score_b"]) / 2)))
+
+
+def test_named_articles_rank():
+    ids = list(bj.load_summeval_scores(articles=3)["item"].unique())
+    df = bj.load_summeval_pairs("fluency", articles=ids[1:])
+    assert list(pd.unique(df["item"])) == ids[1:]
+    r = bj.rank(df, method="poe-g", debias=False)
+    assert len(r) == 2 * N_SYS
+
+
+@pytest.mark.parametrize("aspect", ["coh", "Coherence", "overall", ""])
+def test_bad_aspect(aspect):
+    with pytest.raises(ValueError, match="unknown SummEval aspect"):
+        bj.load_summeval_pairs(aspect)
+    with pytest.raises(ValueError, match="unknown SummEval aspect"):
+        bj.load_summeval_scores(aspect)
+
+
+def test_bad_judge_articles_tau():
+    with pytest.raises(ValueError, match="unknown SummEval judge"):
+        bj.load_summeval_pairs(judge="gpt-5/rts")
+    with pytest.raises(ValueError, match="unknown SummEval article"):
+        bj.load_summeval_pairs(articles=["no-such-doc"])
+    with pytest.raises(ValueError, match="articles=0"):
+        bj.load_summeval_scores(articles=0)
+    with pytest.raises(ValueError, match="tau"):
+        bj.load_summeval_pairs(tau=0.0)
