@@ -80,3 +80,23 @@ def test_bt_warns_when_max_iter_stops_it_early():
 
     with pytest.warns(ConvergenceWarning, match="max_iter=2"):
         bradley_terry(encode_ranking(_hard_data()[0]), max_iter=2)
+
+
+@pytest.mark.parametrize("prior", ["paper", 0.0])
+def test_bt_newton_solver_finds_the_zermelo_maximum(prior):
+    rng = np.random.default_rng(7)
+    n, k = 30, 600
+    s = rng.normal(0, 1, n)
+    i = rng.integers(0, n, 2 * k)
+    j = rng.integers(0, n, 2 * k)
+    keep = i != j
+    i, j = i[keep][:k], j[keep][:k]
+    y = rng.random(k) < 1 / (1 + np.exp(-(s[i] - s[j])))
+    df = pd.DataFrame({"item": 1, "a": [f"c{x}" for x in i], "b": [f"c{x}" for x in j],
+                       "winner": np.where(y, "a", "b"), "sample": np.arange(k)})
+    data = encode_ranking(df)
+    z = bradley_terry(data, prior=prior, tol=1e-12, max_iter=200_000)
+    nt = bradley_terry(data, prior=prior, solver="newton", tol=1e-12, max_iter=100)
+    np.testing.assert_allclose(nt, z, atol=1e-7)
+    with pytest.raises(ValueError, match="solver must be"):
+        bradley_terry(data, solver="lbfgs")
