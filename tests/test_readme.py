@@ -18,6 +18,14 @@ def test_readme_example_runs(capsys):
     assert out.count("p_mean") == 4
 
 
+def test_readme_ranking_example_runs(capsys):
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    assert len(blocks) >= 2, "README has no ranking example"
+    exec(compile(blocks[1], str(README), "exec"), {})
+    out = capsys.readouterr().out
+    assert "p_best" in out and "M12" in out
+
+
 def test_readme_gives_the_two_commands():
     text = README.read_text()
     assert "make demo" in text and "make test" in text
