@@ -20,6 +20,7 @@ from .datasets import (
     load_summeval_scores,
 )
 from .ranking import rank
+from .runs import load_run, save_run
 from .schema import validate_judgments
 from .selection import select_comparisons
 from .simulate import simulate_win_rate
@@ -42,6 +43,8 @@ __all__ = [
     "win_rate_summary",
     "select_comparisons",
     "rank",
+    "save_run",
+    "load_run",
     "score_summary",
     "pairwise_prob",
     "LabelSwitchingWarning",

@@ -56,11 +56,11 @@ def _demo(args: argparse.Namespace) -> int:
             }
         )
         slug = name.split(" (")[0].lower().replace(",", "").replace(" ", "_")
-        idata.to_netcdf(out_dir / f"mtbench_{slug}.nc")
+        bj.save_run(idata, out_dir / f"mtbench_{slug}")
     table = pd.DataFrame(rows).set_index("estimator")
     print(f"MT-Bench, 200 items, 8 LLM judges (both orders, swap-and-sum); true win rate p = {p_true}")
     print(table.to_markdown(floatfmt=".3f") if _has_tabulate() else table.round(3).to_string())
-    print(f"\nInferenceData saved under {out_dir}/ ({time.perf_counter() - t0:.1f} s)")
+    print(f"\nRuns (NetCDF + JSON manifest, bj.load_run) saved under {out_dir}/ ({time.perf_counter() - t0:.1f} s)")
     return 0
 
 

@@ -49,8 +49,9 @@ def win_rate_summary(
     p = post["p"]
     pairs = list(p["pair"].to_numpy())
     attrs = idata.attrs if idata.attrs else post.attrs
-    first = list(attrs.get("pair_first", [s.split(" vs ")[0] for s in pairs]))
-    second = list(attrs.get("pair_second", [s.split(" vs ")[-1] for s in pairs]))
+    # attrs come back from NetCDF as arrays, and a one-element list as a bare string
+    first = [str(x) for x in np.atleast_1d(attrs.get("pair_first", [s.split(" vs ")[0] for s in pairs]))]
+    second = [str(x) for x in np.atleast_1d(attrs.get("pair_second", [s.split(" vs ")[-1] for s in pairs]))]
     pv = p.to_numpy()  # (chain, draw, pair)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

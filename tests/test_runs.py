@@ -1,0 +1,81 @@
+import json
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import bayes_judge as bj
+
+pytestmark = pytest.mark.filterwarnings("ignore::bayes_judge.calibration.bwrs.BWRSWarning")
+
+
+@pytest.fixture(scope="module")
+def fit():
+    df = bj.simulate_win_rate(60, p=0.7, q0=[0.8, 0.75], seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return bj.win_rate(df, method="bwrs", prior="in-distribution", draws=100, seed=3)
+
+
+def test_round_trip_keeps_posterior_and_manifest(fit, tmp_path):
+    nc = bj.save_run(fit, tmp_path / "sub" / "run1")
+    assert nc.name == "run1.nc" and (tmp_path / "sub" / "run1.json").is_file()
+    back = bj.load_run(tmp_path / "sub" / "run1.nc")
+    np.testing.assert_array_equal(back.posterior["p"], fit.posterior["p"])
+    m = json.loads(back.attrs["manifest"])
+    assert m["model"] == "bwrs" and m["seed"] == 3 and m["bayes_judge_version"] == bj.__version__
+    assert m["data_hash"] == bj.runs.data_hash(fit)
+    assert bj.win_rate_summary(back)["p_mean"].iloc[0] == pytest.approx(bj.win_rate_summary(fit)["p_mean"].iloc[0])
+
+
+def test_same_data_same_hash_other_data_other_hash(fit):
+    df = bj.simulate_win_rate(60, p=0.7, q0=[0.8, 0.75], seed=1)
+    again = bj.win_rate(df, method="bwrs", prior="in-distribution", draws=50, seed=9)
+    other = bj.win_rate(bj.simulate_win_rate(60, p=0.7, q0=[0.8, 0.75], seed=2), method="bwrs",
+                        prior="in-distribution", draws=50, seed=9)
+    assert bj.runs.data_hash(again) == bj.runs.data_hash(fit)
+    assert bj.runs.data_hash(other) != bj.runs.data_hash(fit)
+
+
+def test_incompatible_version_is_refused(fit, tmp_path):
+    bj.save_run(fit, tmp_path / "r")
+    m = json.loads((tmp_path / "r.json").read_text())
+    m["format"] = 99
+    (tmp_path / "r.json").write_text(json.dumps(m))
+    with pytest.raises(ValueError, match="format 99"):
+        bj.load_run(tmp_path / "r")
+
+
+def test_tampered_data_is_refused(fit, tmp_path):
+    bj.save_run(fit, tmp_path / "r")
+    m = json.loads((tmp_path / "r.json").read_text())
+    m["data_hash"] = "0" * 64
+    (tmp_path / "r.json").write_text(json.dumps(m))
+    with pytest.raises(ValueError, match="do not match"):
+        bj.load_run(tmp_path / "r")
+
+
+def test_missing_files_and_no_posterior(tmp_path, fit):
+    with pytest.raises(FileNotFoundError, match="not found"):
+        bj.load_run(tmp_path / "nothing")
+    import arviz as az
+
+    with pytest.raises(ValueError, match="with a posterior"):
+        bj.save_run(az.InferenceData(), tmp_path / "x")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write anywhere")
+def test_unwritable_folder(fit, tmp_path):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    with pytest.raises(PermissionError, match="not writable"):
+        bj.save_run(fit, ro / "r")
+
+
+def test_unwritable_path_through_a_file(fit, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(OSError, match="cannot write a run"):
+        bj.save_run(fit, blocker / "r")
