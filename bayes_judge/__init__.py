@@ -24,7 +24,7 @@ from .runs import load_run, save_run
 from .schema import validate_judgments
 from .selection import select_comparisons
 from .simulate import simulate_win_rate
-from .summary import pairwise_prob, score_summary, win_rate_summary
+from .summary import compare_systems, pairwise_prob, score_summary, win_rate_summary
 from .verdicts import encode_win_rate
 from .winrate import LabelSwitchingWarning, win_rate
 
@@ -47,5 +47,6 @@ __all__ = [
     "load_run",
     "score_summary",
     "pairwise_prob",
+    "compare_systems",
     "LabelSwitchingWarning",
 ]

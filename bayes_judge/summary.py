@@ -10,7 +10,7 @@ import pandas as pd
 
 from .calibration.kde import kde_mode
 
-__all__ = ["win_rate_summary", "score_summary", "pairwise_prob"]
+__all__ = ["win_rate_summary", "score_summary", "pairwise_prob", "compare_systems"]
 
 
 def win_rate_summary(
@@ -210,3 +210,66 @@ def pairwise_prob(idata: az.InferenceData, *, item: str | None = None) -> pd.Dat
     np.fill_diagonal(prob, np.nan)
     names = [str(c) for c in cands[cols]]
     return pd.DataFrame(prob, index=pd.Index(names, name="i"), columns=pd.Index(names, name="j"))
+
+
+def _verdict(low: np.ndarray, high: np.ndarray, at: float, a: list, b: list) -> list[str]:
+    return [
+        f"{x} better" if lo > at else f"{y} better" if hi < at else "cannot tell apart"
+        for lo, hi, x, y in zip(low, high, a, b, strict=True)
+    ]
+
+
+def compare_systems(idata: az.InferenceData, *, hdi_prob: float = 0.94) -> pd.DataFrame:
+    """Which system (or candidate) is better, and how sure we are.
+
+    For a win-rate fit (:func:`bayes_judge.win_rate`): one row per pair with the posterior of
+    the win rate p, P(system_a better) = P(p > 0.5) and a verdict that says "cannot tell apart"
+    when the HDI of p contains 0.5.  For a Bayesian ranking (:func:`bayes_judge.rank` with
+    ``bayesian=True``): one row per pair of candidates of an item with the posterior of the score
+    difference s_a − s_b, P(a ≻ b) and the verdict at 0.
+
+    Returns
+    -------
+    pandas.DataFrame with columns item (rankings), system_a, system_b, estimate (p or s_a − s_b
+    mean), hdi_low, hdi_high, prob_a_better, verdict.
+    """
+    post = getattr(idata, "posterior", None)
+    if post is not None and "p" in post and "pair" in post["p"].dims:
+        s = win_rate_summary(idata, hdi_prob=hdi_prob)
+        return pd.DataFrame(
+            {
+                "system_a": s["system_a"],
+                "system_b": s["system_b"],
+                "estimate": s["p_mean"],
+                "hdi_low": s["hdi_low"],
+                "hdi_high": s["hdi_high"],
+                "prob_a_better": s["prob_gt_half"],
+                "verdict": _verdict(s["hdi_low"], s["hdi_high"], 0.5, list(s["system_a"]), list(s["system_b"])),
+            },
+            index=s.index,
+        )
+    flat, items, cands = _score_blocks(idata)
+    rows = []
+    for item in pd.unique(items):
+        cols = np.flatnonzero(items == item)
+        ia, ib = np.triu_indices(cols.size, k=1)
+        d = flat[:, cols[ia]] - flat[:, cols[ib]]  # (draws, pairs)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            hdi = np.array([az.hdi(d[:, k], hdi_prob=hdi_prob) for k in range(d.shape[1])]).reshape(-1, 2)
+        a, b = list(cands[cols[ia]]), list(cands[cols[ib]])
+        rows.append(
+            pd.DataFrame(
+                {
+                    "item": item,
+                    "system_a": a,
+                    "system_b": b,
+                    "estimate": d.mean(axis=0),
+                    "hdi_low": hdi[:, 0],
+                    "hdi_high": hdi[:, 1],
+                    "prob_a_better": (d > 0).mean(axis=0),
+                    "verdict": _verdict(hdi[:, 0], hdi[:, 1], 0.0, a, b),
+                }
+            )
+        )
+    return pd.concat(rows, ignore_index=True)

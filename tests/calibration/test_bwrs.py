@@ -161,3 +161,14 @@ def test_summary_by_judge(labelled):
     assert s["p_mean"].iloc[1] == pytest.approx(x.mean())
     with pytest.raises(ValueError, match="by_judge=True needs per-judge"):
         bj.win_rate_summary(bj.win_rate(labelled, draws=50, tune=50, chains=2), by_judge=True)
+
+
+def test_compare_systems_on_win_rates():
+    import bayes_judge as bj
+
+    clear = bj.simulate_win_rate(400, p=0.85, q0=[0.95], q1=[0.95], seed=1)
+    close = bj.simulate_win_rate(400, p=0.5, q0=[0.95], q1=[0.95], systems=("G0", "G2"), seed=2)
+    df = pd.concat([clear, close.assign(item=close["item"] + 1000)], ignore_index=True)
+    c = bj.compare_systems(bj.win_rate(df, method="observed", draws=1000, seed=0))
+    assert list(c["verdict"]) == ["G0 better", "cannot tell apart"]
+    assert c["prob_a_better"].iloc[0] > 0.99

@@ -8,7 +8,7 @@ from scipy.stats import spearmanr
 
 from bayes_judge.ranking.bayesian import comparison_log_lik, fit_scores
 from bayes_judge.ranking.encode import encode_ranking
-from bayes_judge.summary import pairwise_prob, score_summary
+from bayes_judge.summary import compare_systems, pairwise_prob, score_summary
 
 FAST = dict(chains=2, draws=300, tune=300, seed=0)
 
@@ -128,3 +128,15 @@ def test_bad_model_arguments():
         fit_scores(data, model="bt", ties="drop")
     with pytest.raises(ValueError, match="backend must be"):
         fit_scores(data, backend="stan")
+
+
+def test_compare_systems_on_known_draws():
+    rng = np.random.default_rng(0)
+    n = 4000
+    # item x: u clearly above v; v and w indistinguishable
+    draws = np.stack([rng.normal(2, 0.3, n), rng.normal(0, 0.3, n), rng.normal(0.05, 0.3, n)], -1)[None]
+    idata = fake_ranking(draws, ["x", "x", "x"], ["u", "v", "w"])
+    c = compare_systems(idata).set_index(["system_a", "system_b"])
+    assert c.loc[("u", "v"), "verdict"] == "u better" and c.loc[("u", "v"), "prob_a_better"] > 0.99
+    assert c.loc[("v", "w"), "verdict"] == "cannot tell apart"
+    assert c.loc[("u", "v"), "estimate"] == pytest.approx(2.0, abs=0.05)
