@@ -40,7 +40,8 @@ def data_hash(idata: az.InferenceData) -> str:
 def _paths(path: str | os.PathLike) -> tuple[Path, Path]:
     p = Path(path)
     stem = p.with_suffix("") if p.suffix in (".nc", ".json") else p
-    return stem.with_suffix(".nc"), stem.with_suffix(".json")
+    # append, never replace, a suffix: "fit.seed1" must not become "fit.nc"
+    return Path(f"{stem}.nc"), Path(f"{stem}.json")
 
 
 def save_run(idata: az.InferenceData, path: str | os.PathLike) -> Path:

@@ -227,6 +227,9 @@ def encode_win_rate(
     # from the hard decision.
     w = v["winner"].to_numpy(dtype=object)
     score_a = np.where(w == "a", 1.0, np.where(w == "b", 0.0, 0.5))
+    if "p_a" in v.columns:  # the judge's own probability, where given (App. B sums scores)
+        pa = v["p_a"].to_numpy(dtype=float)
+        score_a = np.where(np.isnan(pa), score_a, pa)
     score_first = np.where(first_in_a, score_a, 1.0 - score_a)
 
     judge_col = v["judge"].to_numpy(dtype=object)
@@ -270,7 +273,8 @@ def encode_win_rate(
     if human is not None:
         label = _merge_external_human(human, label, unit_keys, order, len(systems))
 
-    rows = rows[rows["keep"]]
+    # rows in a canonical order, so that seeded tie flips do not depend on the table's row order
+    rows = rows[rows["keep"]].sort_values(["unit", "judge"], kind="stable")
     judge_idx = {j: i for i, j in enumerate(judges)}
     rows = rows.assign(j=rows["judge"].map(judge_idx))
     rng = np.random.default_rng(seed)
@@ -302,6 +306,13 @@ def encode_win_rate(
     np.add.at(n_second, (u[~is_tie], j[~is_tie]), verdict[~is_tie] == 0.0)
     np.add.at(n_tie, (u[is_tie], j[is_tie]), 1.0)
 
+    per_pair = np.bincount(unit_keys["pair_idx"].to_numpy(), weights=(n_first + n_second).sum(axis=1), minlength=len(pairs))
+    empty = [f"{a} vs {b}" for (a, b), n in zip(pairs, per_pair, strict=True) if n == 0]
+    if empty:
+        raise ValueError(
+            f"pair(s) {empty} have no verdict from the chosen judges {list(judges)} (every row of "
+            "theirs was left out or is a tie); choose other judges, ties='random', or drop the pair"
+        )
     silent = [judges[e] for e in range(E) if (n_first[:, e] + n_second[:, e]).sum() == 0]
     if silent:
         raise ValueError(

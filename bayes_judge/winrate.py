@@ -71,14 +71,20 @@ def _attrs(data: WinRateData, method: str, prior: str, backend: str | None, seed
     }
 
 
-def _check_labels_two_classes(data: WinRateData, where: str) -> None:
-    lab = data.label[data.label >= 0]
-    if lab.size and np.unique(lab).size < 2:
-        side = "G0 (the pair's first system)" if lab[0] == 1 else "G1 (the pair's second system)"
-        raise ValueError(
-            f"{where}: all {lab.size} human labels prefer {side}; the accuracy on the other "
-            "class (q0 or q1) cannot be estimated from them"
-        )
+def _check_labels_two_classes(data: WinRateData, where: str, per_pair: bool = False) -> None:
+    groups = range(len(data.pairs)) if per_pair else [None]
+    for g in groups:
+        sel = data.label >= 0 if g is None else (data.label >= 0) & (data.unit_pair == g)
+        lab = data.label[sel]
+        name = "" if g is None else f" of pair {data.pair_labels[g]}"
+        if per_pair and lab.size == 0:
+            raise ValueError(f"{where}: no human labels{name}; BWRS calibrates every pair from its own labels")
+        if lab.size and np.unique(lab).size < 2:
+            side = "G0 (the pair's first system)" if lab[0] == 1 else "G1 (the pair's second system)"
+            raise ValueError(
+                f"{where}: all {lab.size} human labels{name} prefer {side}; the accuracy on the "
+                "other class (q0 or q1) cannot be estimated from them"
+            )
 
 
 def _label_switch_check(q0: np.ndarray, q1: np.ndarray, data: WinRateData) -> None:
@@ -202,7 +208,9 @@ def win_rate(
     human : pandas.DataFrame, optional
         Gold labels: columns item, a, b, human ("a" / "b" in that row's orientation).
     ood : pandas.DataFrame, optional
-        A labelled OOD judgments table (judgments columns plus ``human``), same judges.
+        A labelled OOD judgments table (judgments columns plus ``human``), same judges.  Its
+        pairs are oriented by sorted system name (the OOD set's alphabetically first system plays
+        G0), so name its systems so that G0's counterpart sorts first.
     systems : list of str, optional
         System order; pairs are (earlier, later).  Default: sorted names.
     judges : list of str, optional
@@ -263,6 +271,8 @@ def win_rate(
         raise ValueError(f"tune must be a non-negative integer, got {tune!r}")
     if prior == "ood" and ood is None:
         raise ValueError("prior='ood' needs ood=, a labelled judgments table")
+    if method == "observed" and prior != "none":
+        raise ValueError(f"method='observed' uses no human knowledge; got prior={prior!r} (use prior='none')")
     if ood is not None and prior != "ood":
         raise ValueError(f"ood= is only read with prior='ood' (got prior={prior!r}); drop it or set prior='ood'")
     if human is not None and (prior != "in-distribution" or method == "observed"):
@@ -302,7 +312,7 @@ def win_rate(
                     "method='bwrs' with prior='in-distribution' found no human labels: fill the "
                     "'human' column or pass human="
                 )
-            _check_labels_two_classes(data, "bwrs")
+            _check_labels_two_classes(data, "bwrs", per_pair=True)
             counts = data.accuracy_counts()
         else:
             _check_labels_two_classes(ood_data, "bwrs (ood)")

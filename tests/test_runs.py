@@ -79,3 +79,9 @@ def test_unwritable_path_through_a_file(fit, tmp_path):
     blocker.write_text("x")
     with pytest.raises(OSError, match="cannot write a run"):
         bj.save_run(fit, blocker / "r")
+
+
+def test_names_with_dots_do_not_collide(fit, tmp_path):
+    bj.save_run(fit, tmp_path / "fit.seed1")
+    assert (tmp_path / "fit.seed1.nc").is_file() and not (tmp_path / "fit.nc").exists()
+    assert bj.load_run(tmp_path / "fit.seed1").posterior["p"].shape == fit.posterior["p"].shape

@@ -107,3 +107,25 @@ def test_bad_modes(tiny):
         bj.encode_win_rate(tiny, swap="both")
     with pytest.raises(ValueError, match="ties must be"):
         bj.encode_win_rate(tiny, ties="coin")
+
+
+def test_pair_without_verdicts_is_an_error():
+    df = pd.DataFrame({"item": [1, 2, 3], "a": ["x", "x", "x"], "b": ["y", "y", "z"],
+                       "judge": ["j1", "j1", "j2"], "winner": ["a", "b", "a"]})
+    with pytest.raises(ValueError, match=r"pair\(s\) \['x vs z'\] have no verdict"):
+        bj.encode_win_rate(df, judges=["j1"])
+
+
+def test_swap_and_sum_sums_probabilities():
+    """Seed 003 App. B sums the judge's scores: 0.95 for x shown first, 0.45 for y shown first."""
+    df = pd.DataFrame({"item": [1, 1], "a": ["x", "y"], "b": ["y", "x"], "p_a": [0.95, 0.55]})
+    d = bj.encode_win_rate(df, swap="sum", ties="skip")
+    np.testing.assert_array_equal(d.n_first, [[1.0]])
+
+
+def test_tie_flips_do_not_depend_on_row_order():
+    df = bj.simulate_win_rate(200, p=0.5, q0=[0.6, 0.6], swap=True, seed=4)
+    df.loc[df.index % 3 == 0, "winner"] = "tie"
+    a = bj.encode_win_rate(df, swap="none", seed=1)
+    b = bj.encode_win_rate(df.sample(frac=1, random_state=0), swap="none", seed=1)
+    np.testing.assert_array_equal(a.n_first, b.n_first)

@@ -254,6 +254,9 @@ def posterior_item_quantities(
     h_prob : (C, D, U), P(a human prefers G0 on item i | data, p, q); 1 or 0 on labelled items.
     """
     label = data.label if use_labels else np.full(data.n_units, -1)
+    # a draw exactly at 0 or 1 (float rounding) would give 0 * log(0) = NaN for unused counts
+    tiny = np.finfo(float).tiny
+    q0, q1, p = (np.clip(np.asarray(x, dtype=float), tiny, 1 - 1e-16) for x in (q0, q1, p))
     C, D, P = p.shape
     ll_g0 = np.empty((C, D, data.n_units))
     ll_g1 = np.empty((C, D, data.n_units))

@@ -74,9 +74,13 @@ def bwrs_draws(
     p_judge = np.where(nk > 0, p_judge, np.nan)
     q25, q75 = np.nanquantile(p_judge, [0.25, 0.75], axis=(0, 1))  # (P, E)
     scale = (q75 - q25) / 1.349
-    weight = np.where(np.isfinite(scale) & (scale > 0), 1.0 / np.maximum(scale, 1e-12) ** 2, 0.0)
+    judged = nk > 0
+    weight = np.where(judged & np.isfinite(scale) & (scale > 0), 1.0 / np.maximum(scale, 1e-12) ** 2, 0.0)
+    # no usable spread (e.g. a single draw): equal weights over the judges that judged the pair
+    flat = weight.sum(axis=-1, keepdims=True) == 0
+    weight = np.where(flat, judged.astype(float), weight)
     weight = weight / weight.sum(axis=-1, keepdims=True)
-    p = np.nansum(p_judge * weight, axis=-1)
+    p = (np.where(judged, p_judge, 0.0) * weight).sum(axis=-1)
     outside = float(np.mean((p < 0) | (p > 1)))
     low_q = float(np.mean((q0 + q1) <= 1))
     if outside > 0 or low_q > 0:
