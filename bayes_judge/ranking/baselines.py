@@ -100,48 +100,139 @@ def _mm_iterate(
     tol: float,
     max_iter: int,
     name: str,
+    accelerate: bool = False,
+    info: dict | None = None,
 ) -> np.ndarray:
     """Zermelo's iteration (the MM algorithm of Hunter 2004) for Bradley-Terry strengths.
 
     Comparison ``k`` between ``i[k]`` (position A) and ``j[k]`` was played ``n[k]`` times,
     ``i[k]`` winning ``w_i[k]`` of them (fractional wins allowed), with
-    ``P(i beats j) = θ_k π_i / (θ_k π_i + π_j)``.  Returns log-strengths centred per item;
-    stops when no log-strength moves by more than ``tol`` in one sweep.
+    ``P(i beats j) = θ_k π_i / (θ_k π_i + π_j)``.  Returns log-strengths centred per item.
+    Every item stops on its own, at the first sweep that moves none of its log-strengths by
+    ``tol`` or more (that sweep's result is returned), so that items ranked together equal items
+    ranked alone; ``max_iter`` bounds the number of sweeps.
+
+    ``accelerate=True`` runs SQUAREM (Varadhan & Roland 2008, scheme S3) on the sweep map ``F``
+    of the centred log-strengths: from ``x0``, ``x1 = F(x0)``, ``x2 = F(x1)``, ``r = x1 − x0``,
+    ``v = x2 − 2 x1 + x0``, ``α = min(−‖r‖ / ‖v‖, −1)``, the extrapolation
+    ``x' = x0 − 2α r + α² v`` and one stabilising sweep ``F(x')``, kept only where the
+    log-likelihood at ``x'`` is not below that at ``x0`` (else the plain ``x2``), so the
+    log-likelihood never decreases.  Step length, safeguard and stop are per item.  The fixed
+    point and the stopping rule (one plain sweep moving less than ``tol``) are the same.
+    ``info["sweeps"]`` receives the number of sweeps when ``info`` is a dict.
     """
     N = data.n_candidates
-    w_j = n - w_i
-    wins = np.bincount(i, weights=w_i, minlength=N) + np.bincount(j, weights=w_j, minlength=N)
-    th = np.ones_like(n) if theta is None else theta
     if max_iter < 1:
         raise ValueError(f"max_iter must be >= 1, got {max_iter!r}")
-    log_pi = np.zeros(N)
-    pi = np.ones(N)
-    step = np.inf
+    K = len(n)
+    wins = np.bincount(i, weights=w_i, minlength=N) + np.bincount(j, weights=n - w_i, minlength=N)
+    # pairs sorted by i (as _pair_totals returns them): π_i by np.repeat and the i-side sums by
+    # np.add.reduceat, several times faster than a gather and a bincount over runs of equal bins
+    by_i = K > 0 and bool(np.all(i[1:] >= i[:-1]))
+    if by_i:
+        starts = np.flatnonzero(np.concatenate(([True], i[1:] != i[:-1])))
+        first_i, run = i[starts], np.diff(np.append(starts, K))
+    single = data.n_items == 1
+    item_start = data.offsets[:-1]
+    cand_item = data.cand_item
+
+    def item_sum(x: np.ndarray) -> np.ndarray:
+        return np.array([x.sum()]) if single else np.add.reduceat(x, item_start)
+
+    def item_max(x: np.ndarray) -> np.ndarray:
+        return np.array([x.max()]) if single else np.maximum.reduceat(x, item_start)
+
+    def sweep(x: np.ndarray, want_ll: bool = False, check: bool = True):
+        """One Zermelo sweep from centred log-strengths ``x``, and the log-likelihood at ``x``
+        per item (up to a constant) if ``want_ll``."""
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            pi = np.exp(x)
+            d = np.repeat(pi[first_i], run) if by_i else pi[i]
+            if theta is not None:
+                d *= theta
+            d += pi[j]
+            ll = None
+            if want_ll:
+                nlogd = n * np.log(d)
+                ll = item_sum(wins * x) - (
+                    nlogd.sum() if single
+                    else np.bincount(cand_item[i], weights=nlogd, minlength=data.n_items)
+                )
+            np.divide(n, d, out=d)
+            den = np.bincount(j, weights=d, minlength=N)
+            d_i = d if theta is None else d * theta
+            if by_i:
+                den[first_i] += np.add.reduceat(d_i, starts)
+            else:
+                den += np.bincount(i, weights=d_i, minlength=N)
+            new = np.log(wins / den)
+            new = new - new.mean() if single else center_per_item(data, new)
+        if check:
+            check_finite_scores(data, new, name)
+        return new, ll
+
+    x = np.zeros(N)
     done = np.zeros(data.n_items, dtype=bool)
-    for _ in range(max_iter):
-        inv = n / (th * pi[i] + pi[j])
-        new = wins / (
-            np.bincount(i, weights=th * inv, minlength=N) + np.bincount(j, weights=inv, minlength=N)
-        )
-        with np.errstate(divide="ignore", invalid="ignore"):
-            new_log = center_per_item(data, np.log(new))
-        check_finite_scores(data, new_log, name)
-        # every item stops on its own, so that items ranked together equal items ranked alone
-        moved = np.maximum.reduceat(np.abs(new_log - log_pi), data.offsets[:-1])
-        moved[done] = 0.0
-        log_pi = np.where(done[data.cand_item], log_pi, new_log)
-        done |= moved < tol
-        pi = np.exp(log_pi)
-        step = float(moved.max())
+    step = np.inf
+    sweeps = 0
+
+    def accept(x, new, moved, where=None):
+        """Move the running items (``where`` of them) to ``new``; stop those that moved < tol."""
+        nonlocal step
+        run_ = ~done if where is None else ~done & where
+        x = new if run_.all() else np.where(run_[cand_item], new, x)
+        if run_.any():
+            step = float(moved[run_].max())
+        return x, run_ & (moved < tol)
+
+    while sweeps < max_iter and not accelerate:
+        new, _ = sweep(x)
+        sweeps += 1
+        x, fin = accept(x, new, item_max(np.abs(new - x)))
+        done |= fin
         if done.all():
-            return log_pi
-    warnings.warn(
-        f"{name}: no convergence in max_iter={max_iter} sweeps (last change {step:.2e} > "
-        f"tol={tol:g}); raise max_iter",
-        ConvergenceWarning,
-        stacklevel=3,
-    )
-    return log_pi
+            break
+    while sweeps < max_iter and accelerate:
+        x0 = x
+        x1, ll0 = sweep(x0, want_ll=True)
+        sweeps += 1
+        x, fin = accept(x, x1, item_max(np.abs(x1 - x0)))
+        done |= fin
+        if done.all() or sweeps == max_iter:
+            break
+        x2, _ = sweep(x1)
+        sweeps += 1
+        x, fin = accept(x, x2, item_max(np.abs(x2 - x1)))
+        done |= fin
+        if done.all() or sweeps == max_iter:
+            break
+        r = x1 - x0
+        v = x2 - x1 - r
+        rr, vv = item_sum(r * r), item_sum(v * v)
+        alpha = -np.sqrt(np.divide(rr, vv, out=np.ones_like(rr), where=vv > 0))
+        a = np.minimum(alpha, -1.0)[cand_item]
+        xp = x0 - 2.0 * a * r + a * a * v
+        x3, llp = sweep(xp, want_ll=True, check=False)
+        sweeps += 1
+        bad_x3 = item_sum((~np.isfinite(x3)).astype(float)) > 0
+        good = np.isfinite(llp) & (llp >= ll0) & ~bad_x3
+        if good.any():
+            with np.errstate(invalid="ignore"):
+                moved = np.where(good, item_max(np.abs(x3 - xp)), np.inf)
+            x, fin = accept(x, x3, moved, where=good)
+            done |= fin
+            if done.all():
+                break
+    if info is not None:
+        info["sweeps"] = sweeps
+    if not done.all():
+        warnings.warn(
+            f"{name}: no convergence in max_iter={max_iter} sweeps (last change {step:.2e} > "
+            f"tol={tol:g}); raise max_iter",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    return x
 
 
 def bradley_terry(
@@ -151,6 +242,7 @@ def bradley_terry(
     tol: float = 1e-4,
     max_iter: int = 10_000,
     solver: Literal["zermelo", "newton"] = "zermelo",
+    accelerate: bool = False,
 ) -> np.ndarray:
     """Bradley-Terry maximum-likelihood scores from hard decisions (seed 004 §3.1, eq. 1-3).
 
@@ -181,6 +273,14 @@ def bradley_terry(
         soft Bradley-Terry expert of :func:`~bayes_judge.ranking.poe.poe_bt` up to a constant
         factor per item, so its Newton solver applies (~10 Laplacian solves instead of thousands
         of sweeps on large, sparse designs); ``tol`` then bounds the last Newton step.
+    accelerate : bool
+        Zermelo only: SQUAREM extrapolation of the sweeps (Varadhan & Roland 2008) with a
+        monotone safeguard (see ``_mm_iterate``): the same maximum and the same stopping rule
+        (one Zermelo sweep moving no score by ``tol``), in 3-5x fewer sweeps (1M comparisons,
+        N = 1000, prior 0, tol 1e-6: 40 instead of 199).  Off by default so that the default
+        reproduces the paper's plain iteration: with slow linear convergence the plain sweeps
+        stop well short of the maximum at the paper's ``tol=1e-4`` (1.7e-3 away in that
+        benchmark, 1.5e-4 accelerated), so the two stopping points differ by more than ``tol``.
 
     Returns
     -------
@@ -206,14 +306,18 @@ def bradley_terry(
         if not np.isfinite(prior) or prior < 0:
             raise ValueError(f"prior must be a finite number of wins >= 0, got {prior!r}")
         c = np.full(data.n_comparisons, float(prior))
-    if np.all(c == 0):
-        y = data.y
-        beat_i = y > 0
-        beat_j = y < 1
+    if solver not in ("zermelo", "newton"):
+        raise ValueError(f"solver must be 'zermelo' or 'newton', got {solver!r}")
+    plain = bool(np.all(c == 0))
+    if solver == "zermelo" or plain:
+        lo, hi, w, n = _pair_totals(data, data.y + c, 1.0 + 2.0 * c)
+    if plain:
+        # the win graph on merged pairs: lo -> hi where lo won (part of) a game, hi -> lo where hi did
+        beat_lo, beat_hi = w > 0, w < n
         _check_connected(
             data.n_candidates,
-            np.concatenate([data.i[beat_i], data.j[beat_j]]),
-            np.concatenate([data.j[beat_i], data.i[beat_j]]),
+            np.concatenate([lo[beat_lo], hi[beat_hi]]),
+            np.concatenate([hi[beat_lo], lo[beat_hi]]),
             data.cand_item, data.candidates, data.items, directed=True, what="bt: ",
         )
     if solver == "newton":
@@ -223,7 +327,6 @@ def bradley_terry(
 
         soft = replace(data, p=(data.y + c) / (1.0 + 2.0 * c))
         return poe_bt(soft, outcome="soft", clip="none", solver="newton", tol=tol, max_iter=max_iter)
-    if solver != "zermelo":
-        raise ValueError(f"solver must be 'zermelo' or 'newton', got {solver!r}")
-    lo, hi, w, n = _pair_totals(data, data.y + c, 1.0 + 2.0 * c)
-    return _mm_iterate(data, lo, hi, w, n, theta=None, tol=tol, max_iter=max_iter, name="bt")
+    return _mm_iterate(
+        data, lo, hi, w, n, theta=None, tol=tol, max_iter=max_iter, name="bt", accelerate=accelerate
+    )

@@ -100,3 +100,60 @@ def test_bt_newton_solver_finds_the_zermelo_maximum(prior):
     np.testing.assert_allclose(nt, z, atol=1e-7)
     with pytest.raises(ValueError, match="solver must be"):
         bradley_terry(data, solver="lbfgs")
+
+
+@pytest.mark.parametrize("prior", ["paper", 0.0])
+def test_bt_accelerated_reaches_the_plain_maximum(prior):
+    d = encode_ranking(_hard_data(n=20, k=800, seed=3)[0])
+    plain = bradley_terry(d, prior=prior, tol=1e-12, max_iter=100_000)
+    fast = bradley_terry(d, prior=prior, tol=1e-12, max_iter=100_000, accelerate=True)
+    np.testing.assert_allclose(fast, plain, atol=1e-9)
+    assert fast.sum() == pytest.approx(0.0, abs=1e-12)
+
+
+def test_bt_accelerated_matches_choix_within_1e_6():
+    choix = pytest.importorskip("choix")
+    df, i, j, won = _hard_data()
+    ours = bradley_terry(encode_ranking(df), prior=0.0, tol=1e-12, max_iter=100_000, accelerate=True)
+    pairs = [(a, b) if w else (b, a) for a, b, w in zip(i, j, won, strict=True)]
+    ref = choix.ilsr_pairwise(12, pairs, alpha=0.0, tol=1e-13, max_iter=1000)
+    np.testing.assert_allclose(ours, ref - ref.mean(), atol=1e-6)
+
+
+@pytest.mark.parametrize("tol", [1e-4, 1e-6, 1e-10])
+def test_bt_accelerated_needs_no_more_sweeps_than_plain(tol):
+    from bayes_judge.ranking.baselines import _mm_iterate, _pair_totals
+
+    df = _hard_data(n=60, k=20_000, seed=4)[0]
+    d = encode_ranking(df)
+    lo, hi, w, n = _pair_totals(d, d.y, np.ones(d.n_comparisons))
+    runs = {}
+    for acc in (False, True):
+        info: dict = {}
+        s = _mm_iterate(d, lo, hi, w, n, theta=None, tol=tol, max_iter=100_000, name="bt",
+                        accelerate=acc, info=info)
+        runs[acc] = s, info["sweeps"]
+    assert runs[True][1] <= runs[False][1]
+    # both stop within the tolerance band of the same maximum
+    best = bradley_terry(d, prior=0.0, tol=1e-13, max_iter=100_000)
+    for s, _ in runs.values():
+        assert np.abs(s - best).max() < 100 * tol
+
+
+def test_bt_accelerated_items_ranked_together_equal_items_ranked_alone():
+    parts = []
+    for g, (n, k, seed) in enumerate([(8, 200, 5), (15, 900, 6), (5, 60, 7)]):
+        df = _hard_data(n=n, k=k, seed=seed)[0]
+        parts.append(df.assign(item=g, sample=df["sample"] + 10_000 * g))
+    together = encode_ranking(pd.concat(parts, ignore_index=True))
+    s = bradley_terry(together, accelerate=True, tol=1e-8)
+    for g, df in enumerate(parts):
+        alone = bradley_terry(encode_ranking(df), accelerate=True, tol=1e-8)
+        np.testing.assert_allclose(s[together.cand_item == g], alone, atol=1e-7)
+
+
+def test_bt_accelerated_warns_when_max_iter_stops_it_early():
+    from bayes_judge.ranking import ConvergenceWarning
+
+    with pytest.warns(ConvergenceWarning, match="max_iter=5"):
+        bradley_terry(encode_ranking(_hard_data()[0]), max_iter=5, accelerate=True, tol=1e-14)
