@@ -1,12 +1,12 @@
 """Run NUTS on either backend and hand back plain arrays of draws.
 
 NumPyro: one ``MCMC`` object is kept per (model, data shapes, chains, draws, tune) and run with
-``jit_model_args=True``, so a second fit of same-shaped data in the same process reuses the
-compiled sampler instead of re-tracing (a fresh ``MCMC`` compiles for ~15-25 s here).  Data are
-padded to fixed bucket sizes upstream so that "same-shaped" is the common case.  Chains run
-vectorized on one device unless JAX has a device per chain (then ``pmap``, which NumPyro
-re-compiles on every run).  NumPyro's NUTS loop still costs ~100 µs per leapfrog step on a CPU;
-the ``nutpie`` backend (:mod:`bayes_judge.annotation.ds_fast`) is the fast path.
+``jit_model_args=True``, and data are padded to fixed bucket sizes so that refits have the same
+shapes.  Measured here, this does not yet avoid the compile: a second fit of same-shaped data
+still takes ~12 s whether it draws 150 or 1000 per chain (``benchmarks/bench_dawid_skene.py``
+with and without ``--quick``), so NumPyro re-traces inside ``MCMC.run``.  Its NUTS loop also
+costs ~100 µs per leapfrog step on a CPU.  The ``nutpie`` backend
+(:mod:`bayes_judge.annotation.ds_fast`) is the fast path: ~0.4 s per refit.
 
 PyMC: ``pm.sample`` with PyMC's own NUTS; PyTensor caches its compiled C code on disk.
 
@@ -59,7 +59,8 @@ def sample_numpyro(
     model : callable
         A NumPyro model whose sample sites are all Beta-distributed in (0, 1).
     model_args : tuple of arrays
-        Data, passed as traced arguments (refits with the same shapes do not recompile).
+        Data, passed as traced arguments (``jit_model_args=True``; see the module note on
+        what that does and does not save).
     init_values : dict, optional
         Starting point of every chain for sites in (0, 1) (Beta sites; mapped by logit), per site
         (shape of the site).  Starting every chain from the same point near the prior mean keeps

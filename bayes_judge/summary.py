@@ -122,6 +122,25 @@ def _by_judge(idata: az.InferenceData, hdi_prob: float) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index(["pair", "judge"])
 
 
+def _hdi_columns(x: np.ndarray, hdi_prob: float) -> np.ndarray:
+    """Highest-density interval of every column of ``x`` (draws, m) at once, shape (m, 2).
+
+    The narrowest window holding ``floor(hdi_prob * n)`` sorted draws, as ``az.hdi`` computes
+    it for unimodal draws, vectorized over columns.
+    """
+    xs = np.sort(x, axis=0)
+    n = xs.shape[0]
+    k = int(np.floor(hdi_prob * n))
+    widths = xs[k:] - xs[: n - k]
+    start = np.argmin(widths, axis=0)
+    cols = np.arange(xs.shape[1])
+    return np.stack([xs[start, cols], xs[start + k, cols]], axis=1)
+
+
+# bound on draws x pairs held in memory at once by the pairwise summaries (float64: ~160 MB)
+_PAIRWISE_BLOCK = 20_000_000
+
+
 def _score_blocks(idata: az.InferenceData):
     if not hasattr(idata, "posterior") or "s" not in idata.posterior or "candidate" not in idata.posterior["s"].dims:
         raise ValueError("needs a ranking InferenceData with a posterior variable 's' over dim 'candidate' "
@@ -206,7 +225,11 @@ def pairwise_prob(idata: az.InferenceData, *, item: str | None = None) -> pd.Dat
         raise ValueError(f"item {item!r} is not in the ranking (items: {uniq[:8]})")
     cols = np.flatnonzero(items.astype(str) == str(item))
     x = flat[:, cols]
-    prob = (x[:, :, None] > x[:, None, :]).mean(axis=0)
+    n = cols.size
+    prob = np.empty((n, n))
+    step = max(1, _PAIRWISE_BLOCK // (x.shape[0] * n))  # rows per block, bounded memory
+    for r in range(0, n, step):
+        prob[r : r + step] = (x[:, r : r + step, None] > x[:, None, :]).mean(axis=0)
     np.fill_diagonal(prob, np.nan)
     names = [str(c) for c in cands[cols]]
     return pd.DataFrame(prob, index=pd.Index(names, name="i"), columns=pd.Index(names, name="j"))
@@ -253,10 +276,13 @@ def compare_systems(idata: az.InferenceData, *, hdi_prob: float = 0.94) -> pd.Da
     for item in pd.unique(items):
         cols = np.flatnonzero(items == item)
         ia, ib = np.triu_indices(cols.size, k=1)
+        if flat.shape[0] * ia.size > _PAIRWISE_BLOCK:
+            raise ValueError(
+                f"compare_systems: item {item!r} has {ia.size} candidate pairs x {flat.shape[0]} draws; "
+                "use bj.score_summary (rank intervals, P(best)) or bj.pairwise_prob for large items"
+            )
         d = flat[:, cols[ia]] - flat[:, cols[ib]]  # (draws, pairs)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            hdi = np.array([az.hdi(d[:, k], hdi_prob=hdi_prob) for k in range(d.shape[1])]).reshape(-1, 2)
+        hdi = _hdi_columns(d, hdi_prob)
         a, b = list(cands[cols[ia]]), list(cands[cols[ib]])
         rows.append(
             pd.DataFrame(

@@ -185,57 +185,42 @@ def worker_baseline(cfg: dict) -> dict:
     return out
 
 
-def worker_ours_numpyro(cfg: dict) -> dict:
+def _worker_two_fits(cfg: dict, backend: str) -> dict:
+    """First fit in this fresh process, then a second fit of same-shaped data (compiled sampler reused)."""
     t0 = time.perf_counter()
     import bayes_judge as bj
-    from bayes_judge import inference
 
     t_import = time.perf_counter() - t0
-    kw = dict(method="dawid-skene", prior="none", swap="split", backend="numpyro", chains=cfg["chains"],
+    kw = dict(method="dawid-skene", prior="none", swap="split", backend=backend, chains=cfg["chains"],
               draws=cfg["draws"], tune=cfg["tune"], seed=0)
     df, g = _data(0)
     t_fit = time.perf_counter()
     idata = bj.win_rate(g, **kw)
     fit_s = time.perf_counter() - t_fit
-    wall1 = time.perf_counter() - t0
-    first = _metrics(idata.posterior, wall1)
-    first.update({"import_s": t_import, "fit_s": fit_s, "n_patterns": int(idata.attrs.get("n_patterns", -1)),
-                  "import_jax_incl": "jax" in sys.modules})
-
-    g1 = bj.assign_generators(df, share=0.8, seed=1)
-    t1 = time.perf_counter()
-    idata2 = bj.win_rate(g1, **kw)
-    wall2 = time.perf_counter() - t1
-    second = _metrics(idata2.posterior, wall2)
-    second.update({"fit_s": wall2, "n_patterns": int(idata2.attrs.get("n_patterns", -1)),
-                   "compiled_samplers_cached": len(inference._MCMC_CACHE)})
-    import jax
-
-    return {"first": first, "second": second, "jax_devices": jax.local_device_count(),
-            "xla_flags": os.environ.get("XLA_FLAGS", "")}
-
-
-def worker_ours_nutpie(cfg: dict) -> dict:
-    """The package's default backend: nutpie NUTS on a numba log-density (first and second fit)."""
-    t0 = time.perf_counter()
-    import bayes_judge as bj
-
-    t_import = time.perf_counter() - t0
-    kw = dict(method="dawid-skene", prior="none", swap="split", backend="nutpie", chains=cfg["chains"],
-              draws=cfg["draws"], tune=cfg["tune"], seed=0)
-    df, g = _data(0)
-    t_fit = time.perf_counter()
-    idata = bj.win_rate(g, **kw)
-    fit_s = time.perf_counter() - t_fit
-    wall1 = time.perf_counter() - t0
-    first = _metrics(idata.posterior, wall1)
+    first = _metrics(idata.posterior, time.perf_counter() - t0)
     first.update({"import_s": t_import, "fit_s": fit_s, "n_patterns": int(idata.attrs.get("n_patterns", -1))})
     g1 = bj.assign_generators(df, share=0.8, seed=1)
     t1 = time.perf_counter()
     idata2 = bj.win_rate(g1, **kw)
     second = _metrics(idata2.posterior, time.perf_counter() - t1)
-    second["fit_s"] = second["wall_s"]
+    second.update({"fit_s": second["wall_s"], "n_patterns": int(idata2.attrs.get("n_patterns", -1))})
     return {"first": first, "second": second}
+
+
+def worker_ours_numpyro(cfg: dict) -> dict:
+    import jax
+
+    from bayes_judge import inference
+
+    out = _worker_two_fits(cfg, "numpyro")
+    out["second"]["compiled_samplers_cached"] = len(inference._MCMC_CACHE)
+    out.update({"jax_devices": jax.local_device_count(), "xla_flags": os.environ.get("XLA_FLAGS", "")})
+    return out
+
+
+def worker_ours_nutpie(cfg: dict) -> dict:
+    """The package's default backend: nutpie NUTS on a numba log-density (first and second fit)."""
+    return _worker_two_fits(cfg, "nutpie")
 
 
 def worker_ours_pymc(cfg: dict) -> dict:

@@ -146,7 +146,7 @@ def ds_prior(
 
 
 def _bucket(n: int) -> int:
-    """Pad pattern counts to a few fixed sizes so that refits reuse the compiled sampler."""
+    """Pad pattern counts to a few fixed sizes so that refits keep the same array shapes."""
     size = 16
     while size < n:
         size *= 2

@@ -211,14 +211,7 @@ def fit_scores(
         )
     elif backend == "numpyro":
         args = (data.i, data.j, data.p, data.y, data.cand_item, counts)
-        from functools import partial
-
-        fn = partial(
-            _numpyro_model, n_items=data.n_items, sigma_s=sigma_s, model=model, bias=position_bias,
-            ties=has_ties,
-        )
-        fn.__name__ = f"ranking_{model}"  # partials are cached by identity; key them stably
-        fn = _cached_partial(fn, (data.n_items, sigma_s, model, position_bias, has_ties))
+        fn = _model_for((data.n_items, sigma_s, model, position_bias, has_ties))
         init = {"s_raw": np.zeros(data.n_candidates)}
         init.update({k: np.zeros(()) for k in extra})
         post, stats = sample_numpyro(
@@ -254,9 +247,17 @@ def fit_scores(
     return idata
 
 
-_PARTIALS: dict[tuple, object] = {}
+_MODELS: dict[tuple, object] = {}
 
 
-def _cached_partial(fn, key):
-    """One model callable per configuration, so the NumPyro sampler cache can find it again."""
-    return _PARTIALS.setdefault(key, fn)
+def _model_for(key: tuple):
+    """One model callable per configuration (n_items, sigma_s, model, bias, ties), so that the
+    NumPyro sampler cache, keyed by the callable, finds the compiled sampler again on a refit."""
+    if key not in _MODELS:
+        from functools import partial
+
+        n_items, sigma_s, model, bias, ties = key
+        _MODELS[key] = partial(
+            _numpyro_model, n_items=n_items, sigma_s=sigma_s, model=model, bias=bias, ties=ties
+        )
+    return _MODELS[key]
