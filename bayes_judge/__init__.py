@@ -18,8 +18,11 @@ from .datasets import (
     load_items,
     load_summeval_pairs,
     load_summeval_scores,
+    load_summeval_texts,
 )
+from .model_comparison import compare_models
 from .ranking import rank
+from .report import report
 from .runs import load_run, save_run
 from .schema import validate_judgments
 from .selection import select_comparisons
@@ -37,6 +40,7 @@ __all__ = [
     "assign_generators",
     "load_summeval_pairs",
     "load_summeval_scores",
+    "load_summeval_texts",
     "simulate_win_rate",
     "encode_win_rate",
     "win_rate",
@@ -48,5 +52,7 @@ __all__ = [
     "score_summary",
     "pairwise_prob",
     "compare_systems",
+    "compare_models",
+    "report",
     "LabelSwitchingWarning",
 ]

@@ -415,3 +415,42 @@ def load_summeval_pairs(
             "score_b": llm_grid[:, jj].ravel(),
         }
     )
+
+
+def load_summeval_texts(*, articles: int | Sequence[str] | None = None,
+                        systems: Sequence[str] | None = None) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The SummEval texts, for a comparator run: summaries and their source articles.
+
+    Parameters
+    ----------
+    articles : int or sequence of str, optional
+        All 100 articles (default), the first ``n`` in file order, or the named doc ids.
+    systems : sequence of str, optional
+        Keep only these system ids (e.g. the 12 abstractive ones); default all 16.
+
+    Returns
+    -------
+    texts : DataFrame with columns item (doc id), candidate (system id), text (the summary)
+    contexts : dict doc id → article text
+
+    Examples
+    --------
+    >>> import bayes_judge as bj
+    >>> texts, contexts = bj.load_summeval_texts(articles=1)
+    >>> len(texts), len(contexts)
+    (16, 1)
+    """
+    keep = _summeval_articles(articles)
+    s = _read_summeval("summaries.csv")
+    s = s[s["doc_id"].isin(keep)]
+    if systems is not None:
+        unknown = sorted(set(map(str, systems)) - set(s["model_id"]))
+        if unknown:
+            raise ValueError(f"unknown SummEval system id(s) {unknown}")
+        s = s[s["model_id"].isin(list(map(str, systems)))]
+    texts = pd.DataFrame({"item": s["doc_id"].astype(str).to_numpy(),
+                          "candidate": s["model_id"].astype(str).to_numpy(),
+                          "text": s["summary"].astype(str).to_numpy()})
+    art = _read_summeval("articles.csv")
+    ctx = dict(zip(art["doc_id"].astype(str), art["article"].astype(str), strict=True))
+    return texts.reset_index(drop=True), {d: ctx[d] for d in keep}

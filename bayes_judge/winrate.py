@@ -13,10 +13,11 @@ from .calibration import bwrs_draws, observed_draws
 from .inference import BACKENDS, sample_numpyro, sample_pymc
 from .verdicts import WinRateData, encode_win_rate
 
-__all__ = ["win_rate", "LabelSwitchingWarning", "METHODS", "PRIORS"]
+__all__ = ["win_rate", "LabelSwitchingWarning", "METHODS", "PRIORS", "DS_MODELS"]
 
-METHODS = ("dawid-skene", "bwrs", "observed")
+METHODS = ("dawid-skene", "bwrs", "observed", "independent")
 PRIORS = ("none", "in-distribution", "ood")
+DS_MODELS = ("two-coin", "one-coin")
 
 
 class LabelSwitchingWarning(UserWarning):
@@ -50,6 +51,22 @@ def _observed_groups(data: WinRateData) -> tuple[dict, dict, dict]:
         "n_tie": ["item", "judge"],
     }
     return observed, constant, dims
+
+
+def loglik_attrs(use_labels: bool) -> dict[str, str]:
+    """What ``log_likelihood["t"]`` scores, read by :func:`bayes_judge.compare_models`.
+
+    Every likelihood model of the win rate (two-coin and one-coin Dawid-Skene, independent
+    raters) scores the same observations per item: the judges' verdicts, and the human label
+    where it is observed and used (``prior="in-distribution"``).  Fits that score the same
+    observations the same way carry the same ``scores`` string.
+    """
+    what = "judges' verdicts and observed human labels" if use_labels else "judges' verdicts"
+    return {
+        "scores": f"win-rate items: {what}",
+        "observed": "n_first n_second",
+        "loo_weights": "t",
+    }
 
 
 def _attrs(data: WinRateData, method: str, prior: str, backend: str | None, seed: int) -> dict:
@@ -105,11 +122,19 @@ def _label_switch_check(q0: np.ndarray, q1: np.ndarray, data: WinRateData) -> No
         )
 
 
+def _check_labels_present(data: WinRateData, where: str) -> None:
+    if not (data.label >= 0).any():
+        raise ValueError(
+            f"{where}: prior='in-distribution' needs human labels: a 'human' column or a human= table"
+        )
+
+
 def _fit_dawid_skene(
     data: WinRateData,
     *,
     prior: str,
     ood: WinRateData | None,
+    ds_model: str,
     backend: str,
     chains: int,
     draws: int,
@@ -118,6 +143,7 @@ def _fit_dawid_skene(
     target_accept: float,
 ) -> tuple[dict, dict]:
     use_labels = prior == "in-distribution"
+    one_coin = ds_model == "one-coin"
     if prior == "none":
         if (data.n_first.sum() == 0) or (data.n_second.sum() == 0):
             side = "G1" if data.n_first.sum() == 0 else "G0"
@@ -128,44 +154,118 @@ def _fit_dawid_skene(
                 "labels (prior='in-distribution') or an OOD prior."
             )
     if use_labels:
-        if not (data.label >= 0).any():
-            raise ValueError(
-                "prior='in-distribution' needs human labels: a 'human' column or a human= table"
-            )
-        _check_labels_two_classes(data, "dawid-skene")
-    pri = ds.ds_prior(data, prior, ood)
+        _check_labels_present(data, "dawid-skene")
+        if not one_coin:  # one accuracy per judge is identified by labels of either class
+            _check_labels_two_classes(data, "dawid-skene")
+    pri = ds.ds_prior(data, prior, ood, one_coin=one_coin)
     pat = ds.pattern_histogram(data, use_labels=use_labels, pad=backend == "numpyro")
+    coords = {"pair": data.pair_labels, "judge": list(data.judges)}
+    if one_coin:
+        post, stats = _sample_one_coin(pat, pri, coords, backend, chains, draws, tune, seed, target_accept)
+        q0 = q1 = post["q"]
+    else:
+        post, stats = _sample_two_coin(pat, pri, coords, backend, chains, draws, tune, seed, target_accept)
+        q0, q1 = post["q0"], post["q1"]
+    _label_switch_check(q0, q1, data)
+    log_lik, h_prob = ds.posterior_item_quantities(post["p"], q0, q1, data, use_labels)
+    post = {**post, "h_prob": h_prob}
+    const = (
+        {"alpha_q": pri.alpha_q0, "beta_q": pri.beta_q0}
+        if one_coin
+        else {k: getattr(pri, k) for k in ("alpha_q0", "beta_q0", "alpha_q1", "beta_q1")}
+    )
+    extra = {
+        "log_likelihood": {"t": log_lik},
+        "loglik_attrs": loglik_attrs(use_labels),
+        "sample_stats": stats,
+        "prior_const": const,
+        "n_patterns": pat.n_patterns,
+    }
+    return post, extra
+
+
+def _sample_two_coin(pat, pri, coords, backend, chains, draws, tune, seed, target_accept):
     init = pri.mean()
     if backend == "nutpie":
         from .annotation.ds_fast import sample_ds_fast  # compiles / loads numba callbacks
 
-        post, stats = sample_ds_fast(
+        return sample_ds_fast(
             pat, pri, chains=chains, draws=draws, tune=tune, seed=seed, init_values=init,
             target_accept=target_accept,
         )
-    elif backend == "numpyro":
+    if backend == "numpyro":
         args = (
             pat.n1, pat.n0, pat.label, pat.pair, pat.weight,
             pri.alpha_p, pri.beta_p, pri.alpha_q0, pri.beta_q0, pri.alpha_q1, pri.beta_q1,
         )
-        post, stats = sample_numpyro(
+        return sample_numpyro(
             ds.numpyro_model, args, init_values=init, chains=chains, draws=draws, tune=tune,
+            seed=seed, target_accept=target_accept,
+        )
+    model = ds.pymc_model(pat, pri, coords)
+    return sample_pymc(
+        model, var_names=["p", "q0", "q1"], init_values=init, chains=chains, draws=draws,
+        tune=tune, seed=seed, target_accept=target_accept,
+    )
+
+
+def _sample_one_coin(pat, pri, coords, backend, chains, draws, tune, seed, target_accept):
+    m = pri.mean()
+    init = {"p": m["p"], "q": m["q0"]}
+    if backend == "numpyro":
+        args = (pat.n1, pat.n0, pat.label, pat.pair, pat.weight, pri.alpha_p, pri.beta_p, pri.alpha_q0, pri.beta_q0)
+        return sample_numpyro(
+            ds.numpyro_one_coin, args, init_values=init, chains=chains, draws=draws, tune=tune,
+            seed=seed, target_accept=target_accept,
+        )
+    model = ds.pymc_one_coin(pat, pri, coords)
+    return sample_pymc(
+        model, var_names=["p", "q"], init_values=init, chains=chains, draws=draws, tune=tune,
+        seed=seed, target_accept=target_accept,
+    )
+
+
+def _fit_independent(
+    data: WinRateData,
+    *,
+    prior: str,
+    backend: str,
+    chains: int,
+    draws: int,
+    tune: int,
+    seed: int,
+    target_accept: float,
+) -> tuple[dict, dict]:
+    use_labels = prior == "in-distribution"
+    if use_labels:
+        _check_labels_present(data, "independent")
+    P, E = len(data.pairs), len(data.judges)
+    a_k = np.full((P, E), ds.INDEPENDENT_PRIOR_K[0])
+    b_k = np.full((P, E), ds.INDEPENDENT_PRIOR_K[1])
+    n_pe = np.zeros((P, E))
+    np.add.at(n_pe, data.unit_pair, data.n_first + data.n_second)
+    judged = (n_pe > 0).astype(float)
+    pat = ds.pattern_histogram(data, use_labels=use_labels, pad=backend == "numpyro")
+    init = {"k": a_k / (a_k + b_k)}
+    if backend == "numpyro":
+        args = (pat.n1, pat.n0, pat.label, pat.pair, pat.weight, judged, a_k, b_k)
+        post, stats = sample_numpyro(
+            ds.numpyro_independent, args, init_values=init, chains=chains, draws=draws, tune=tune,
             seed=seed, target_accept=target_accept,
         )
     else:
         coords = {"pair": data.pair_labels, "judge": list(data.judges)}
-        model = ds.pymc_model(pat, pri, coords)
+        model = ds.pymc_independent(pat, judged, a_k, b_k, coords)
         post, stats = sample_pymc(
-            model, var_names=["p", "q0", "q1"], init_values=init, chains=chains, draws=draws,
-            tune=tune, seed=seed, target_accept=target_accept,
+            model, var_names=["p", "k"], init_values=init, chains=chains, draws=draws, tune=tune,
+            seed=seed, target_accept=target_accept,
         )
-    _label_switch_check(post["q0"], post["q1"], data)
-    log_lik, h_prob = ds.posterior_item_quantities(post["p"], post["q0"], post["q1"], data, use_labels)
-    post = {**post, "h_prob": h_prob}
+    log_lik = ds.independent_item_log_lik(post["p"], post["k"], data, use_labels)
     extra = {
         "log_likelihood": {"t": log_lik},
+        "loglik_attrs": loglik_attrs(use_labels),
         "sample_stats": stats,
-        "prior_params": pri,
+        "prior_const": {"alpha_k": a_k, "beta_k": b_k},
         "n_patterns": pat.n_patterns,
     }
     return post, extra
@@ -175,6 +275,7 @@ def win_rate(
     df: pd.DataFrame,
     *,
     method: str = "dawid-skene",
+    ds_model: str = "two-coin",
     prior: str = "none",
     human: pd.DataFrame | None = None,
     ood: pd.DataFrame | None = None,
@@ -196,10 +297,19 @@ def win_rate(
     df : pandas.DataFrame
         Judgments table (``DESIGN.md``); ``a`` and ``b`` are system names; rows may show either
         system first.  A ``human`` column, where filled, gives gold labels.
-    method : {"dawid-skene", "bwrs", "observed"}
+    method : {"dawid-skene", "bwrs", "observed", "independent"}
         ``"observed"``: k of eq. 4 with its Beta-Bernoulli posterior, pooled over judges;
         ``"bwrs"``: Algorithm 1 / eq. 11; ``"dawid-skene"``: Model 1 with the true label
-        marginalized, sampled by NUTS.
+        marginalized, sampled by NUTS; ``"independent"``: independent raters, no latent truth
+        (judge e prefers G0 with its own rate ``k^e`` on every item, ``k^e ~ Beta(1, 1)``; ``p``
+        is the judges' mean rate, and an observed human label is one more such rater, see
+        :mod:`bayes_judge.annotation.dawid_skene`): the observed win rate as a likelihood, the
+        baseline that :func:`bayes_judge.compare_models` ranks Dawid-Skene against.
+    ds_model : {"two-coin", "one-coin"}
+        For ``"dawid-skene"``: Model 1 with two accuracies per judge (q0, q1; the seed's model,
+        default) or one (``q0 = q1 = q``, posterior ``q``; an OOD prior pools eq. 12-13 over
+        both classes).  The one-coin model, like ``"independent"``, is sampled by NumPyro or
+        PyMC: ``backend="nutpie"`` runs it on NumPyro (``attrs["backend"]`` records it).
     prior : {"none", "in-distribution", "ood"}
         Source of human knowledge (seed 003 §4.3).  ``"none"``: Beta(2, 1) on every q (not
         valid for BWRS, footnote 4); ``"in-distribution"``: human labels on a subset of the
@@ -221,12 +331,13 @@ def win_rate(
     ties : {"random", "skip"}
         Ties broken by a seeded coin flip (seed 003 App. B) or left out and counted.
     backend : {"nutpie", "numpyro", "pymc"}
-        NUTS implementation for ``"dawid-skene"``.  ``"nutpie"`` (default): nutpie's Rust NUTS
+        NUTS implementation for ``"dawid-skene"`` and ``"independent"``.  ``"nutpie"`` (default): nutpie's Rust NUTS
         on a hand-differentiated numba log-density (:mod:`bayes_judge.annotation.ds_fast`),
         sub-second fits and refits; ``"numpyro"``: NumPyro NUTS on the model function
         :func:`~bayes_judge.annotation.dawid_skene.numpyro_model`; ``"pymc"``: PyMC's NUTS on
         :func:`~bayes_judge.annotation.dawid_skene.pymc_model`.  The three sample the same
-        posterior (``tests/annotation``).
+        posterior (``tests/annotation``).  ``"nutpie"`` implements the two-coin model only;
+        for ``ds_model="one-coin"`` and ``method="independent"`` it means NumPyro.
     chains, draws, tune : int
         Sampler settings (BWRS and observed draw ``chains * draws`` independent samples).
     seed : int
@@ -236,14 +347,17 @@ def win_rate(
     -------
     arviz.InferenceData
         ``posterior.p`` with dim ``pair`` (P(a human prefers the pair's first system)), plus
-        ``q0``, ``q1`` (pair, judge) and ``h_prob`` (item) for Dawid-Skene, ``p_judge``, ``q0``,
-        ``q1``, ``k`` for BWRS, ``k`` for observed; ``log_likelihood`` (DS: per item),
-        ``observed_data`` (verdict counts), ``constant_data`` (observed k, labels) and
-        ``sample_stats`` (DS).  ``attrs`` records method, prior, swap, ties and seed.
+        ``q0``, ``q1`` (pair, judge; one-coin: ``q``) and ``h_prob`` (item) for Dawid-Skene,
+        ``p_judge``, ``q0``, ``q1``, ``k`` for BWRS, ``k`` for observed and independent;
+        ``log_likelihood["t"]`` (DS and independent: per item, the verdicts and the used human
+        labels; its ``attrs`` say what it scores), ``observed_data`` (verdict counts),
+        ``constant_data`` (observed k, labels) and ``sample_stats`` (DS, independent).
+        ``attrs`` records method, ds_model, prior, backend, swap, ties and seed.
 
     See Also
     --------
     win_rate_summary : one row per pair: p_mean, p_mode, HDI, P(p > 0.5), k, r_hat, ESS.
+    compare_models : PSIS-LOO comparison of two-coin, one-coin and independent fits.
 
     References
     ----------
@@ -264,6 +378,15 @@ def win_rate(
         raise ValueError(f"prior must be one of {PRIORS}, got {prior!r}")
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    if ds_model not in DS_MODELS:
+        raise ValueError(f"ds_model must be one of {DS_MODELS}, got {ds_model!r}")
+    if ds_model != "two-coin" and method != "dawid-skene":
+        raise ValueError(f"ds_model={ds_model!r} applies to method='dawid-skene' only (got method={method!r})")
+    if method == "independent" and prior == "ood":
+        raise ValueError(
+            "method='independent' has no judge accuracies for an OOD prior to inform; use "
+            "prior='none' or 'in-distribution'"
+        )
     for name, val in (("chains", chains), ("draws", draws)):
         if not isinstance(val, int | np.integer) or val < 1:
             raise ValueError(f"{name} must be a positive integer, got {val!r}")
@@ -277,7 +400,7 @@ def win_rate(
         raise ValueError(f"ood= is only read with prior='ood' (got prior={prior!r}); drop it or set prior='ood'")
     if human is not None and (prior != "in-distribution" or method == "observed"):
         raise ValueError(
-            f"human= labels are only read with prior='in-distribution' by 'bwrs' or 'dawid-skene' "
+            f"human= labels are only read with prior='in-distribution' by 'bwrs', 'dawid-skene' or 'independent' "
             f"(got method={method!r}, prior={prior!r})"
         )
 
@@ -296,10 +419,18 @@ def win_rate(
     dims: dict[str, list[str]] = {"p": ["pair"], **cdims}
     extra: dict = {}
     rng_seed = seed + 7919  # draws use a stream distinct from the tie flips
+    if backend == "nutpie" and (method == "independent" or ds_model == "one-coin"):
+        backend = "numpyro"  # nutpie implements the two-coin model only
 
     if method == "observed":
         post = observed_draws(data, chains=chains, draws=draws, seed=rng_seed)
         dims["k"] = ["pair", "judge"]
+    elif method == "independent":
+        post, extra = _fit_independent(
+            data, prior=prior, backend=backend, chains=chains, draws=draws, tune=tune, seed=seed,
+            target_accept=target_accept,
+        )
+        dims.update({"k": ["pair", "judge"], "t": ["item"]})
     elif method == "bwrs":
         if prior == "none":
             raise ValueError(
@@ -329,12 +460,16 @@ def win_rate(
         dims.update({k: ["pair", "judge"] for k in ("p_judge", "q0", "q1", "k", "bwrs_weight")})
     else:
         post, extra = _fit_dawid_skene(
-            data, prior=prior, ood=ood_data, backend=backend, chains=chains, draws=draws,
-            tune=tune, seed=seed, target_accept=target_accept,
+            data, prior=prior, ood=ood_data, ds_model=ds_model, backend=backend, chains=chains,
+            draws=draws, tune=tune, seed=seed, target_accept=target_accept,
         )
-        dims.update({"q0": ["pair", "judge"], "q1": ["pair", "judge"], "h_prob": ["item"], "t": ["item"]})
+        dims.update({k: ["pair", "judge"] for k in ("q0", "q1", "q")})
+        dims.update({"h_prob": ["item"], "t": ["item"]})
 
-    attrs = _attrs(data, method, prior, backend if method == "dawid-skene" else None, seed)
+    sampled = method in ("dawid-skene", "independent")
+    attrs = _attrs(data, method, prior, backend if sampled else None, seed)
+    if method == "dawid-skene":
+        attrs["ds_model"] = ds_model
     if "n_patterns" in extra:
         attrs["n_patterns"] = extra["n_patterns"]
     idata = az.from_dict(
@@ -347,8 +482,8 @@ def win_rate(
         dims=dims,
         attrs=attrs,
     )
-    if "prior_params" in extra:
-        pri = extra["prior_params"]
-        for name in ("alpha_q0", "beta_q0", "alpha_q1", "beta_q1"):
-            idata.constant_data[name] = (("pair", "judge"), getattr(pri, name))
+    for name, val in extra.get("prior_const", {}).items():
+        idata.constant_data[name] = (("pair", "judge"), val)
+    if "loglik_attrs" in extra:
+        idata.log_likelihood["t"].attrs.update(extra["loglik_attrs"])
     return idata

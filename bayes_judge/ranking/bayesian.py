@@ -29,6 +29,36 @@ honest interval.
 
 The same log-likelihood expressions (:func:`comparison_log_lik`) serve the NumPyro and the PyMC
 models through an array namespace, as in :mod:`bayes_judge.annotation.dawid_skene`.
+
+Comparing the three models (:func:`bayes_judge.compare_models`).  Their own pointwise
+log-likelihoods, ``log_likelihood["c"]``, score different things: ``poe-bt`` a fractional
+Bernoulli pseudo-likelihood of the soft ``p_ij`` (not a density of ``p_ij``; the expert's
+normalizer ``Z_ij`` of §3.2 is a constant in ``s``, not in ``p``), ``poe-g`` a Gaussian density
+of ``p_ij`` (eq. 12), ``bt`` a probability of the hard decision ``y_ij``.  Their sums are on
+different scales, so ``az.compare`` on ``"c"`` across models is meaningless.  What every model
+does predict is the hard decision of a comparison, ``y_ij = 1`` when the judge prefers ``i``::
+
+    poe-bt, bt :  P(y_ij = 1 | s) = sigma(d)                           (eq. 1-2; Davidson: given no tie)
+    poe-g      :  P(y_ij = 1 | s) = P(p_ij > 1/2) = Phi((alpha d + beta - 1/2) / sigma)   (eq. 12)
+
+with ``d = s_i - s_j (+ gamma)``; a tie (``y = 1/2``) scores half a win each way,
+``(log P + log(1 - P)) / 2``, in every model alike.  Each fit stores this as
+``log_likelihood["y"]`` next to its own ``"c"``.  A leave-one-out comparison then asks, for
+every comparison, how well the model fitted to all *other* comparisons (on whatever outcome it
+reads: ``p`` or ``y``) predicts this comparison's decision.  Because the posterior conditions on
+``"c"``, not ``"y"``, the PSIS importance weights that remove comparison ``k`` come from ``"c"``
+(``attrs["loo_weights"]``), the predicted density from ``"y"``; ``compare_models`` does that.
+(``az.loo(idata, var_name="y")`` alone would take its weights from ``"y"``: right for ``bt``
+without Davidson ties, where ``"y"`` equals ``"c"``, not for the PoE models; with two variables,
+``az.loo`` needs ``var_name``: ``"c"`` for a model's own LOO.)
+
+What this comparison measures: how well each model predicts the judge's *decision* on a new
+comparison.  ``poe-bt`` and ``bt`` read a decision as a Bernoulli draw with ``P = sigma(d)``
+(the soft expert treats ``p_ij`` as an expected decision); ``poe-g`` models ``p_ij`` itself, so
+its decision is the threshold ``p_ij > 1/2``.  Where the decisions are the judge's thresholded
+probabilities (``winner`` derived from ``p_a``), the Gaussian model's sharper prediction can win
+by a wide margin while ``poe-bt``, whose ``sigma(d)`` is calibrated to ``p_ij``, is penalized for
+hedging; a better decision predictor is not necessarily a better ranker.
 """
 
 from __future__ import annotations
@@ -41,7 +71,7 @@ import numpy as np
 from ..inference import sample_numpyro, sample_pymc
 from .encode import RankData
 
-__all__ = ["BAYES_MODELS", "fit_scores", "comparison_log_lik"]
+__all__ = ["BAYES_MODELS", "fit_scores", "comparison_log_lik", "decision_log_lik", "loglik_attrs"]
 
 BAYES_MODELS = ("poe-bt", "poe-g", "bt")
 
@@ -72,6 +102,60 @@ def comparison_log_lik(xp, model: str, d, p, y, alpha=None, beta=None, sigma=Non
         win = xp.where(xp.equal(y, 1.0), 0.5 * d, xp.where(xp.equal(y, 0.0), -0.5 * d, xp.log(nu)))
         return win - log_norm
     raise ValueError(f"unknown model {model!r}")
+
+
+def decision_log_lik(model: str, d, y, alpha=None, beta=None, sigma=None) -> np.ndarray:
+    """Log-probability of the hard decisions under each model's prediction (numpy).
+
+    Parameters
+    ----------
+    model : one of :data:`BAYES_MODELS`
+    d : (..., K) score difference s_i - s_j (+ gamma)
+    y : (K,) hard outcomes: 1 (i preferred), 0 (j preferred), 0.5 (tie: half a win each way)
+    alpha, beta, sigma : (..., 1) the Gaussian expert's parameters (``poe-g`` only)
+
+    Returns
+    -------
+    (..., K) ``y log P + (1 - y) log(1 - P)`` with ``P = sigma(d)`` (``poe-bt``, ``bt``) or
+    ``P = Phi((alpha d + beta - 1/2) / sigma)`` (``poe-g``: the probability that the Gaussian
+    expert's ``p_ij`` exceeds 1/2).
+    """
+    from scipy.special import log_expit, log_ndtr
+
+    if model == "poe-g":
+        z = (alpha * d + beta - 0.5) / sigma
+        log_win, log_loss = log_ndtr(z), log_ndtr(-z)
+    elif model in ("poe-bt", "bt"):
+        log_win, log_loss = log_expit(d), log_expit(-d)
+    else:
+        raise ValueError(f"unknown model {model!r}")
+    return y * log_win + (1.0 - y) * log_loss
+
+
+_OWN_SCORES = {
+    "poe-bt": "comparisons: soft outcomes p, fractional Bernoulli pseudo-likelihood (seed 004 §3.2)",
+    "poe-g": "comparisons: soft outcomes p, Gaussian expert density (seed 004 eq. 12)",
+    "bt": "comparisons: hard decisions y, Bradley-Terry (ties half a win each way)",
+    "bt-davidson": "comparisons: hard decisions y with ties, Bradley-Terry-Davidson",
+}
+
+
+def loglik_attrs(model: str, has_ties: bool) -> dict[str, dict[str, str]]:
+    """What ``log_likelihood["c"]`` and ``["y"]`` score, read by :func:`bayes_judge.compare_models`.
+
+    ``"c"`` is the model's own likelihood (the factor its posterior conditions on); its
+    ``scores`` string names the model, so that only fits of the same model family compare on it.
+    ``"y"`` is the same for every model: the hard decisions, PSIS weights from ``"c"``.
+    """
+    key = "bt-davidson" if (model == "bt" and has_ties) else model
+    return {
+        "c": {"scores": _OWN_SCORES[key], "observed": "y" if model == "bt" else "p", "loo_weights": "c"},
+        "y": {
+            "scores": "comparisons: hard decisions y, P(i preferred) (ties half a win each way)",
+            "observed": "y",
+            "loo_weights": "c",
+        },
+    }
 
 
 def _center(xp, s_raw, cand_item, n_items, counts):
@@ -136,8 +220,9 @@ def _pymc_model(data: RankData, coords, sigma_s, model, bias, ties):
     return m
 
 
-def _pointwise(model: str, post: dict, data: RankData, bias: bool, ties: bool) -> np.ndarray:
-    """(chains, draws, K) log-likelihood of every comparison from the posterior draws."""
+def _pointwise(model: str, post: dict, data: RankData, bias: bool, ties: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(chains, draws, K) log-likelihood of every comparison from the posterior draws: the
+    model's own (``"c"``) and that of the hard decisions (``"y"``, :func:`decision_log_lik`)."""
     s = post["s"]
     d = s[..., data.i] - s[..., data.j]
     if bias:
@@ -145,9 +230,9 @@ def _pointwise(model: str, post: dict, data: RankData, bias: bool, ties: bool) -
     kw = {}
     if model == "poe-g":
         kw = {k: post[k][..., None] for k in ("alpha", "beta", "sigma")}
-    if model == "bt" and ties:
-        kw["nu"] = post["nu"][..., None]
-    return comparison_log_lik(np, model, d, data.p, data.y, **kw)
+    nu = post["nu"][..., None] if (model == "bt" and ties) else None
+    own = comparison_log_lik(np, model, d, data.p, data.y, nu=nu, **kw)
+    return own, decision_log_lik(model, d, data.y, **kw)
 
 
 def fit_scores(
@@ -188,7 +273,9 @@ def fit_scores(
     -------
     arviz.InferenceData with posterior ``s`` (dim ``candidate``; coords ``item`` and
     ``candidate_id`` give each candidate's item and id), ``s_raw``, and ``gamma`` / ``alpha`` /
-    ``beta`` / ``sigma`` / ``nu`` where the model has them; ``log_likelihood["c"]`` per comparison;
+    ``beta`` / ``sigma`` / ``nu`` where the model has them; ``log_likelihood["c"]`` per comparison
+    (the model's own likelihood) and ``log_likelihood["y"]`` (the hard decisions under the
+    model's prediction, comparable across the three models; see the module docstring);
     ``observed_data`` with the outcomes.
     """
     if model not in BAYES_MODELS:
@@ -226,13 +313,13 @@ def fit_scores(
         )
     if not np.isfinite(post["s"]).all():
         raise FloatingPointError("the sampler returned non-finite scores; check the comparisons")
-    ll = _pointwise(model, post, data, position_bias, has_ties)
+    ll, ll_y = _pointwise(model, post, data, position_bias, has_ties)
     dims = {"s": ["candidate"], "s_raw": ["candidate"], "c": ["comparison"], "p": ["comparison"],
             "y": ["comparison"], "i": ["comparison"], "j": ["comparison"]}
     idata = az.from_dict(
         posterior={k: post[k] for k in ["s", "s_raw", *extra]},
         sample_stats=stats,
-        log_likelihood={"c": ll},
+        log_likelihood={"c": ll, "y": ll_y},
         observed_data={"p": data.p, "y": data.y},
         constant_data={"i": data.i, "j": data.j},
         coords={"candidate": labels, "comparison": np.arange(data.n_comparisons)},
@@ -240,6 +327,8 @@ def fit_scores(
         attrs={"model": model, "backend": backend, "position_bias": int(position_bias), "seed": seed,
                "kind": "ranking"},
     )
+    for name, at in loglik_attrs(model, has_ties).items():
+        idata.log_likelihood[name].attrs.update(at)
     idata.posterior = idata.posterior.assign_coords(
         item=("candidate", [data.items[g] for g in data.cand_item]),
         candidate_id=("candidate", [str(c) for c in data.candidates]),

@@ -104,7 +104,9 @@ def rank(
         pseudo-likelihood), ``poe-g`` / ``poe-g-hard`` (Gaussian experts with priors on α, σ, β),
         ``bt`` (hard BT, Davidson ties).  With ``debias`` the soft / hard BT models get a latent
         position-bias shift γ; the Gaussian model's β already plays that role (eq. 13).  Returns
-        InferenceData (read it with :func:`bayes_judge.score_summary`).
+        InferenceData (read it with :func:`bayes_judge.score_summary`; ``attrs["method"]`` names
+        the method); fits of different methods on one table compare by PSIS-LOO on the hard
+        decisions with :func:`bayes_judge.compare_models`.
     candidates : sequence of str or mapping item -> sequence of str, optional
         The candidates to rank (see :func:`~bayes_judge.ranking.encode.encode_ranking`).
     debias_by : {"item", "judge"}
@@ -154,11 +156,17 @@ def rank(
 
         if method == "poe-g-hard":
             data = dataclasses.replace(data, p=data.y)
-        return fit_scores(
+        idata = fit_scores(
             data, model="poe-g" if method.startswith("poe-g") else method,
             position_bias=debias and method in ("poe-bt", "bt"), ties=ties, backend=backend,
             chains=chains, draws=draws, tune=tune, seed=seed,
         )
+        idata.attrs["method"] = method  # "poe-g-hard" is fit_scores' "poe-g" on y
+        if method == "poe-g-hard":
+            idata.log_likelihood["c"].attrs["scores"] = (
+                "comparisons: hard decisions y as p, Gaussian expert density (seed 004 poe-g-hard)"
+            )
+        return idata
     if method == "poe-bt":
         kw = {} if tol is None else {"tol": tol}
         s = poe_bt(data, debias=debias, debias_by=debias_by, clip=clip, eps=eps, max_iter=max_iter, **kw)

@@ -1,0 +1,428 @@
+"""Reusable diagnostic plots of fitted win rates and rankings.
+
+Every function returns a :class:`matplotlib.figure.Figure` drawn on the Agg canvas without
+touching ``pyplot``'s global state: no figure is registered with ``pyplot``, so nothing has to be
+closed and the caller's backend is left alone.  In Jupyter the returned figure displays inline;
+``fig.savefig(path)`` writes it.  Functions that take ``ax=`` draw into that axes instead and return
+its figure, so panels can be combined.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+
+import arviz as az
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from scipy import stats
+
+__all__ = [
+    "new_figure",
+    "plot_win_rates",
+    "plot_score_forest",
+    "plot_ppc",
+    "plot_prior_posterior",
+    "prior_vars",
+    "plot_trace_rank",
+    "worst_parameters",
+]
+
+# colours shared by every panel (matplotlib's default cycle, named)
+_BLUE, _ORANGE, _RED, _GREY = "#1f77b4", "#ff7f0e", "#d62728", "#7f7f7f"
+
+
+def new_figure(width: float, height: float) -> Figure:
+    """A constrained-layout figure on its own Agg canvas (not registered with ``pyplot``).
+
+    Parameters
+    ----------
+    width, height : float
+        Size in inches.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    fig = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _target(ax: Axes | None, width: float, height: float) -> tuple[Figure, Axes]:
+    if ax is not None:
+        return ax.figure, ax
+    fig = new_figure(width, height)
+    return fig, fig.add_subplot()
+
+
+def _shorten(text: str, n: int = 48) -> str:
+    """Cut the middle out of a long label, keeping both ends (ids often differ at the end)."""
+    text = str(text)
+    if len(text) <= n:
+        return text
+    head = (n - 1) // 2
+    return text[:head] + "…" + text[len(text) - (n - 1 - head):]
+
+
+def _win_rate_table(data: az.InferenceData | pd.DataFrame) -> pd.DataFrame:
+    if isinstance(data, pd.DataFrame):
+        return data
+    from .summary import win_rate_summary
+
+    return win_rate_summary(data)
+
+
+def plot_win_rates(
+    data: az.InferenceData | pd.DataFrame, *, ax: Axes | None = None
+) -> Figure:
+    """Posterior win rate of every pair with its interval, against the observed win rate k.
+
+    Parameters
+    ----------
+    data : arviz.InferenceData or pandas.DataFrame
+        A fit of :func:`bayes_judge.win_rate`, or its :func:`bayes_judge.win_rate_summary`
+        (columns ``p_mean``, ``hdi_low``, ``hdi_high``, ``k_observed``; index = pair label).
+    ax : matplotlib.axes.Axes, optional
+        Draw here instead of in a new figure.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One row per pair: the HDI of p (line), its posterior mean (dot) and the judges' observed
+        win rate k (cross); the dashed line marks p = 0.5 (the systems equally good).
+
+    Examples
+    --------
+    >>> import bayes_judge as bj
+    >>> df = bj.simulate_win_rate(n_items=50, p=0.7, q0=[0.8, 0.9], seed=1)
+    >>> fig = plot_win_rates(bj.win_rate(df, method="observed", draws=100, chains=2))
+    >>> fig.axes[0].get_xlabel()
+    'P(a human prefers the first system)'
+    """
+    table = _win_rate_table(data)
+    n = len(table)
+    fig, ax = _target(ax, 8.0, 1.2 + 0.45 * n)
+    y = np.arange(n)[::-1]
+    ax.hlines(y, table["hdi_low"], table["hdi_high"], color=_BLUE, lw=2.5, label="HDI of p")
+    ax.plot(table["p_mean"], y, "o", color=_BLUE, label="posterior mean of p")
+    ax.plot(table["k_observed"], y, "x", color=_RED, ms=8, mew=2, label="observed k")
+    ax.axvline(0.5, color=_GREY, ls="--", lw=1)
+    lo = min(0.0, float(np.nanmin(table["hdi_low"])))
+    hi = max(1.0, float(np.nanmax(table["hdi_high"])))
+    ax.set_xlim(lo - 0.02, hi + 0.02)
+    ax.set_ylim(-0.7, n - 0.3)
+    ax.set_yticks(y, [_shorten(i) for i in table.index])
+    ax.set_xlabel("P(a human prefers the first system)")
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False, fontsize="small")
+    return fig
+
+
+def plot_score_forest(
+    data: az.InferenceData | pd.DataFrame, *, items: Sequence[str] | None = None, max_items: int = 4
+) -> Figure:
+    """Forest of candidate scores per item, annotated with rank intervals and P(best).
+
+    Parameters
+    ----------
+    data : arviz.InferenceData or pandas.DataFrame
+        A Bayesian ranking (:func:`bayes_judge.rank` with ``bayesian=True``) or its
+        :func:`bayes_judge.score_summary`.
+    items : sequence of str, optional
+        Items (contexts) to draw, one panel each.  Default: the first ``max_items``.
+    max_items : int
+        Most panels drawn when ``items`` is not given.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Per item, candidates sorted by mean rank (best on top): score HDI (line) and mean (dot);
+        the right axis gives ``mean rank [rank interval]`` and ``P(best)``.
+    """
+    if isinstance(data, pd.DataFrame):
+        table = data
+    else:
+        from .summary import score_summary
+
+        table = score_summary(data)
+    all_items = list(pd.unique(table["item"]))
+    chosen = list(items) if items is not None else all_items[:max_items]
+    blocks = [table[table["item"].astype(str) == str(i)] for i in chosen]
+    heights = [0.6 + 0.32 * len(b) for b in blocks]
+    fig = new_figure(9.0, 0.4 + sum(heights))
+    axes = np.atleast_1d(fig.subplots(len(blocks), 1, height_ratios=heights, squeeze=False)[:, 0])
+    for ax, item, block in zip(axes, chosen, blocks, strict=True):
+        _forest_panel(ax, str(item), block.sort_values("mean_rank"))
+    axes[-1].set_xlabel("score (sum to zero within the item; higher is better)")
+    return fig
+
+
+def _forest_panel(ax: Axes, item: str, block: pd.DataFrame) -> None:
+    n = len(block)
+    y = np.arange(n)[::-1]
+    ax.hlines(y, block["hdi_low"], block["hdi_high"], color=_BLUE, lw=2.5)
+    ax.plot(block["mean"], y, "o", color=_BLUE, ms=5)
+    ax.axvline(0.0, color=_GREY, ls=":", lw=1)
+    ax.set_ylim(-0.7, n - 0.3)
+    ax.set_yticks(y, [_shorten(c, 24) for c in block["candidate"]])
+    right = ax.twinx()
+    right.set_ylim(ax.get_ylim())
+    labels = [
+        f"rank {m:.1f} [{lo:.0f}, {hi:.0f}]   P(best) {pb:.2f}"
+        for m, lo, hi, pb in zip(
+            block["mean_rank"], block["rank_low"], block["rank_high"], block["p_best"], strict=True
+        )
+    ]
+    right.set_yticks(y, labels, fontsize="small")
+    ax.set_title(f"item {_shorten(item, 70)}", loc="left", fontsize="medium")
+
+
+def plot_ppc(
+    observed: np.ndarray,
+    replicated: np.ndarray,
+    labels: Sequence[str],
+    *,
+    title: str = "",
+    xlabel: str = "",
+    interval: float = 0.94,
+    ax: Axes | None = None,
+) -> Figure:
+    """Observed statistics against their posterior predictive distribution.
+
+    Parameters
+    ----------
+    observed : ndarray, shape (m,)
+        The statistic on the data, one per label.
+    replicated : ndarray, shape (n_draws, m)
+        The same statistic on data sets simulated from posterior draws.
+    labels : sequence of str, length m
+        Row names.
+    title, xlabel : str
+        Panel title and axis label.
+    interval : float
+        Mass of the equal-tailed predictive interval drawn.
+    ax : matplotlib.axes.Axes, optional
+        Draw here instead of in a new figure.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One row per label: predictive interval (grey bar), predictive mean (grey tick) and the
+        observed value (diamond, red where it falls outside the interval).
+    """
+    observed = np.asarray(observed, dtype=float)
+    replicated = np.asarray(replicated, dtype=float)
+    if replicated.ndim != 2 or replicated.shape[1] != observed.size or len(labels) != observed.size:
+        raise ValueError(
+            f"plot_ppc: observed has {observed.size} values, labels {len(labels)}, replicated shape "
+            f"{replicated.shape}; expected (n_draws, {observed.size})"
+        )
+    m = observed.size
+    fig, ax = _target(ax, 8.0, 1.2 + 0.32 * m)
+    tail = (1 - interval) / 2
+    lo, hi = np.quantile(replicated, [tail, 1 - tail], axis=0)
+    y = np.arange(m)[::-1]
+    ax.hlines(y, lo, hi, color=_GREY, lw=5, alpha=0.45, label=f"{interval:.0%} predictive interval")
+    ax.plot(replicated.mean(axis=0), y, "|", color="#444444", ms=10, mew=2, label="predictive mean")
+    outside = (observed < lo) | (observed > hi)
+    ax.plot(observed[~outside], y[~outside], "D", color=_BLUE, ms=6, label="observed")
+    if outside.any():
+        ax.plot(observed[outside], y[outside], "D", color=_RED, ms=7, label="observed (outside)")
+    ax.set_ylim(-0.7, m - 0.3)
+    ax.set_yticks(y, [_shorten(s, 40) for s in labels], fontsize="small")
+    ax.set_xlabel(xlabel)
+    if title:
+        ax.set_title(title, loc="left", fontsize="medium")
+    ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=4, frameon=False, fontsize="x-small",
+              borderaxespad=0.2)
+    return fig
+
+
+def prior_vars(idata: az.InferenceData) -> list[str]:
+    """Posterior variables over (pair, judge) whose Beta prior is stored in ``constant_data``.
+
+    Dawid-Skene stores ``alpha_q0``, ``beta_q0``, ``alpha_q1``, ``beta_q1`` (one-coin:
+    ``alpha_q``, ``beta_q``); independent raters ``alpha_k``, ``beta_k``.
+    """
+    const = getattr(idata, "constant_data", None)
+    if const is None:
+        return []
+    post = idata.posterior
+    return [
+        v for v in post.data_vars
+        if f"alpha_{v}" in const and f"beta_{v}" in const and set(post[v].dims) >= {"pair", "judge"}
+    ]
+
+
+def _prior_params(idata: az.InferenceData, var: str) -> tuple[np.ndarray, np.ndarray]:
+    if var not in prior_vars(idata):
+        raise ValueError(
+            f"plot_prior_posterior: no prior parameters for {var!r} (constant_data alpha_{var} and "
+            f"beta_{var}); Dawid-Skene and independent-raters win-rate fits store them"
+        )
+    const, dims = idata.constant_data, ("pair", "judge")
+    return (const[f"alpha_{var}"].transpose(*dims).to_numpy(),
+            const[f"beta_{var}"].transpose(*dims).to_numpy())
+
+
+def plot_prior_posterior(
+    idata: az.InferenceData,
+    *,
+    var_names: Sequence[str] | None = None,
+    interval: float = 0.94,
+    max_rows: int = 30,
+) -> Figure:
+    """Beta prior against the posterior of every judge's accuracies of a Dawid-Skene fit.
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        A Dawid-Skene fit of :func:`bayes_judge.win_rate`: posterior ``q0``, ``q1`` over
+        (pair, judge) and their Beta priors in ``constant_data`` (``alpha_q0``, ``beta_q0``, ...).
+    var_names : sequence of str, optional
+        Variables to draw, one panel each.  Default: every one with a stored prior
+        (:func:`prior_vars`: ``q0``, ``q1``; one-coin ``q``; independent raters ``k``).
+    interval : float
+        Mass of the equal-tailed intervals drawn.
+    max_rows : int
+        Most (pair, judge) rows drawn per panel.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One row per (judge, pair): the prior interval (wide grey bar) with its mean (grey tick)
+        and the posterior interval (blue line) with its mean (dot).  A posterior as wide as its
+        prior means the data said little about that accuracy.
+
+    Raises
+    ------
+    ValueError
+        The fit stores no prior parameters (BWRS, observed, rankings).
+    """
+    if var_names is None:
+        var_names = prior_vars(idata) or ["q0"]  # "q0" only to raise the error below
+    params = {var: _prior_params(idata, var) for var in var_names}
+    post = idata.posterior
+    pairs = [str(g) for g in post["pair"].to_numpy()]
+    judges = [str(j) for j in post["judge"].to_numpy()]
+    rows = [(g, e) for e in range(len(judges)) for g in range(len(pairs))][:max_rows]
+    labels = [judges[e] + (f" | {pairs[g]}" if len(pairs) > 1 else "") for g, e in rows]
+    fig = new_figure(4.0 * len(var_names) + 2.5, 1.1 + 0.3 * len(rows))
+    axes = fig.subplots(1, len(var_names), squeeze=False, sharey=True)[0]
+    y = np.arange(len(rows))[::-1]
+    tail = (1 - interval) / 2
+    for ax, var in zip(axes, var_names, strict=True):
+        alpha, beta = params[var]
+        a = np.array([alpha[g, e] for g, e in rows])
+        b = np.array([beta[g, e] for g, e in rows])
+        draws = post[var].transpose("chain", "draw", "pair", "judge").to_numpy()
+        draws = draws.reshape(-1, len(pairs), len(judges))
+        x = np.stack([draws[:, g, e] for g, e in rows], axis=1)
+        ax.hlines(y, stats.beta.ppf(tail, a, b), stats.beta.ppf(1 - tail, a, b), color=_GREY, lw=6,
+                  alpha=0.35, label="prior")
+        ax.plot(a / (a + b), y, "|", color=_GREY, ms=12, mew=2)
+        lo, hi = np.nanquantile(x, [tail, 1 - tail], axis=0)
+        ax.hlines(y, lo, hi, color=_BLUE, lw=2, label="posterior")
+        ax.plot(np.nanmean(x, axis=0), y, "o", color=_BLUE, ms=4)
+        ax.set_xlim(0, 1)
+        ax.set_title(f"{var} ({interval:.0%} intervals)", loc="left", fontsize="medium")
+        ax.set_xlabel("accuracy" if var.startswith("q") else "probability")
+    axes[0].set_ylim(-0.7, len(rows) - 0.3)
+    axes[0].set_yticks(y, [_shorten(t, 44) for t in labels], fontsize="small")
+    axes[-1].legend(loc="lower left", fontsize="x-small")
+    return fig
+
+
+def worst_parameters(
+    idata: az.InferenceData, var_names: Sequence[str], *, max_params: int = 4
+) -> dict[str, np.ndarray]:
+    """The scalar parameters with the largest R-hat (smallest bulk ESS breaks ties).
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+    var_names : sequence of str
+        Posterior variables to consider.
+    max_params : int
+
+    Returns
+    -------
+    dict
+        ``"name[coords]"`` -> draws of shape (chain, draw), worst first.  Constant and
+        non-finite parameters are left out.
+    """
+    post = idata.posterior[list(var_names)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rhat = az.rhat(post) if post.sizes["chain"] > 1 else None
+        ess = az.ess(post, method="bulk")
+    entries: list[tuple[float, float, str, np.ndarray]] = []
+    for var in var_names:
+        da = post[var]
+        extra = [d for d in da.dims if d not in ("chain", "draw")]
+        arr = da.to_numpy().reshape(da.sizes["chain"], da.sizes["draw"], -1)
+        r = rhat[var].to_numpy().ravel() if rhat is not None else np.zeros(arr.shape[-1])
+        e = ess[var].to_numpy().ravel()
+        coords = _coord_labels(da, extra)
+        for k in range(arr.shape[-1]):
+            x = arr[..., k]
+            if not np.isfinite(x).all() or np.ptp(x) == 0:
+                continue
+            name = f"{var}[{coords[k]}]" if extra else var
+            entries.append((-np.nan_to_num(r[k]), np.nan_to_num(e[k], nan=np.inf), name, x))
+    entries.sort(key=lambda t: (t[0], t[1]))
+    return {name: x for _, _, name, x in entries[:max_params]}
+
+
+def _coord_labels(da, dims: list[str]) -> list[str]:
+    if not dims:
+        return [""]
+    values = [list(map(str, da[d].to_numpy())) for d in dims]
+    grids = np.meshgrid(*[np.arange(len(v)) for v in values], indexing="ij")
+    flat = [g.ravel() for g in grids]
+    return [", ".join(values[d][flat[d][k]] for d in range(len(dims))) for k in range(flat[0].size)]
+
+
+def plot_trace_rank(params: dict[str, np.ndarray]) -> Figure:
+    """Trace (left) and rank bars (right, :func:`arviz.plot_rank`) of scalar parameters.
+
+    Parameters
+    ----------
+    params : dict
+        Name -> draws of shape (chain, draw), e.g. from :func:`worst_parameters`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One row per parameter.  Well-mixed chains overlap in the trace and have flat, similar
+        rank histograms; a chain whose ranks pile up at one end explores another region.
+    """
+    if not params:
+        raise ValueError("plot_trace_rank: no parameters to draw")
+    n = len(params)
+    fig = new_figure(10.0, 0.5 + 1.8 * n)
+    fig.set_layout_engine(None)  # fixed margins: constrained layout doubles the drawing time here
+    axes = fig.subplots(n, 2, squeeze=False, width_ratios=[1.4, 1.0])
+    fig.subplots_adjust(left=0.06, right=0.98, top=1 - 0.35 / fig.get_figheight(),
+                        bottom=0.45 / fig.get_figheight(), hspace=0.55, wspace=0.12)
+    for row, (name, x) in enumerate(params.items()):
+        ax = axes[row, 0]
+        for c in range(x.shape[0]):
+            ax.plot(x[c], lw=0.6, color=f"C{c}", alpha=0.85)
+        ax.set_title(_shorten(name, 70), loc="left", fontsize="small")
+        ax.tick_params(labelsize="small")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        az.plot_rank(az.convert_to_dataset(params), ax=axes[:, 1], kind="bars")
+    for ax in axes[:, 1]:
+        ax.set_title("")  # arviz's own title repeats the (long) name in a large font
+        ax.set_title("rank bars per chain", loc="left", fontsize="small")
+        ax.set_ylabel("chain", fontsize="small")
+        ax.set_xlabel("")
+        ax.tick_params(labelsize="small")
+    axes[-1, 0].set_xlabel("draw", fontsize="small")
+    axes[-1, 1].set_xlabel("rank of the draw among all chains", fontsize="small")
+    return fig

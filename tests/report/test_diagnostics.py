@@ -1,0 +1,72 @@
+"""Convergence diagnostics: thresholds, highlighted failures and the sentences that explain them."""
+
+from __future__ import annotations
+
+import arviz as az
+import numpy as np
+import pytest
+
+from bayes_judge.report import diagnostics as dg
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(7)
+
+
+def _idata(posterior: dict, stats: dict | None = None) -> az.InferenceData:
+    return az.from_dict(posterior=posterior, sample_stats=stats)
+
+
+def test_split_chains_fail_rhat(rng):
+    mu = rng.normal(size=(4, 500)) + np.array([0, 0, 0, 3.0])[:, None]  # one chain elsewhere
+    idata = _idata({"mu": mu, "ok": rng.normal(size=(4, 500))})
+    diag = dg.parameter_diagnostics(idata, ["mu", "ok"])
+    assert list(diag.index) == ["mu", "ok"]
+    fails = dg.parameter_fail_mask(diag)
+    assert fails.loc["mu", "r_hat"] and not fails.loc["ok", "r_hat"]
+    text = " ".join(dg.parameter_problems(diag, 4, kind="win-rate"))
+    assert "R̂ > 1.01 for 1 of 2 parameters (mu: 1 of 1; worst mu = " in text
+    assert "label switching" in text
+    assert "ok:" not in text
+    independent = " ".join(dg.parameter_problems(diag, 4, independent=True))
+    assert "only reflects Monte Carlo noise" in independent and "label switching" not in independent
+
+
+def test_low_ess_is_explained(rng):
+    walk = np.cumsum(rng.normal(size=(2, 300)), axis=1)  # strongly autocorrelated
+    diag = dg.parameter_diagnostics(_idata({"w": walk}), ["w"])
+    assert diag.loc["w", "ess_bulk"] < dg.ESS_MIN
+    text = " ".join(dg.parameter_problems(diag, 2, kind="ranking"))
+    assert "ESS < 400" in text and "Increase draws=" in text
+
+
+def test_one_chain_is_a_problem(rng):
+    diag = dg.parameter_diagnostics(_idata({"mu": rng.normal(size=(1, 500))}), ["mu"])
+    assert any("Only one chain" in s for s in dg.parameter_problems(diag, 1))
+
+
+def test_divergences_and_bfmi_per_chain(rng):
+    div = np.zeros((3, 400), dtype=bool)
+    div[1, :5] = True
+    energy = rng.normal(size=(3, 400))
+    energy[2] = np.cumsum(rng.normal(scale=0.05, size=400))  # slowly varying: low E-BFMI
+    idata = _idata({"mu": rng.normal(size=(3, 400))}, {"diverging": div, "energy": energy})
+    chains = dg.chain_diagnostics(idata)
+    assert list(chains["divergences"]) == [0, 5, 0]
+    assert chains.loc[2, "bfmi"] < dg.BFMI_MIN < chains.loc[0, "bfmi"]
+    fails = dg.chain_fail_mask(chains)
+    assert list(fails["divergences"]) == [False, True, False]
+    assert list(fails["bfmi"]) == [False, False, True]
+    text = " ".join(dg.chain_problems(chains))
+    assert "Divergent transitions after warm-up in chain(s) 1 (5)" in text and "target_accept" in text
+    assert "E-BFMI < 0.3 in chain(s) 2" in text
+
+
+def test_no_sampler_stats():
+    assert dg.chain_diagnostics(_idata({"mu": np.zeros((2, 10))})) is None
+
+
+def test_diagnostic_vars_skip_per_item_and_raw(ds_labels_fit, ranking_fit):
+    assert dg.diagnostic_vars(ds_labels_fit) == ["p", "q0", "q1"]
+    assert dg.diagnostic_vars(ranking_fit) == ["s", "gamma"]

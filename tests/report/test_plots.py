@@ -1,0 +1,75 @@
+"""bayes_judge.plots: every function returns a Figure that pyplot never holds."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+
+import bayes_judge as bj
+from bayes_judge import plots
+
+
+@pytest.fixture(autouse=True)
+def no_pyplot_figures():
+    before = plt.get_fignums()
+    yield
+    assert plt.get_fignums() == before
+
+
+def _drawn(fig: Figure) -> Figure:
+    fig.canvas.draw()  # layout and rendering succeed
+    return fig
+
+
+def test_plot_win_rates_from_fit_and_summary(observed_fit):
+    fig = _drawn(plots.plot_win_rates(observed_fit))
+    assert isinstance(fig, Figure)
+    summ = bj.win_rate_summary(observed_fit)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == list(summ.index)
+    fig2 = plots.plot_win_rates(summ)
+    np.testing.assert_allclose(fig2.axes[0].lines[0].get_xdata(), summ["p_mean"])
+
+
+def test_plot_score_forest(ranking_fit):
+    fig = _drawn(plots.plot_score_forest(ranking_fit, max_items=1))
+    assert len(fig.axes) == 2  # one item: the forest and its rank-label twin
+    labels = [t.get_text() for t in fig.axes[1].get_yticklabels()]
+    assert all(lab.startswith("rank ") and "P(best)" in lab for lab in labels)
+    items = list(bj.score_summary(ranking_fit)["item"].unique())
+    fig = plots.plot_score_forest(bj.score_summary(ranking_fit), items=items)
+    assert len(fig.axes) == 2 * len(items)
+
+
+def test_plot_ppc_marks_outside_values_red():
+    rep = np.random.default_rng(0).normal(size=(500, 3))
+    fig = _drawn(plots.plot_ppc(np.array([0.0, 0.1, 5.0]), rep, ["a", "b", "c"], title="t", xlabel="x"))
+    labels = [ln.get_label() for ln in fig.axes[0].lines]
+    assert "observed (outside)" in labels
+    with pytest.raises(ValueError, match=r"observed has 2 values, labels 3"):
+        plots.plot_ppc(np.zeros(2), rep, ["a", "b", "c"])
+
+
+def test_plot_prior_posterior(ds_labels_fit, observed_fit):
+    fig = _drawn(plots.plot_prior_posterior(ds_labels_fit))
+    assert [ax.get_title(loc="left") for ax in fig.axes] == ["q0 (94% intervals)", "q1 (94% intervals)"]
+    with pytest.raises(ValueError, match="no prior parameters for 'q0'"):
+        plots.plot_prior_posterior(observed_fit)
+
+
+def test_worst_parameters_and_trace_rank(ds_labels_fit):
+    params = plots.worst_parameters(ds_labels_fit, ["p", "q0", "q1"], max_params=3)
+    assert len(params) == 3
+    assert all(x.shape == (2, 200) for x in params.values())
+    assert all(name.startswith(("p[", "q0[", "q1[")) for name in params)
+    fig = _drawn(plots.plot_trace_rank(params))
+    assert len(fig.axes) == 6
+    with pytest.raises(ValueError, match="no parameters"):
+        plots.plot_trace_rank({})
+
+
+def test_shorten_keeps_both_ends():
+    s = plots._shorten("dm-test-8764fb95bfad8ee849274873a92fb8d6b400eee2 | M14", 24)
+    assert len(s) == 24 and s.startswith("dm-test") and s.endswith("| M14")

@@ -1,0 +1,152 @@
+"""What the report says: sections, omitted notes, highlighted failures, escaping, inputs."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+import arviz as az
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+import bayes_judge as bj
+from bayes_judge.report import inputs
+from bayes_judge.report.sections import win_rate_position_bias
+
+
+class _Tags(HTMLParser):
+    """Collect tags and their attributes."""
+
+    def __init__(self):
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+
+def _tags(html: str) -> list[tuple[str, dict]]:
+    p = _Tags()
+    p.feed(html)
+    return p.tags
+
+
+@pytest.fixture(scope="module")
+def html(full_report) -> str:
+    return full_report.read_text(encoding="utf-8")
+
+
+def _run_block(html: str, name: str) -> str:
+    """The HTML of one run's section (up to the next run or the comparison)."""
+    start = html.index(f'<section class="run" id="{name}')
+    nxt = html.find('<section class="run"', start + 1)
+    end = nxt if nxt > 0 else html.index('id="model-comparison"')
+    return html[start:end]
+
+
+def test_report_is_self_contained(html):
+    tags = _tags(html)
+    assert not [t for t, _ in tags if t in ("script", "link", "iframe", "object")]
+    for _, attrs in tags:
+        for key in ("src", "href"):
+            if key in attrs:
+                assert attrs[key].startswith(("#", "data:image/png;base64,")), attrs[key]
+    assert "http://" not in html and "https://" not in html
+
+
+def test_run_names_are_escaped(html):
+    assert "DS split &lt;MT-Bench&gt;" in html
+    assert "<MT-Bench>" not in html
+
+
+def test_sections_and_omitted_notes(html):
+    ds = _run_block(html, "run1-")
+    for title in ("Data summary", "Convergence", "Trace and rank plots", "Posterior win rates",
+                  "Posterior predictive checks", "Prior vs posterior: judge accuracies"):
+        assert f">{title}</h3>" in ds
+    assert ds.count('class="omitted"') == 1  # only the ranking section
+    assert "Not a ranking fit" in ds
+
+    obs = _run_block(html, "run3-")
+    assert "No sampler statistics" in obs
+    assert "method=&#39;observed&#39; is not a generative model" in obs
+    assert "stores no Beta priors" in obs
+
+    rank = _run_block(html, "run4-")
+    assert "Not a win-rate fit" in rank
+    assert "stores no Beta priors" in rank
+    assert "Scores, ranks and P(best)" in rank
+
+
+def test_data_summary(html, ds_split_fit):
+    ds = _run_block(html, "run1-")
+    assert "rows of the judgments table" in ds
+    assert re.search(r"human labels</td><td>200 \(not used by the model\)", ds)
+    assert "6: ChatGPT/Vanilla_NoRules [G0 in A]" in ds
+    # P(A) per judge from the swap="split" judges, and over all judges
+    table = win_rate_position_bias(ds_split_fit)
+    assert table is not None and "all judges" in table.index
+    assert np.all((table["P(A)"] > 0) & (table["P(A)"] < 1))
+    assert ">P(A)</th>" in ds
+
+    labelled = _run_block(html, "run2-")
+    assert re.search(r"human labels</td><td>120 \(used by the model\)", labelled)
+    assert "data hash" in labelled  # read from disk: the manifest is shown
+    assert "Position bias P(A): not available" in labelled
+
+    rank = _run_block(html, "run4-")
+    assert "position bias P(A)" in rank and "γ" in rank
+
+
+def test_failures_are_red_and_explained(html):
+    ds = _run_block(html, "run1-")
+    assert '<td class="fail num">' in ds
+    assert "ESS &lt; 400 (bulk or tail)" in ds and "Increase draws=" in ds
+    assert 'class="problems"' in ds and "Problems found" in ds
+    assert 'class="badge fail"' in ds
+
+
+def test_model_comparison_section(html):
+    comp = html[html.index('id="model-comparison"'):]
+    assert "Model comparison (LOO)" in comp
+    assert "elpd_loo" in comp and "dawid-skene" in comp
+    assert "LOO is unreliable for observed" in comp
+    assert '<td class="fail">yes</td>' in comp
+
+
+def test_same_seed_same_bytes_and_no_open_figures(ds_labels_fit, tmp_path):
+    before = plt.get_fignums()
+    a = bj.report(ds_labels_fit, tmp_path / "a.html", seed=3, max_draws_ppc=50).read_bytes()
+    assert plt.get_fignums() == before  # every figure released
+    b = bj.report(ds_labels_fit, tmp_path / "b.html", seed=3, max_draws_ppc=50).read_bytes()
+    assert a == b
+
+
+def test_accepted_inputs(ds_labels_fit, observed_fit, saved_run):
+    one = inputs.collect_runs(observed_fit)
+    assert [n for n, _ in one] == ["run 1 (observed)"]
+    listed = inputs.collect_runs([observed_fit, observed_fit])
+    assert [n for n, _ in listed] == ["run 1 (observed)", "run 2 (observed)"]
+    named = inputs.collect_runs({"a": observed_fit, "b": str(saved_run)})
+    assert [n for n, _ in named] == ["a", "b"]
+    paths = inputs.collect_runs([saved_run, saved_run.with_suffix(".json")])
+    assert [n for n, _ in paths] == ["ds_labels", "ds_labels #2"]
+    assert all(isinstance(i, az.InferenceData) for _, i in paths)
+    loaded = paths[0][1]
+    np.testing.assert_allclose(loaded.posterior["p"], ds_labels_fit.posterior["p"])
+
+
+def test_fit_kind(ds_labels_fit, ranking_fit):
+    assert inputs.fit_kind(ds_labels_fit) == "win-rate"
+    assert inputs.fit_kind(ranking_fit) == "ranking"
+    other = az.from_dict(posterior={"mu": np.zeros((2, 10))})
+    assert inputs.fit_kind(other) == "other"
+
+
+def test_generic_fit_gets_generic_sections(tmp_path):
+    rng = np.random.default_rng(0)
+    idata = az.from_dict(posterior={"mu": rng.normal(size=(2, 100))})
+    html = bj.report({"toy": idata}, tmp_path / "toy.html").read_text()
+    assert "Not a win-rate fit" in html and "Not a ranking fit" in html
+    assert "No sampler statistics" in html
