@@ -4,24 +4,30 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo test test-slow bench lint clean
+.PHONY: install models demo test test-slow bench lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e ".[dev]"
+	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -e ".[dev,llm]"
 	touch $(STAMP)
 
 install: $(STAMP)
 
-demo: $(STAMP)
+# the embedded default judge under models/ (idempotent: a no-op once installed)
+models: $(STAMP)
+	$(BIN)/bayes-judge models install --quiet
+
+demo: models
 	$(BIN)/bayes-judge demo
 
-test: $(STAMP)
+test: models
+	tests/report/ensure_chromium.sh
 	$(BIN)/python -m ruff check bayes_judge tests benchmarks
 	$(BIN)/python -m pytest
 
-test-slow: $(STAMP)
+test-slow: models
 	$(BIN)/python -m pytest -m slow
 
 bench: $(STAMP)

@@ -1,0 +1,81 @@
+"""Position bias of a pairwise judge: P(A) (seed 001 eq. 8) and debiasing (eq. 9-10).
+
+Works on any judgments table with ``p_a`` (the comparator's output, or a loaded one).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["position_bias", "debias_position"]
+
+
+def position_bias(df: pd.DataFrame) -> dict:
+    """P(A) and P(B) of seed 001 eq. 8: the share of comparisons decided for the first / second
+    position (hard decisions p_a > 0.5, eq. 2; exact ties count half to each).
+
+    Returns a dict with ``P(A)``, ``P(B)``, ``n`` and the mean soft probability ``mean_p_a``.
+    For a symmetric comparison set an unbiased judge has P(A) = P(B) = 0.5.
+    """
+    p = _p(df)
+    y = np.where(p > 0.5, 1.0, np.where(p < 0.5, 0.0, 0.5))
+    return {"P(A)": float(y.mean()), "P(B)": float(1 - y.mean()), "n": int(p.size),
+            "mean_p_a": float(p.mean())}
+
+
+def _p(df: pd.DataFrame) -> np.ndarray:
+    if "p_a" not in df.columns:
+        raise ValueError("position bias needs a 'p_a' column (soft probabilities)")
+    p = df["p_a"].to_numpy(dtype=float)
+    if p.size == 0:
+        raise ValueError("position bias of an empty table is undefined")
+    if not np.isfinite(p).all() or (p < 0).any() or (p > 1).any():
+        raise ValueError("column 'p_a' must hold probabilities in [0, 1]")
+    return p
+
+
+def debias_position(df: pd.DataFrame, method: str = "reweight", *, by: str | None = "judge") -> pd.DataFrame:
+    """Remove a judge's systematic position bias (seed 001 §3.5).
+
+    ``"threshold"`` (eq. 10): the decision threshold tau is set to the median of p_a, so that
+    P(A) = P(B) = 0.5 on this comparison set; ``winner`` is recomputed with it, ``p_a`` is unchanged.
+    ``"reweight"`` (eq. 9): p̂ = α p / (α p + 1 − p) with α = (1 − tau) / tau, the same tau, so that
+    p̂ > 0.5 ⇔ p > tau: the soft probabilities themselves are debiased, and ``winner`` follows.
+
+    The input's ``p_a`` is kept as ``p_a_raw``; ``df.attrs["debias"]`` records per group what was
+    done (method, tau, alpha, P(A) before and after).
+
+    Parameters
+    ----------
+    df : judgments table with ``p_a``
+    method : ``"reweight"`` or ``"threshold"``
+    by : column whose groups are debiased separately (default: per judge); None for one group
+    """
+    if method not in ("reweight", "threshold"):
+        raise ValueError(f"debias method must be 'reweight' or 'threshold', not {method!r}")
+    _p(df)
+    out = df.copy()
+    out["p_a_raw"] = out["p_a"].astype(float)
+    groups = [(None, out.index)] if by is None or by not in out.columns else list(out.groupby(by, sort=False).groups.items())
+    record = {}
+    for key, idx in groups:
+        p = out.loc[idx, "p_a_raw"].to_numpy(dtype=float)
+        before = position_bias(pd.DataFrame({"p_a": p}))["P(A)"]
+        tau = float(np.median(p))
+        tau = min(max(tau, 1e-6), 1 - 1e-6)
+        alpha = (1 - tau) / tau
+        if method == "reweight":
+            q = alpha * p / (alpha * p + (1 - p))
+            out.loc[idx, "p_a"] = q
+            win = np.where(q > 0.5, "a", np.where(q < 0.5, "b", "tie"))
+        else:
+            win = np.where(p > tau, "a", np.where(p < tau, "b", "tie"))
+        out.loc[idx, "winner"] = win
+        y = np.where(win == "a", 1.0, np.where(win == "b", 0.0, 0.5))
+        record[str(key) if key is not None else "all"] = {
+            "method": method, "equation": "seed 001 eq. 9" if method == "reweight" else "seed 001 eq. 10",
+            "tau": tau, "alpha": alpha, "P(A) before": before, "P(A) after": float(y.mean()), "n": int(p.size),
+        }
+    out.attrs = {**df.attrs, "debias": record}
+    return out

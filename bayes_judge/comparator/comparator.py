@@ -1,0 +1,585 @@
+"""The LLM comparator: texts in, the judgments table of DESIGN.md out.
+
+>>> from bayes_judge.comparator import Comparator           # doctest: +SKIP
+>>> judge = Comparator(template="summeval-coherence")        # the embedded default model
+>>> df = judge.compare(pairs, texts=texts, contexts=contexts, symmetric=True, store="run.sqlite")
+
+Four judgment modes, all returning ``p_a`` = P(the candidate shown first is better):
+
+``"prob"``     prompt-based classifier, p = P(w_A) / (P(w_A) + P(w_B)) from the next-token
+               distribution after the prompt (seed 001 eq. 3);
+``"sample"``   ``n_samples`` sampled answers parsed to A / B / tie, p = share choosing A, ties
+               counting half (seed 001 eq. 4-5); unparseable answers are counted, never guessed;
+``"likert"``   pointwise probability-weighted Likert scores s = Σ_k k P(k) / Σ_k P(k) (seed 002
+               §3.1, G-Eval), one per (item, candidate), then p = sigmoid((s_a − s_b) / tau);
+``"prepair"``  PRePair (seed 002 §4): a pointwise analysis of each output, generated once per
+               output and cached, is written into the pairwise prompt, read by the classifier.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .bias import debias_position, position_bias
+from .models import LoadedModel, load_model
+from .parse import parse_choice
+from .store import JudgmentStore
+from .templates import PromptTemplate, get_template
+
+__all__ = ["Comparator", "MODES", "ContextTooLongWarning"]
+
+MODES = ("prob", "sample", "likert", "prepair")
+
+
+class ContextTooLongWarning(UserWarning):
+    """A context was truncated so that the prompts fit the model."""
+
+
+def _tqdm(total: int, desc: str, enabled: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit="cmp", disable=not enabled or total == 0,
+                dynamic_ncols=True, smoothing=0.1)
+
+
+class Comparator:
+    """A pairwise LLM judge.
+
+    Parameters
+    ----------
+    model : path or hub name, optional
+        ``None`` uses the embedded default (SmolLM2-135M-Instruct under ``models/``; install with
+        ``bayes-judge models install``). A transformers folder, a ``.gguf`` file, or a hub name.
+    template : preset name, format string with ``{a}``/``{b}``, or :class:`PromptTemplate`
+    mode : one of :data:`MODES`
+    batch_size : prompts per forward pass
+    device, dtype : see :func:`~bayes_judge.comparator.models.load_model`
+    max_length : prompt length cap (tokens); default the model's context size
+    on_too_long : ``"truncate"`` the context (warning) or ``"raise"`` when a prompt is too long
+    chat : apply the tokenizer's chat template (default: when it has one and the model is causal)
+    n_samples, temperature, max_new_tokens : sampled mode
+    analysis_tokens : PRePair analysis length (greedy decoding)
+    tau : score scale of the Likert → pairwise mapping p = sigmoid((s_a − s_b) / tau)
+    seed : sampled mode's randomness (per comparison, independent of batching and resumption)
+    kv_cache : reuse the shared prefix (context, then first candidate) of each item's prompts
+    """
+
+    def __init__(
+        self,
+        model: str | os.PathLike | LoadedModel | None = None,
+        *,
+        template: str | PromptTemplate = "summeval-coherence",
+        mode: str = "prob",
+        batch_size: int = 8,
+        device: str = "auto",
+        dtype: str | None = None,
+        max_length: int | None = None,
+        on_too_long: str = "truncate",
+        chat: bool | None = None,
+        n_samples: int = 5,
+        temperature: float = 1.0,
+        max_new_tokens: int = 8,
+        analysis_tokens: int = 96,
+        tau: float = 1.0,
+        seed: int = 0,
+        kv_cache: bool = True,
+    ) -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+        if on_too_long not in ("truncate", "raise"):
+            raise ValueError(f"on_too_long must be 'truncate' or 'raise', not {on_too_long!r}")
+        if batch_size < 1 or n_samples < 1 or max_new_tokens < 1:
+            raise ValueError("batch_size, n_samples and max_new_tokens must be at least 1")
+        if not tau > 0:
+            raise ValueError(f"tau must be positive, not {tau}")
+        self.template = get_template(template)
+        need = {"prob": "pairwise", "sample": "pairwise", "likert": "pointwise", "prepair": "prepair"}[mode]
+        if getattr(self.template, need) is None or (mode == "prepair" and self.template.analysis is None):
+            raise ValueError(f"template {self.template.name!r} has no {need} prompt, which mode {mode!r} needs")
+        self.lm = model if isinstance(model, LoadedModel) else load_model(model, device=device, dtype=dtype, max_length=max_length)
+        self.max_length = int(max_length) if max_length is not None else self.lm.max_length
+        self.mode, self.batch_size, self.on_too_long = mode, batch_size, on_too_long
+        self.n_samples, self.temperature, self.max_new_tokens = n_samples, temperature, max_new_tokens
+        self.analysis_tokens, self.tau, self.seed, self.kv_cache = analysis_tokens, tau, seed, kv_cache
+        self.chat = (self.lm.has_chat_template and not self.lm.is_seq2seq) if chat is None else bool(chat)
+        if self.chat and not self.lm.has_chat_template:
+            raise ValueError(f"chat=True but the tokenizer of {self.lm.name} has no chat template")
+        self._label_ids = self._first_tokens(self.template.labels, "label words")
+        self._scale_ids = self._first_tokens(tuple((str(k), f" {k}") for k in self.template.scale), "Likert scale values")
+
+    # -- identity ---------------------------------------------------------------------------
+    @property
+    def judge_name(self) -> str:
+        return f"{self.lm.name}/{self.template.name}/{self.mode}"
+
+    def _store_ids(self) -> tuple[str, str]:
+        return f"{self.lm.name}@{self.lm.fingerprint}", self.template.key()
+
+    # -- tokens and prompts -----------------------------------------------------------------
+    def _first_tokens(self, sets: Sequence[Sequence[str]], what: str) -> list[list[int]]:
+        tok = self.lm.tokenizer
+        ids = []
+        for words in sets:
+            firsts = []
+            for w in words:
+                t = tok.encode(w, add_special_tokens=False)
+                if not t:
+                    raise ValueError(f"{what}: {w!r} tokenizes to nothing")
+                # a variant whose first token is bare whitespace (" 1" → " ", "1") says nothing
+                if len(words) > 1 and not tok.decode(t[:1]).strip():
+                    continue
+                firsts.append(t[0])
+            if not firsts:
+                raise ValueError(f"{what}: every word of {list(words)} starts with a whitespace token")
+            ids.append(sorted(set(firsts)))
+        seen: dict[int, int] = {}
+        for k, s in enumerate(ids):
+            for t in s:
+                if t in seen and seen[t] != k:
+                    raise ValueError(
+                        f"{what}: {list(sets[seen[t]])} and {list(sets[k])} share the first token "
+                        f"{tok.decode([t])!r} (id {t}); the classifier could not tell them apart. "
+                        "Choose label words whose first tokens differ."
+                    )
+                seen[t] = k
+        return ids
+
+    def _render(self, text: str, answer_prefix: str) -> list[int]:
+        tok = self.lm.tokenizer
+        if self.chat:
+            msgs = ([{"role": "system", "content": self.template.system}] if self.template.system else [])
+            msgs.append({"role": "user", "content": text})
+            s = tok.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
+            return tok(s + answer_prefix, add_special_tokens=False)["input_ids"]
+        if self.lm.is_seq2seq:
+            return tok(text)["input_ids"]
+        return tok(text + ("\n" + answer_prefix if answer_prefix else "\n"))["input_ids"]
+
+    def _decoder_prefix(self, answer_prefix: str) -> list[int]:
+        if not self.lm.is_seq2seq or not answer_prefix:
+            return []
+        return self.lm.tokenizer.encode(answer_prefix, add_special_tokens=False)
+
+    def _fit(self, item: str, context: str | None, render) -> tuple[str | None, list]:
+        """Render an item's prompts; truncate its context when the longest prompt is too long."""
+        prompts = render(context)
+        limit = self.max_length
+        longest = max(len(p) for p in prompts)
+        if longest <= limit:
+            return context, prompts
+        if self.on_too_long == "raise" or not context:
+            raise ValueError(
+                f"item {item!r}: a prompt has {longest} tokens, more than the model's {limit}"
+                + ("" if context else " (the candidate texts alone are too long)")
+                + "; shorten the texts, raise max_length, or use on_too_long='truncate'"
+            )
+        tok = self.lm.tokenizer
+        ctx_ids = tok.encode(context, add_special_tokens=False)
+        for _ in range(4):
+            keep = len(ctx_ids) - (longest - limit) - 8
+            if keep < 16:
+                raise ValueError(
+                    f"item {item!r}: even with the context truncated the prompts exceed {limit} tokens; "
+                    "the candidate texts are too long for this model"
+                )
+            ctx_ids = ctx_ids[:keep]
+            short = tok.decode(ctx_ids) + " ..."
+            prompts = render(short)
+            longest = max(len(p) for p in prompts)
+            if longest <= limit:
+                warnings.warn(
+                    f"item {item!r}: context truncated to {keep} tokens so that every prompt fits the "
+                    f"model's {limit} tokens", ContextTooLongWarning, stacklevel=4,
+                )
+                return short, prompts
+        raise ValueError(f"item {item!r}: could not truncate the context to fit {limit} tokens")
+
+    # -- inputs -----------------------------------------------------------------------------
+    @staticmethod
+    def _text_lookup(texts) -> Any:
+        if isinstance(texts, pd.DataFrame):
+            missing = {"item", "candidate", "text"} - set(texts.columns)
+            if missing:
+                raise ValueError(f"texts table is missing column(s) {sorted(missing)}; expected item, candidate, text")
+            keyed = {(str(i), str(c)): t for i, c, t in zip(texts["item"], texts["candidate"], texts["text"], strict=True)}
+        elif isinstance(texts, Mapping):
+            keyed = {(tuple(map(str, k)) if isinstance(k, tuple) else str(k)): v for k, v in texts.items()}
+        else:
+            raise TypeError("texts must map candidate id (or (item, candidate)) to text, or be a table with item, candidate, text")
+
+        def lookup(item: str, cand: str) -> str:
+            t = keyed.get((item, cand), keyed.get(cand))
+            if t is None:
+                raise ValueError(f"no text for candidate {cand!r} (item {item!r})")
+            if not isinstance(t, str) or not t.strip():
+                raise ValueError(f"the text of candidate {cand!r} (item {item!r}) is empty")
+            return t
+
+        return lookup
+
+    def _contexts(self, contexts, items: Sequence[str]) -> dict[str, str | None]:
+        if not self.template.uses_context:
+            return dict.fromkeys(items)
+        if contexts is None:
+            raise ValueError(f"template {self.template.name!r} uses {{context}}: pass contexts= (item → context text)")
+        if isinstance(contexts, str):
+            contexts = dict.fromkeys(items, contexts)
+        if isinstance(contexts, pd.Series):
+            contexts = contexts.to_dict()
+        ctx = {str(k): v for k, v in contexts.items()}
+        missing = [i for i in items if i not in ctx]
+        if missing:
+            raise ValueError(f"no context for item(s) {missing[:5]}")
+        empty = [i for i in items if not isinstance(ctx[i], str) or not ctx[i].strip()]
+        if empty:
+            raise ValueError(f"the context of item(s) {empty[:5]} is empty")
+        return {i: ctx[i] for i in items}
+
+    @staticmethod
+    def _plan(pairs, symmetric: bool, budget: int | None, default_item: str | None) -> pd.DataFrame:
+        if isinstance(pairs, pd.DataFrame):
+            df = pairs.copy()
+        else:
+            df = pd.DataFrame(list(pairs))
+            if df.shape[1] == 2:
+                df.columns = ["a", "b"]
+            elif df.shape[1] == 3:
+                df.columns = ["item", "a", "b"]
+        if not {"a", "b"} <= set(df.columns):
+            raise ValueError("pairs must have columns a and b (and item)")
+        if "item" not in df.columns:
+            if default_item is None:
+                raise ValueError("pairs has no 'item' column and contexts name more than one item; add the item column")
+            df["item"] = default_item
+        if df.empty:
+            raise ValueError("pairs is empty")
+        df = df[["item", "a", "b"]].astype(str).reset_index(drop=True)
+        same = df.index[df["a"] == df["b"]]
+        if len(same):
+            raise ValueError(f"pairs: a candidate is compared with itself in row(s) {list(same[:8])}")
+        df["order"] = "ab"
+        if symmetric:
+            df = pd.concat([df, df.assign(order="ba")]).sort_index(kind="stable").reset_index(drop=True)
+        first = np.where(df["order"] == "ab", df["a"], df["b"])
+        second = np.where(df["order"] == "ab", df["b"], df["a"])
+        shown = pd.DataFrame({"item": df["item"], "first": first, "second": second})
+        dup = shown.duplicated(keep=False)
+        if dup.any():
+            hint = " (pairs already holds both orders; pass symmetric=False)" if symmetric else ""
+            raise ValueError(f"pairs: the same comparison is planned twice in row(s) {list(df.index[dup][:8])}{hint}")
+        df["first"], df["second"] = first, second
+        if budget is not None:
+            if budget < 1:
+                raise ValueError(f"budget must be at least 1, not {budget}")
+            df = df.iloc[:budget].reset_index(drop=True)
+        return df
+
+    # -- the public calls -------------------------------------------------------------------
+    def compare(
+        self,
+        pairs,
+        texts,
+        contexts: Mapping[str, str] | str | None = None,
+        *,
+        symmetric: bool = False,
+        store: str | os.PathLike | None = None,
+        allow_mixed: bool = False,
+        budget: int | None = None,
+        debias: str | None = None,
+        progress: bool = True,
+    ) -> pd.DataFrame:
+        """Judge pairs of texts; returns the judgments table.
+
+        Parameters
+        ----------
+        pairs : table with columns ``item``, ``a``, ``b`` (e.g. from
+            :func:`bayes_judge.select_comparisons`, all pairs, ...), or a list of (item, a, b)
+        texts : candidate id → text, (item, candidate) → text, or a table item, candidate, text
+        contexts : item → shared context (article, prompt, dialogue); a single string for all
+        symmetric : also judge every pair in the opposite order (seed 001 §3.4)
+        store : SQLite file that makes the run resumable (see :mod:`.store`)
+        allow_mixed : reuse a store written by another model / template
+        budget : stop after this many comparisons (rows of the plan, in plan order)
+        debias : ``None``, ``"reweight"`` (eq. 9) or ``"threshold"`` (eq. 10)
+        progress : show a progress bar with rate and ETA
+
+        Returns
+        -------
+        DataFrame with ``item``, ``a``, ``b`` (shown first, second), ``judge``, ``p_a``,
+        ``winner``, ``order`` and ``pair_a``, ``pair_b`` (the planned pair), plus per mode
+        ``n_a, n_b, n_tie, n_unparsed`` (sample) or ``score_a, score_b`` (likert). ``attrs``
+        hold ``position_bias`` (P(A), eq. 8) and, when debiased, what was done.
+        """
+        lookup = self._text_lookup(texts)
+        single = None
+        if isinstance(contexts, Mapping) and len(contexts) == 1:
+            single = str(next(iter(contexts)))
+        elif contexts is None or isinstance(contexts, str):
+            single = "0"
+        plan = self._plan(pairs, symmetric, budget, single)
+        items = list(dict.fromkeys(plan["item"]))
+        ctx = self._contexts(contexts, items)
+        for i, a, b in zip(plan["item"], plan["a"], plan["b"], strict=True):
+            lookup(i, a), lookup(i, b)
+        model_id, template_id = self._store_ids()
+        st = JudgmentStore(store if store is not None else ":memory:", model=model_id, template=template_id,
+                           allow_mixed=allow_mixed)
+        try:
+            done = st.done(self.mode)
+            done_keys = set(zip(done["item"], done["a"], done["b"], done["order"], strict=True))
+            todo = plan[[k not in done_keys for k in zip(plan["item"], plan["a"], plan["b"], plan["order"], strict=True)]]
+            if len(todo):
+                run = {"prob": self._run_prob, "prepair": self._run_prob, "sample": self._run_sample,
+                       "likert": self._run_likert}[self.mode]
+                run(todo, lookup, ctx, st, progress)
+            out = self._collect(plan, st.done(self.mode))
+        finally:
+            st.close()
+        out.attrs["position_bias"] = position_bias(out)
+        if debias is not None:
+            out = debias_position(out, debias)
+        return out
+
+    def _collect(self, plan: pd.DataFrame, done: pd.DataFrame) -> pd.DataFrame:
+        got = plan.merge(done, on=["item", "a", "b", "order"], how="left", validate="one_to_one")
+        if got["p_first"].isna().any():
+            raise RuntimeError("internal error: some planned comparisons have no stored result")
+        p = got["p_first"].to_numpy(float)
+        out = pd.DataFrame({
+            "item": got["item"], "a": got["first"], "b": got["second"], "judge": self.judge_name,
+            "p_a": p, "winner": np.where(p > 0.5, "a", np.where(p < 0.5, "b", "tie")),
+            "order": got["order"], "pair_a": got["a"], "pair_b": got["b"],
+        })
+        extras = [json.loads(e) if isinstance(e, str) else {} for e in got["extra"]]
+        keys = sorted({k for e in extras for k in e})
+        for k in keys:
+            out[k] = [e.get(k) for e in extras]
+        return out
+
+    # -- modes ------------------------------------------------------------------------------
+    def _pair_prompts(self, todo: pd.DataFrame, lookup, ctx, st: JudgmentStore):
+        """Token ids per item for the pairwise (or PRePair) prompt of every planned comparison."""
+        tpl = self.template
+        analyses = self._analyses(todo, lookup, ctx, st) if self.mode == "prepair" else None
+        groups, subgroups, rows = [], [], []
+        for item, sub in todo.groupby("item", sort=False):
+            firsts, seconds = sub["first"].tolist(), sub["second"].tolist()
+
+            def render(context, item=item, firsts=firsts, seconds=seconds):
+                out = []
+                for f, s in zip(firsts, seconds, strict=True):
+                    fields = {"a": lookup(item, f), "b": lookup(item, s)}
+                    if context is not None:
+                        fields["context"] = context
+                    if analyses is not None:
+                        fields.update(analysis_a=analyses[(item, f)], analysis_b=analyses[(item, s)])
+                        text = tpl.prepair.format(**fields)
+                    else:
+                        text = tpl.pairwise.format(**fields)
+                    out.append(self._render(text, tpl.answer_prefix))
+                return out
+
+            _, prompts = self._fit(item, ctx[item], render)
+            groups.append(prompts)
+            subgroups.append(firsts)
+            rows.append(sub)
+        return groups, subgroups, rows
+
+    def _run_prob(self, todo, lookup, ctx, st, progress) -> None:
+        from .engine import label_logprobs
+
+        groups, subgroups, rows = self._pair_prompts(todo, lookup, ctx, st)
+        bar = _tqdm(len(todo), self.judge_name, progress)
+
+        def on_batch(g, idx, lp):
+            sub = rows[g].iloc[idx]
+            la, lb = lp[:, 0], lp[:, 1]
+            p = 1.0 / (1.0 + np.exp(lb - la))  # seed 001 eq. 3
+            mass = np.exp(np.logaddexp(la, lb))
+            st.add(self.mode, [
+                (i, a, b, o, float(pp), {"label_mass": round(float(m), 6)})
+                for i, a, b, o, pp, m in zip(sub["item"], sub["a"], sub["b"], sub["order"], p, mass, strict=True)
+            ])
+            bar.update(len(idx))
+
+        try:
+            label_logprobs(self.lm, groups, self._label_ids, subgroups=subgroups, batch_size=self.batch_size,
+                           kv_cache=self.kv_cache, decoder_prefix=self._decoder_prefix(self.template.answer_prefix),
+                           on_batch=on_batch)
+        finally:
+            bar.close()
+
+    def _seed_for(self, *key: str) -> int:
+        import hashlib
+
+        h = hashlib.sha256(("\x1f".join((str(self.seed), *key))).encode()).digest()
+        return int.from_bytes(h[:4], "little")
+
+    def _run_sample(self, todo, lookup, ctx, st, progress) -> None:
+        from .engine import generate
+
+        groups, _, rows = self._pair_prompts(todo, lookup, ctx, st)
+        bar = _tqdm(len(todo), self.judge_name, progress)
+        try:
+            for prompts, sub in zip(groups, rows, strict=True):
+                for prompt, (_, r) in zip(prompts, sub.iterrows(), strict=True):
+                    answers = generate(self.lm, [prompt], max_new_tokens=self.max_new_tokens,
+                                       n_samples=self.n_samples, temperature=self.temperature,
+                                       seed=self._seed_for(r["item"], r["a"], r["b"], r["order"]))[0]
+                    parsed = [parse_choice(t, self.template.choices, prefix=self.template.answer_prefix) for t in answers]
+                    n = {k: sum(x == k for x in parsed) for k in ("a", "b", "tie")}
+                    n_ok = n["a"] + n["b"] + n["tie"]
+                    p = (n["a"] + 0.5 * n["tie"]) / n_ok if n_ok else 0.5  # seed 001 eq. 5
+                    extra = {"n_a": n["a"], "n_b": n["b"], "n_tie": n["tie"], "n_unparsed": len(parsed) - n_ok}
+                    if n_ok == 0:
+                        extra["note"] = "unparsed"
+                        extra["answers"] = answers[:3]
+                    st.add(self.mode, [(r["item"], r["a"], r["b"], r["order"], p, extra)])
+                    bar.update(1)
+        finally:
+            bar.close()
+
+    def score(self, candidates, texts, contexts=None, *, store: str | os.PathLike | None = None,
+              allow_mixed: bool = False, progress: bool = True) -> pd.DataFrame:
+        """Pointwise probability-weighted Likert scores (seed 002 §3.1).
+
+        Parameters
+        ----------
+        candidates : table with ``item``, ``candidate`` (or a list of (item, candidate))
+        texts, contexts : as in :meth:`compare`
+
+        Returns
+        -------
+        DataFrame item, candidate, score (E[k] under the renormalized scale probabilities),
+        p_<k> for every scale value, label_mass (probability the scale tokens received).
+        """
+        cands = pd.DataFrame(candidates) if not isinstance(candidates, pd.DataFrame) else candidates.copy()
+        if cands.shape[1] == 2 and not {"item", "candidate"} <= set(cands.columns):
+            cands.columns = ["item", "candidate"]
+        cands = cands[["item", "candidate"]].astype(str).drop_duplicates().reset_index(drop=True)
+        lookup = self._text_lookup(texts)
+        items = list(dict.fromkeys(cands["item"]))
+        ctx = self._contexts(contexts, items)
+        model_id, template_id = self._store_ids()
+        st = JudgmentStore(store if store is not None else ":memory:", model=model_id, template=template_id,
+                           allow_mixed=allow_mixed)
+        try:
+            return self._scores(cands, lookup, ctx, st, progress)
+        finally:
+            st.close()
+
+    def _scores(self, cands: pd.DataFrame, lookup, ctx, st: JudgmentStore, progress: bool) -> pd.DataFrame:
+        from .engine import label_logprobs
+
+        tpl = self.template
+        if tpl.pointwise is None:
+            raise ValueError(f"template {tpl.name!r} has no pointwise prompt")
+        keys = list(zip(cands["item"], cands["candidate"], strict=True))
+        cached = st.pointwise("likert", keys)
+        todo = cands[[k not in cached for k in keys]]
+        if len(todo):
+            groups, rows = [], []
+            for item, sub in todo.groupby("item", sort=False):
+                cs = sub["candidate"].tolist()
+
+                def render(context, item=item, cs=cs):
+                    return [self._render(tpl.pointwise.format(text=lookup(item, c), **({"context": context} if context is not None else {})),
+                                         tpl.score_prefix) for c in cs]
+
+                _, prompts = self._fit(item, ctx[item], render)
+                groups.append(prompts)
+                rows.append(sub)
+            bar = _tqdm(len(todo), f"{self.lm.name}/{tpl.name}/likert", progress)
+            scale = np.asarray(tpl.scale, float)
+
+            def on_batch(g, idx, lp):
+                sub = rows[g].iloc[idx]
+                out = []
+                for (_, r), lps in zip(sub.iterrows(), lp, strict=True):
+                    w = np.exp(lps - lps.max())
+                    probs = w / w.sum()
+                    out.append((r["item"], r["candidate"], json.dumps({
+                        "score": float(probs @ scale), "probs": probs.round(8).tolist(),
+                        "label_mass": float(np.exp(lps).sum()),
+                    })))
+                st.add_pointwise("likert", out)
+                bar.update(len(idx))
+
+            try:
+                label_logprobs(self.lm, groups, self._scale_ids, batch_size=self.batch_size, kv_cache=self.kv_cache,
+                               decoder_prefix=self._decoder_prefix(tpl.score_prefix), on_batch=on_batch)
+            finally:
+                bar.close()
+            cached = st.pointwise("likert", keys)
+        recs = []
+        for i, c in keys:
+            v = json.loads(cached[(i, c)])
+            recs.append({"item": i, "candidate": c, "score": v["score"],
+                         **{f"p_{k}": p for k, p in zip(tpl.scale, v["probs"], strict=True)},
+                         "label_mass": v["label_mass"]})
+        return pd.DataFrame(recs)
+
+    def _run_likert(self, todo, lookup, ctx, st, progress) -> None:
+        cands = pd.concat([todo[["item", "first"]].set_axis(["item", "candidate"], axis=1),
+                           todo[["item", "second"]].set_axis(["item", "candidate"], axis=1)]).drop_duplicates()
+        sc = self._scores(cands, lookup, ctx, st, progress)
+        s = {(i, c): v for i, c, v in zip(sc["item"], sc["candidate"], sc["score"], strict=True)}
+        rows = []
+        for i, a, b, o, f, se in zip(todo["item"], todo["a"], todo["b"], todo["order"], todo["first"], todo["second"], strict=True):
+            d = (s[(i, f)] - s[(i, se)]) / self.tau
+            rows.append((i, a, b, o, 1.0 / (1.0 + math.exp(-d)), {"score_a": s[(i, f)], "score_b": s[(i, se)]}))
+        st.add(self.mode, rows)
+
+    def analyze(self, candidates, texts, contexts=None, *, store: str | os.PathLike | None = None,
+                allow_mixed: bool = False) -> pd.DataFrame:
+        """PRePair's pointwise analyses (seed 002 §4), one per (item, candidate), cached in the store."""
+        cands = pd.DataFrame(candidates) if not isinstance(candidates, pd.DataFrame) else candidates.copy()
+        if cands.shape[1] == 2 and not {"item", "candidate"} <= set(cands.columns):
+            cands.columns = ["item", "candidate"]
+        cands = cands[["item", "candidate"]].astype(str).drop_duplicates()
+        todo = pd.DataFrame({"item": cands["item"], "first": cands["candidate"], "second": cands["candidate"]})
+        lookup = self._text_lookup(texts)
+        ctx = self._contexts(contexts, list(dict.fromkeys(cands["item"])))
+        model_id, template_id = self._store_ids()
+        st = JudgmentStore(store if store is not None else ":memory:", model=model_id, template=template_id,
+                           allow_mixed=allow_mixed)
+        try:
+            got = self._analyses(todo, lookup, ctx, st)
+        finally:
+            st.close()
+        return pd.DataFrame([{"item": i, "candidate": c, "analysis": got[(i, c)]}
+                             for i, c in zip(cands["item"], cands["candidate"], strict=True)])
+
+    def _analyses(self, todo: pd.DataFrame, lookup, ctx, st: JudgmentStore) -> dict[tuple[str, str], str]:
+        from .engine import generate
+
+        tpl = self.template
+        if tpl.analysis is None:
+            raise ValueError(f"template {tpl.name!r} has no analysis prompt (PRePair)")
+        keys = list(dict.fromkeys(list(zip(todo["item"], todo["first"], strict=True))
+                                  + list(zip(todo["item"], todo["second"], strict=True))))
+        cached = st.pointwise("analysis", keys)
+        need = [k for k in keys if k not in cached]
+        by_item: dict[str, list[str]] = {}
+        for i, c in need:
+            by_item.setdefault(i, []).append(c)
+        for item, cs in by_item.items():
+            def render(context, item=item, cs=cs):
+                return [self._render(tpl.analysis.format(text=lookup(item, c), **({"context": context} if context is not None else {})), "")
+                        for c in cs]
+
+            _, prompts = self._fit(item, ctx[item], render)
+            for start in range(0, len(cs), self.batch_size):
+                chunk = cs[start:start + self.batch_size]
+                outs = generate(self.lm, prompts[start:start + self.batch_size], max_new_tokens=self.analysis_tokens,
+                                n_samples=1, temperature=0.0)
+                st.add_pointwise("analysis", [(item, c, o[0].strip() or "(no analysis)") for c, o in zip(chunk, outs, strict=True)])
+        return st.pointwise("analysis", keys)

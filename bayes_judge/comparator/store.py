@@ -1,0 +1,129 @@
+"""A resumable local store for comparator runs (SQLite).
+
+Judgments stream in as they are made, one transaction per batch, keyed by
+``(model, template, mode, item, a, b, order)``: ``a, b`` is the planned pair and ``order`` says
+which was shown first (``"ab"`` or ``"ba"``). Re-running skips what is stored; a run killed at
+any point (SIGKILL included) loses at most the batch in flight and never duplicates a row (the key
+is the table's primary key, written with ``INSERT OR IGNORE``). Pointwise results (Likert scores,
+PRePair analyses) are cached per ``(model, template, kind, item, candidate)``.
+
+The store remembers the model and template that created it and refuses to be reused by another
+unless asked (``allow_mixed=True``), so that one file never silently mixes judges.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+__all__ = ["JudgmentStore", "StoreMismatchError"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS judgments (
+    model TEXT NOT NULL, template TEXT NOT NULL, mode TEXT NOT NULL,
+    item TEXT NOT NULL, a TEXT NOT NULL, b TEXT NOT NULL, "order" TEXT NOT NULL,
+    p_first REAL NOT NULL, extra TEXT,
+    PRIMARY KEY (model, template, mode, item, a, b, "order")
+);
+CREATE TABLE IF NOT EXISTS pointwise (
+    model TEXT NOT NULL, template TEXT NOT NULL, kind TEXT NOT NULL,
+    item TEXT NOT NULL, candidate TEXT NOT NULL, value TEXT NOT NULL,
+    PRIMARY KEY (model, template, kind, item, candidate)
+);
+"""
+
+
+class StoreMismatchError(ValueError):
+    """A store written by another model or template was opened without ``allow_mixed=True``."""
+
+
+class JudgmentStore:
+    """SQLite store of comparator outputs (see the module docstring).
+
+    Parameters
+    ----------
+    path : path of the ``.sqlite`` file (created with its folder when missing)
+    model, template : identities of the judge (model fingerprint, template key)
+    allow_mixed : accept a store created by another model / template
+    """
+
+    def __init__(self, path: str | os.PathLike, *, model: str, template: str, allow_mixed: bool = False):
+        self.path = Path(path)
+        if self.path.is_dir():
+            raise ValueError(f"store path {self.path} is a directory; give a file such as run.sqlite")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._con = sqlite3.connect(self.path, timeout=30)
+        except (OSError, sqlite3.Error) as err:
+            raise ValueError(f"cannot open the store {self.path}: {err}") from err
+        try:
+            self._con.execute("PRAGMA journal_mode=WAL")
+            self._con.execute("PRAGMA synchronous=NORMAL")
+            self._con.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as err:
+            self._con.close()
+            raise ValueError(f"{self.path} is not a bayes_judge store: {err}") from err
+        self.model, self.template = model, template
+        meta = dict(self._con.execute("SELECT key, value FROM meta").fetchall())
+        if not meta:
+            with self._con:
+                self._con.executemany("INSERT INTO meta VALUES (?, ?)",
+                                      [("model", model), ("template", template), ("format", "1")])
+        elif (meta.get("model"), meta.get("template")) != (model, template) and not allow_mixed:
+            self._con.close()
+            raise StoreMismatchError(
+                f"the store {self.path} was written by model {meta.get('model')!r} with template "
+                f"{meta.get('template')!r}; this run uses model {model!r} with template {template!r}. "
+                "Use another store file, or pass allow_mixed=True to add to it anyway."
+            )
+
+    # -- pairwise ---------------------------------------------------------------------------
+    def done(self, mode: str) -> pd.DataFrame:
+        """Stored judgments of this model/template/mode: item, a, b, order, p_first, extra."""
+        rows = self._con.execute(
+            'SELECT item, a, b, "order", p_first, extra FROM judgments WHERE model=? AND template=? AND mode=?',
+            (self.model, self.template, mode),
+        ).fetchall()
+        return pd.DataFrame(rows, columns=["item", "a", "b", "order", "p_first", "extra"])
+
+    def add(self, mode: str, rows: Iterable[tuple[str, str, str, str, float, dict | None]]) -> int:
+        """Insert ``(item, a, b, order, p_first, extra)`` rows in one transaction; returns how many
+        were new (existing keys are kept unchanged)."""
+        data = [
+            (self.model, self.template, mode, str(i), str(a), str(b), o, float(p),
+             json.dumps(e) if e else None)
+            for i, a, b, o, p, e in rows
+        ]
+        with self._con:
+            before = self._con.total_changes
+            self._con.executemany("INSERT OR IGNORE INTO judgments VALUES (?,?,?,?,?,?,?,?,?)", data)
+            return self._con.total_changes - before
+
+    # -- pointwise --------------------------------------------------------------------------
+    def pointwise(self, kind: str, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
+        got = self._con.execute(
+            "SELECT item, candidate, value FROM pointwise WHERE model=? AND template=? AND kind=?",
+            (self.model, self.template, kind),
+        ).fetchall()
+        want = {(str(i), str(c)) for i, c in keys}
+        return {(i, c): v for i, c, v in got if (i, c) in want}
+
+    def add_pointwise(self, kind: str, rows: Iterable[tuple[str, str, str]]) -> None:
+        data = [(self.model, self.template, kind, str(i), str(c), v) for i, c, v in rows]
+        with self._con:
+            self._con.executemany("INSERT OR IGNORE INTO pointwise VALUES (?,?,?,?,?,?)", data)
+
+    def close(self) -> None:
+        self._con.close()
+
+    def __enter__(self) -> JudgmentStore:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

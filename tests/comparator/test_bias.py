@@ -1,0 +1,54 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from bayes_judge.comparator.bias import debias_position, position_bias
+
+
+def _biased(seed=0, n=400, shift=1.2):
+    rng = np.random.default_rng(seed)
+    d = rng.normal(0, 1.5, n)
+    p_ab = 1 / (1 + np.exp(-(d + shift)))     # judge favours position A
+    p_ba = 1 / (1 + np.exp(-(-d + shift)))
+    return pd.DataFrame({"item": np.repeat(np.arange(n), 2), "a": "x", "b": "y", "judge": "j",
+                         "p_a": np.column_stack([p_ab, p_ba]).ravel()})
+
+
+def test_position_bias_is_eq8():
+    df = pd.DataFrame({"p_a": [0.9, 0.6, 0.4, 0.5]})
+    pb = position_bias(df)
+    assert pb["P(A)"] == pytest.approx((1 + 1 + 0 + 0.5) / 4)
+    assert pb["P(A)"] + pb["P(B)"] == pytest.approx(1)
+
+
+@pytest.mark.parametrize("method", ["reweight", "threshold"])
+def test_debiasing_balances_positions(method):
+    df = _biased()
+    assert position_bias(df)["P(A)"] > 0.7
+    out = debias_position(df, method)
+    rec = out.attrs["debias"]["j"]
+    assert rec["P(A) after"] == pytest.approx(0.5, abs=0.01)
+    assert (out["p_a_raw"] == df["p_a"]).all()
+    if method == "threshold":
+        assert (out["p_a"] == df["p_a"]).all()
+
+
+def test_reweighting_equals_threshold_decisions():
+    """eq. 9 with alpha = (1 - tau) / tau decides exactly as eq. 10 with threshold tau."""
+    df = _biased(seed=3)
+    rw, th = debias_position(df, "reweight"), debias_position(df, "threshold")
+    tau = rw.attrs["debias"]["j"]["tau"]
+    alpha = rw.attrs["debias"]["j"]["alpha"]
+    p = df["p_a"].to_numpy()
+    np.testing.assert_allclose(rw["p_a"], alpha * p / (alpha * p + 1 - p))
+    assert (rw["winner"] == th["winner"]).all()
+    assert alpha == pytest.approx((1 - tau) / tau)
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="p_a"):
+        position_bias(pd.DataFrame({"winner": ["a"]}))
+    with pytest.raises(ValueError, match="reweight"):
+        debias_position(_biased(), "median")
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        position_bias(pd.DataFrame({"p_a": [1.2]}))

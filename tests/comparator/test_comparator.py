@@ -1,0 +1,175 @@
+"""Every judgment mode on the embedded default judge, with tiny inputs."""
+
+import pandas as pd
+import pytest
+
+import bayes_judge as bj
+from bayes_judge.comparator import (
+    Comparator,
+    ContextTooLongWarning,
+    PromptTemplate,
+    StoreMismatchError,
+)
+
+
+@pytest.fixture(scope="module")
+def judges(lm):
+    return {mode: Comparator(lm, mode=mode, n_samples=2, analysis_tokens=10, max_new_tokens=3)
+            for mode in ("prob", "sample", "likert", "prepair")}
+
+
+@pytest.mark.parametrize("mode", ["prob", "sample", "likert", "prepair"])
+def test_every_mode_gives_a_valid_judgments_table(judges, tiny, mode):
+    texts, pairs, ctx = tiny
+    df = judges[mode].compare(pairs, texts, ctx, symmetric=True, progress=False)
+    assert len(df) == 6
+    checked = bj.validate_judgments(df)
+    assert checked["p_a"].between(0, 1).all()
+    assert set(df["order"]) == {"ab", "ba"}
+    assert df["judge"].iloc[0] == f"SmolLM2-135M-Instruct/summeval-coherence/{mode}"
+    assert 0 <= df.attrs["position_bias"]["P(A)"] <= 1
+    # shown order: the 'ba' row shows the planned pair reversed
+    ba = df[df["order"] == "ba"].iloc[0]
+    assert (ba["a"], ba["b"]) == (ba["pair_b"], ba["pair_a"])
+    if mode == "sample":
+        assert (df[["n_a", "n_b", "n_tie", "n_unparsed"]].sum(axis=1) == 2).all()
+    if mode == "likert":  # the pairwise probability is a function of the two pointwise scores
+        assert (df["p_a"] > 0.5).eq(df["score_a"] > df["score_b"]).all()
+
+
+def test_prob_mode_is_eq3_and_deterministic(judges, tiny):
+    texts, pairs, ctx = tiny
+    a = judges["prob"].compare(pairs, texts, ctx, progress=False)
+    b = judges["prob"].compare(pairs, texts, ctx, progress=False)
+    pd.testing.assert_series_equal(a["p_a"], b["p_a"])
+    assert (a["label_mass"] > 0.5).all()  # the label words carry most of the next-token mass
+
+
+def test_sampled_mode_is_seeded(lm, tiny):
+    texts, pairs, ctx = tiny
+    kw = dict(mode="sample", n_samples=2, max_new_tokens=3)
+    pairs = pairs.iloc[:2]
+    a = Comparator(lm, seed=1, **kw).compare(pairs, texts, ctx, progress=False)
+    b = Comparator(lm, seed=1, **kw).compare(pairs.iloc[::-1], texts, ctx, progress=False)
+    pd.testing.assert_series_equal(a.set_index(["a", "b"])["p_a"], b.set_index(["a", "b"]).loc[a.set_index(["a", "b"]).index, "p_a"])
+
+
+def test_likert_scores_are_probability_weighted(judges, tiny):
+    texts, pairs, ctx = tiny
+    sc = judges["likert"].score([("s", "x"), ("s", "y")], texts, ctx, progress=False)
+    probs = sc[[f"p_{k}" for k in range(1, 6)]].to_numpy()
+    assert probs.sum(axis=1) == pytest.approx([1, 1])
+    assert sc["score"].to_numpy() == pytest.approx(probs @ [1, 2, 3, 4, 5])
+
+
+def test_prepair_analyses_are_cached_per_output(judges, tiny, tmp_path):
+    texts, pairs, ctx = tiny
+    store = tmp_path / "prepair.sqlite"
+    an = judges["prepair"].analyze([("s", "x"), ("s", "y")], texts, ctx, store=store)
+    assert an["analysis"].str.len().gt(0).all()
+    df = judges["prepair"].compare(pairs, texts, ctx, store=store, progress=False)
+    again = judges["prepair"].analyze([("s", "x"), ("s", "y")], texts, ctx, store=store)
+    pd.testing.assert_frame_equal(an, again)
+    assert len(df) == 3
+
+
+def test_resume_skips_what_is_stored(judges, tiny, tmp_path):
+    texts, pairs, ctx = tiny
+    store = tmp_path / "run.sqlite"
+    first = judges["prob"].compare(pairs, texts, ctx, symmetric=True, budget=2, store=store, progress=False)
+    assert len(first) == 2
+    calls = []
+    orig = judges["prob"]._run_prob
+    judges["prob"]._run_prob = lambda todo, *a: (calls.append(len(todo)), orig(todo, *a))
+    try:
+        full = judges["prob"].compare(pairs, texts, ctx, symmetric=True, store=store, progress=False)
+    finally:
+        del judges["prob"]._run_prob
+    assert calls == [4] and len(full) == 6
+    pd.testing.assert_frame_equal(full.iloc[:2], first)
+
+
+def test_debias_records_what_it_did(judges, tiny):
+    texts, pairs, ctx = tiny
+    df = judges["prob"].compare(pairs, texts, ctx, symmetric=True, debias="reweight", progress=False)
+    rec = df.attrs["debias"][judges["prob"].judge_name]
+    assert rec["P(A) after"] == pytest.approx(0.5)
+    assert "p_a_raw" in df
+
+
+def test_plans_from_select_comparisons_feed_the_comparator(judges, tiny):
+    texts, _, ctx = tiny
+    pairs = bj.select_comparisons(["x", "y", "z"], 2, method="greedy-d-optimal")
+    df = judges["prob"].compare(pairs, texts, ctx, progress=False)  # no item column: the one context
+    assert len(df) == 2 and set(df["item"]) == {"s"}
+
+
+# -- bad input ----------------------------------------------------------------------------------
+def test_label_words_sharing_a_first_token(lm):
+    t = PromptTemplate(name="t", pairwise="{a} or {b}?", labels=(("Answer A",), ("Answer B",)))
+    with pytest.raises(ValueError, match="share the first token"):
+        Comparator(lm, template=t)
+
+
+def test_template_missing_b(lm):
+    with pytest.raises(ValueError, match=r"missing field\(s\) \{b\}"):
+        Comparator(lm, template="Is {a} good?")
+
+
+def test_too_long_context_truncates_or_raises(lm, tiny):
+    texts, pairs, _ = tiny
+    long_ctx = {"s": "The cat sat on the mat. " * 200}
+    short = Comparator(lm, max_length=300)
+    with pytest.warns(ContextTooLongWarning, match="context truncated"):
+        df = short.compare(pairs, texts, long_ctx, progress=False)
+    assert len(df) == 3
+    with pytest.raises(ValueError, match="more than the model's 300"):
+        Comparator(lm, max_length=300, on_too_long="raise").compare(pairs, texts, long_ctx, progress=False)
+    with pytest.raises(ValueError, match="too long for this model"):
+        Comparator(lm, max_length=120).compare(pairs, {**texts, "x": "word " * 200}, long_ctx, progress=False)
+
+
+def test_empty_and_missing_texts(judges, tiny):
+    texts, pairs, ctx = tiny
+    with pytest.raises(ValueError, match="candidate 'x' .* is empty"):
+        judges["prob"].compare(pairs, {**texts, "x": "  "}, ctx, progress=False)
+    with pytest.raises(ValueError, match="no text for candidate 'z'"):
+        judges["prob"].compare(pairs, {"x": "a", "y": "b"}, ctx, progress=False)
+    with pytest.raises(ValueError, match="context of item"):
+        judges["prob"].compare(pairs, texts, {"s": ""}, progress=False)
+    with pytest.raises(ValueError, match="compared with itself"):
+        judges["prob"].compare(pd.DataFrame({"item": ["s"], "a": ["x"], "b": ["x"]}), texts, ctx, progress=False)
+    with pytest.raises(ValueError, match="both orders"):
+        both = pd.DataFrame({"item": ["s", "s"], "a": ["x", "y"], "b": ["y", "x"]})
+        judges["prob"].compare(both, texts, ctx, symmetric=True, progress=False)
+
+
+def test_model_paths_that_are_not_models(tmp_path):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        Comparator(tmp_path / "nowhere")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match="is not a model: it has no config.json"):
+        Comparator(tmp_path / "empty")
+    (tmp_path / "weights.bin").write_bytes(b"0")
+    with pytest.raises(ValueError, match="not a .gguf file"):
+        Comparator(tmp_path / "weights.bin")
+
+
+def test_store_of_another_template_is_refused(lm, tiny, tmp_path):
+    texts, pairs, ctx = tiny
+    store = tmp_path / "run.sqlite"
+    Comparator(lm).compare(pairs, texts, ctx, store=store, budget=1, progress=False)
+    other = Comparator(lm, template="summeval-fluency")
+    with pytest.raises(StoreMismatchError, match="allow_mixed=True"):
+        other.compare(pairs, texts, ctx, store=store, progress=False)
+    df = other.compare(pairs, texts, ctx, store=store, allow_mixed=True, budget=1, progress=False)
+    assert len(df) == 1
+
+
+def test_bad_options(lm):
+    with pytest.raises(ValueError, match="mode must be one of"):
+        Comparator(lm, mode="vote")
+    with pytest.raises(ValueError, match="on_too_long"):
+        Comparator(lm, on_too_long="drop")
+    with pytest.raises(ValueError, match="has no pointwise prompt"):
+        Comparator(lm, template="{a} or {b}?", mode="likert")
