@@ -29,3 +29,20 @@ def test_readme_ranking_example_runs(capsys):
 def test_readme_gives_the_two_commands():
     text = README.read_text()
     assert "make demo" in text and "make test" in text
+
+
+def test_readme_comparator_example_runs(capsys, tmp_path, monkeypatch):
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(blocks[2], str(README), "exec"), {})
+    out = capsys.readouterr().out
+    assert "P(A)" in out and "rank" in out
+    assert (tmp_path / "models" / "run.sqlite").is_file()
+
+
+def test_readme_report_example_runs(capsys, tmp_path, monkeypatch):
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(blocks[3], str(README), "exec"), {})
+    assert "verdict" in capsys.readouterr().out
+    assert (tmp_path / "models" / "report.html").stat().st_size > 10_000
