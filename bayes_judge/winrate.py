@@ -120,6 +120,24 @@ def _label_switch_check(q0: np.ndarray, q1: np.ndarray, data: WinRateData) -> No
             LabelSwitchingWarning,
             stacklevel=3,
         )
+        return
+    # local modes of one judge: chains agree overall but not on whether judge e beats chance
+    # (a quantity merely centred near 0 also flips sign between chains: require that the chains'
+    # means sit apart by more than twice the within-chain spread, i.e. separate modes)
+    d = q0 + q1 - 1
+    m, sd = d.mean(axis=1), d.std(axis=1).mean(axis=0)  # (chain, pair, judge), (pair, judge)
+    split_modes = (np.sign(m).max(axis=0) != np.sign(m).min(axis=0)) & (np.ptp(m, axis=0) > 2 * sd)
+    pj = split_modes.nonzero()
+    if pj[0].size:
+        where = sorted({(data.pair_labels[a], str(data.judges[e])) for a, e in zip(*pj, strict=True)})
+        warnings.warn(
+            f"Dawid-Skene: chains disagree on whether judge(s) beat chance (q0 + q1 > 1) for "
+            f"{where[:6]}: the posterior has several modes (one judge adversarial, or the others) "
+            "and r_hat will be large. Look at that judge's verdicts; add human labels "
+            "(prior='in-distribution') or an OOD prior.",
+            LabelSwitchingWarning,
+            stacklevel=3,
+        )
 
 
 def _check_labels_present(data: WinRateData, where: str) -> None:

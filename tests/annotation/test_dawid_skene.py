@@ -164,6 +164,20 @@ def test_label_switch_check_fires():
         _label_switch_check(q, q, data)
 
 
+def test_label_switch_check_fires_for_one_judge_in_two_modes():
+    """Chains agree overall, but judge 2 beats chance in some chains and not in others."""
+    data = bj.encode_win_rate(bj.simulate_win_rate(10, q0=[0.8, 0.8, 0.8], q1=[0.8, 0.8, 0.8], seed=0))
+    rng = np.random.default_rng(0)
+    q = 0.8 + 0.02 * rng.standard_normal((4, 10, 1, 3))
+    q[1, :, :, 2] -= 0.5  # chain 1: judge 2 adversarial
+    with pytest.warns(LabelSwitchingWarning, match="whether judge"):
+        _label_switch_check(q, q, data)
+    q[:, :, :, 2] = 0.5 + 0.05 * rng.standard_normal((4, 10, 1))  # near chance, one mode: no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LabelSwitchingWarning)
+        _label_switch_check(q, q, data)
+
+
 def test_many_systems_one_p_per_pair():
     frames, p_hat = [], {}
     truth = {("A", "B"): 0.8, ("A", "C"): 0.3, ("B", "C"): 0.5}
