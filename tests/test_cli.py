@@ -1,0 +1,350 @@
+"""The ``bayes-judge`` command line: every subcommand on tiny inputs, bad input, the demo.
+
+Subcommands run in-process through :func:`bayes_judge.cli.main`; one ``--help`` runs the
+installed entry point in a subprocess.  The LLM parts (``compare`` and the demo's comparator part)
+use the embedded default judge, loaded once for this file.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import bayes_judge as bj
+from bayes_judge.cli import build_parser, main
+
+SUBCOMMANDS = [["demo"], ["fit"], ["summary"], ["report"], ["select"], ["compare"], ["models", "install"]]
+
+
+# ---------------------------------------------------------------------------------------------
+# fixtures: tiny tables and saved runs, made once for the file
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("cli_inputs")
+    wr = bj.simulate_win_rate(n_items=40, p=0.7, q0=[0.8, 0.9], q1=[0.75, 0.85], seed=1)
+    wr.to_csv(d / "winrate.csv", index=False)
+    wr.to_parquet(d / "winrate.parquet", index=False)
+    rng = np.random.default_rng(0)
+    cands = ["c1", "c2", "c3", "c4"]
+    rows = [
+        (item, a, b, float(np.clip(1 / (1 + np.exp(-(j - i) * 0.8)) + rng.normal(0, 0.1), 0.02, 0.98)))
+        for item in ("q1", "q2")
+        for i, a in enumerate(cands)
+        for j, b in enumerate(cands)
+        if i != j
+    ]
+    pd.DataFrame(rows, columns=["item", "a", "b", "p_a"]).to_csv(d / "rank.csv", index=False)
+    (d / "garbage.parquet").write_bytes(b"this is not parquet")
+    (d / "notes.xlsx").write_text("x")
+    (d / "a_file").write_text("x")
+    pd.DataFrame({"item": ["1"], "x": ["G0"], "b": ["G1"], "winner": ["a"]}).to_csv(d / "nocol.csv", index=False)
+    # a "run" whose files exist but are not a run
+    (d / "fake.nc").write_text("not netcdf")
+    (d / "fake.json").write_text("{not json")
+    return {p.name: p for p in d.iterdir()} | {"dir": d}
+
+
+@pytest.fixture(scope="module")
+def runs(files, tmp_path_factory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("cli_runs")
+    fast = ["--draws", "100", "--chains", "2"]
+    specs = {
+        "obs": [str(files["winrate.csv"]), "--task", "winrate", "--method", "observed"],
+        "pbt": [str(files["rank.csv"]), "--task", "rank", "--method", "poe-bt"],
+        "bt": [str(files["rank.csv"]), "--task", "rank", "--method", "bt"],
+    }
+    for name, argv in specs.items():
+        assert main(["fit", *argv, *fast, "--out", str(d / name)]) == 0
+    return {name: d / name for name in specs}
+
+
+def _error(capsys, argv: list[str]) -> str:
+    """Run ``main(argv)``, expect exit status 2 and exactly one error line; return it."""
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err
+    last = err.splitlines()[-1]
+    assert last.startswith("bayes-judge") and ": error: " in last
+    return last
+
+
+# ---------------------------------------------------------------------------------------------
+# help
+# ---------------------------------------------------------------------------------------------
+
+
+def test_help_subprocess():
+    exe = Path(sys.executable).with_name("bayes-judge")
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "bayes_judge.cli"]
+    res = subprocess.run([*cmd, "fit", "--help"], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "--task" in res.stdout and "--out RUN" in res.stdout
+    assert res.stdout.strip().splitlines()[-1].startswith("Example: bayes-judge fit ")
+
+
+@pytest.mark.parametrize("cmd", SUBCOMMANDS, ids=" ".join)
+def test_help_every_subcommand_ends_with_example(cmd, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([*cmd, "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out.strip()
+    assert out.splitlines()[-1].startswith(f"Example: bayes-judge {' '.join(cmd)}")
+    # every option is explained
+    parser = build_parser()
+    sub = parser._subparsers._group_actions[0].choices[cmd[0]]
+    if len(cmd) > 1:
+        sub = sub._subparsers._group_actions[0].choices[cmd[1]]
+    for action in sub._actions:
+        assert action.help, f"{' '.join(cmd)}: option {action.option_strings or action.dest} has no help"
+
+
+def test_option_values_match_the_package():
+    from bayes_judge import selection, verdicts, winrate
+    from bayes_judge.cli import commands
+    from bayes_judge.ranking.rank import METHODS as RANK_METHODS
+
+    assert commands.WINRATE_METHODS == winrate.METHODS
+    assert commands.PRIORS == winrate.PRIORS
+    assert commands.DS_MODELS == winrate.DS_MODELS
+    assert commands.SWAP_MODES == verdicts.SWAP_MODES
+    assert commands.TIE_MODES == verdicts.TIE_MODES
+    assert commands.SELECT_METHODS == selection.METHODS
+    assert set(commands.RANK_METHODS) == set(RANK_METHODS) - {"win-ratio", "avg-prob"}
+
+
+# ---------------------------------------------------------------------------------------------
+# fit, summary, report, select
+# ---------------------------------------------------------------------------------------------
+
+
+def test_fit_winrate_saves_a_run(files, tmp_path, capsys):
+    out = tmp_path / "sub" / "ds"
+    code = main(["fit", str(files["winrate.parquet"]), "--task", "winrate", "--method", "dawid-skene",
+                 "--draws", "100", "--chains", "2", "--seed", "3", "--out", str(out)])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "G0 vs G1" in text and "p_mean" in text and f"{out}.nc" in text
+    idata = bj.load_run(out)
+    manifest = json.loads(idata.attrs["manifest"])
+    assert manifest["model"] == "dawid-skene" and manifest["seed"] == 3
+    assert manifest["shape"] == {"chains": 2, "draws": 100}
+
+
+def test_fit_rank_runs(runs, capsys):
+    idata = bj.load_run(runs["pbt"])
+    assert idata.attrs["method"] == "poe-bt"
+    assert set(bj.score_summary(idata)["candidate"]) == {"c1", "c2", "c3", "c4"}
+    s = bj.score_summary(idata)
+    best = s.loc[s.groupby("item")["mean_rank"].idxmin(), "candidate"]
+    assert set(best) == {"c1"}  # c1 wins its comparisons in the simulated table
+
+
+def test_summary_prints_and_writes_csv(runs, tmp_path, capsys):
+    csv = tmp_path / "s" / "summary.csv"
+    assert main(["summary", str(runs["obs"]), f"{runs['pbt']}.nc", "--csv", str(csv)]) == 0
+    out = capsys.readouterr().out
+    assert "== obs (win-rate, observed" in out and "== pbt (ranking, poe-bt)" in out
+    t = pd.read_csv(csv)
+    assert set(t["run"]) == {"obs", "pbt"}
+    assert (t["kind"] == "win-rate").sum() == 1 and (t["kind"] == "ranking").sum() == 8
+    assert {"p_mean", "mean", "p_best", "r_hat"} <= set(t.columns)
+
+
+def test_report_with_compare(runs, tmp_path, capsys):
+    html = tmp_path / "r" / "report.html"
+    assert main(["report", str(runs["pbt"]), str(runs["bt"]), "--out", str(html), "--compare"]) == 0
+    out = capsys.readouterr().out
+    assert "Model comparison" in out and "elpd_loo" in out and str(html) in out
+    page = html.read_text()
+    assert "Model comparison (LOO)" in page and "pbt" in page and "bt" in page
+
+
+def test_report_without_compare(runs, tmp_path, capsys):
+    html = tmp_path / "report.html"
+    assert main(["report", str(runs["obs"]), "--out", str(html)]) == 0
+    assert html.stat().st_size > 1000
+    assert "Model comparison" not in capsys.readouterr().out
+
+
+def test_select_from_list_and_file(files, tmp_path, capsys):
+    out = tmp_path / "pairs.csv"
+    assert main(["select", "--candidates", "M8, M9,M10,M11", "-k", "5", "--item", "doc1", "--out", str(out)]) == 0
+    pairs = pd.read_csv(out, dtype=str)
+    assert list(pairs.columns) == ["item", "a", "b"] and len(pairs) == 5
+    assert set(pairs["item"]) == {"doc1"}
+    assert len({frozenset(p) for p in zip(pairs["a"], pairs["b"], strict=True)}) == 5
+    # continue from what was judged: no pair repeated, all 6 pairs of 4 candidates covered
+    cfile = tmp_path / "cands.txt"
+    cfile.write_text("# systems\nM8\nM9\n\nM10\nM11\n")
+    out2 = tmp_path / "more.parquet"
+    assert main(["select", "--candidates-file", str(cfile), "-k", "1", "--method", "no-repeat",
+                 "--existing", str(out), "--item", "doc1", "--out", str(out2)]) == 0
+    more = pd.read_parquet(out2)
+    seen = {frozenset(p) for p in zip(pairs["a"], pairs["b"], strict=True)}
+    assert len(more) == 1 and frozenset(more.iloc[0][["a", "b"]]) not in seen
+    assert "1 new comparisons (no-repeat) among 4 candidates, after 5 existing" in capsys.readouterr().out
+
+
+def test_select_symmetric(tmp_path):
+    out = tmp_path / "pairs.csv"
+    assert main(["select", "--candidates", "x,y,z", "-k", "4", "--method", "symmetric", "--out", str(out)]) == 0
+    pairs = pd.read_csv(out)
+    assert len(pairs) == 4 and set(zip(pairs["a"], pairs["b"], strict=True)) == {
+        (b, a) for a, b in zip(pairs["a"], pairs["b"], strict=True)}
+
+
+# ---------------------------------------------------------------------------------------------
+# bad input: one line, exit status 2
+# ---------------------------------------------------------------------------------------------
+
+
+def test_fit_bad_input(files, runs, capsys):
+    d = files["dir"]
+    out = ["--out", str(d / "never")]
+    msg = _error(capsys, ["fit", str(d / "missing.csv"), "--task", "winrate", *out])
+    assert "missing.csv not found" in msg
+    msg = _error(capsys, ["fit", str(files["garbage.parquet"]), "--task", "winrate", *out])
+    assert "cannot read judgments table" in msg and "garbage.parquet" in msg
+    msg = _error(capsys, ["fit", str(files["notes.xlsx"]), "--task", "winrate", *out])
+    assert "unsupported file type '.xlsx'" in msg
+    msg = _error(capsys, ["fit", str(files["winrate.csv"]), "--task", "winrate", "--method", "magic", *out])
+    assert "invalid choice: 'magic'" in msg
+    msg = _error(capsys, ["fit", str(files["rank.csv"]), "--task", "rank", "--method", "bwrs", *out])
+    assert "not a Bayesian ranking method" in msg
+    msg = _error(capsys, ["fit", str(files["rank.csv"]), "--task", "rank", "--prior", "ood", *out])
+    assert "--prior applies to --task winrate only" in msg
+    msg = _error(capsys, ["fit", str(files["winrate.csv"]), "--task", "winrate",
+                          "--out", str(files["a_file"] / "run")])
+    assert "is a file, not a folder" in msg
+    msg = _error(capsys, ["fit", str(files["nocol.csv"]), "--task", "winrate", *out])
+    assert "'a'" in msg  # the schema names the missing column
+    msg = _error(capsys, ["fit", str(files["winrate.csv"]), "--task", "winrate", "--draws", "0", *out])
+    assert "--draws must be at least 1" in msg
+    assert not (d / "never.nc").exists()
+
+
+def test_summary_and_report_bad_input(files, runs, capsys):
+    d = files["dir"]
+    msg = _error(capsys, ["summary", str(files["winrate.csv"])])
+    assert "winrate.csv.nc not found" in msg and "a run is NAME.nc plus NAME.json" in msg
+    msg = _error(capsys, ["summary", str(d / "fake")])
+    assert "is not a readable run" in msg
+    msg = _error(capsys, ["summary", str(runs["obs"]), "--csv", str(d)])
+    assert "is an existing folder" in msg
+    msg = _error(capsys, ["report", str(runs["obs"]), "--out", str(files["a_file"] / "r.html")])
+    assert "is a file, not a folder" in msg
+    msg = _error(capsys, ["report", str(runs["obs"]), "--out", str(d / "r.html"), "--compare"])
+    assert "--compare needs at least 2 runs" in msg
+    msg = _error(capsys, ["report", str(runs["obs"]), str(runs["pbt"]), "--out", str(d / "r.html"), "--compare"])
+    assert "log-likelihood" in msg or "no log_likelihood" in msg
+    msg = _error(capsys, ["report", str(d / "nope"), "--out", str(d / "r.html")])
+    assert "nope.nc not found" in msg
+
+
+def test_select_bad_input(files, tmp_path, capsys):
+    out = ["--out", str(tmp_path / "p.csv")]
+    msg = _error(capsys, ["select", "--candidates", "a,b,c", "-k", "9", "--method", "no-repeat", *out])
+    assert "k" in msg and "3" in msg
+    msg = _error(capsys, ["select", "--candidates", "a,b,c", "-k", "2", "--method", "best", *out])
+    assert "invalid choice: 'best'" in msg
+    msg = _error(capsys, ["select", "--candidates-file", str(tmp_path / "none.txt"), "-k", "2", *out])
+    assert "none.txt not found" in msg
+    msg = _error(capsys, ["select", "--candidates", "a", "-k", "1", *out])
+    assert "at least 2 are needed" in msg
+    msg = _error(capsys, ["select", "--candidates", "a,b,c", "-k", "2", "--out", str(files["a_file"] / "p.csv")])
+    assert "is a file, not a folder" in msg
+    msg = _error(capsys, ["select", "--candidates", "a,b,c", "-k", "2", "--existing", str(files["garbage.parquet"]),
+                          *out])
+    assert "cannot read existing judgments" in msg
+
+
+def test_debug_shows_the_traceback(files):
+    with pytest.raises(FileNotFoundError):
+        main(["--debug", "fit", str(files["dir"] / "missing.csv"), "--task", "winrate", "--out", "x"])
+
+
+# ---------------------------------------------------------------------------------------------
+# the demo and the LLM comparator
+# ---------------------------------------------------------------------------------------------
+
+
+def test_demo_without_llm(tmp_path, capsys):
+    out = tmp_path / "demo"
+    assert main(["demo", "--no-llm", "--draws", "60", "--chains", "2", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "skipped (--no-llm)" in text and "Dawid-Skene, in-distribution (30%)" in text
+    assert "Total time:" in text and f"Report: {out / 'report.html'}" in text
+    assert (out / "report.html").is_file()
+    for slug in ("observed_k", "bwrs", "dawid-skene_no_prior", "dawid-skene_in-distribution"):
+        bj.load_run(out / f"mtbench_{slug}")
+    msg_args = ["demo", "--summaries", "20", "--out", str(out)]
+    with pytest.raises(SystemExit) as exc:
+        main(msg_args)
+    assert exc.value.code == 2 and "--summaries must be at most 12" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def cached_judge():
+    """Load the default judge once for this file: the Comparators made by the commands reuse it."""
+    pytest.importorskip("torch", reason="the comparator needs the llm extra: pip install -e '.[llm]'")
+    from bayes_judge.comparator import comparator as comparator_module
+    from bayes_judge.comparator.install import MissingModelError
+    from bayes_judge.comparator.models import load_model
+
+    try:
+        lm = load_model()
+    except MissingModelError as err:  # pragma: no cover - set-up problem (`make models`)
+        pytest.fail(str(err))
+    mp = pytest.MonkeyPatch()
+    mp.setattr(comparator_module, "load_model", lambda model=None, **kw: lm if model is None else load_model(model, **kw),
+               raising=False)
+    yield lm
+    mp.undo()
+
+
+def test_compare_command(cached_judge, tmp_path, capsys):
+    texts = pd.DataFrame({
+        "item": ["s", "s", "s"], "candidate": ["x", "y", "z"],
+        "text": ["The cat sat on the mat.", "Mat cat the on sat.", "A cat was sitting on a mat."],
+        "article": "The cat sat on the mat all day long.",
+    })
+    texts.to_csv(tmp_path / "texts.csv", index=False)
+    main(["select", "--candidates", "x,y,z", "-k", "2", "--item", "s", "--out", str(tmp_path / "pairs.csv")])
+    out = tmp_path / "judgments.csv"
+    assert main(["compare", str(tmp_path / "texts.csv"), "--context-col", "article", "--pairs",
+                 str(tmp_path / "pairs.csv"), "--symmetric", "--no-progress", "--out", str(out)]) == 0
+    assert "4 judgments by SmolLM2-135M-Instruct/summeval-coherence/prob" in capsys.readouterr().out
+    df = bj.validate_judgments(pd.read_csv(out))
+    assert len(df) == 4 and df["p_a"].between(0, 1).all()
+    # the judgments feed `fit` directly
+    assert main(["fit", str(out), "--task", "rank", "--draws", "50", "--chains", "2",
+                 "--out", str(tmp_path / "run")]) == 0
+
+
+def test_demo_llm_part_on_a_tiny_slice(cached_judge, tmp_path, capsys):
+    out = tmp_path / "demo"
+    argv = ["demo", "--articles", "1", "--summaries", "3", "--no-mtbench", "--draws", "60", "--chains", "2",
+            "--no-progress", "--out", str(out)]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "1 article(s) x 3 abstractive summaries (M8, M9, M10)" in text
+    assert "6 judgments (6 new" in text and "position bias P(A) =" in text
+    assert "PoE-BT (Bayesian, posterior mean)" in text and "win ratio (hard decisions)" in text
+    assert (out / "summeval_comparisons.sqlite").is_file() and (out / "report.html").is_file()
+    judged = pd.read_csv(out / "summeval_judgments.csv")
+    assert len(judged) == 6 and set(judged["order"]) == {"ab", "ba"}
+    # a rerun takes every judgment from the store (and rewrites the runs)
+    assert main(argv) == 0
+    assert "6 judgments (0 new" in capsys.readouterr().out
+    assert bj.load_run(out / "summeval_poe-bt").attrs["method"] == "poe-bt"
