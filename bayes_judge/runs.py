@@ -117,7 +117,9 @@ def load_run(path: str | os.PathLike) -> az.InferenceData:
             f"run {nc} has format {fmt!r} (written by bayes_judge "
             f"{manifest.get('bayes_judge_version', '?')}); this version reads format {RUN_FORMAT}"
         )
-    idata = az.from_netcdf(str(nc))
+    # eager: a lazily opened file would stay open and block saving to the same path
+    with az.rc_context({"data.load": "eager"}):
+        idata = az.from_netcdf(str(nc))
     if data_hash(idata) != manifest.get("data_hash"):
         raise ValueError(f"run {nc}: the stored data do not match the manifest's data_hash")
     idata.attrs["manifest"] = json.dumps(manifest)

@@ -85,3 +85,14 @@ def test_names_with_dots_do_not_collide(fit, tmp_path):
     bj.save_run(fit, tmp_path / "fit.seed1")
     assert (tmp_path / "fit.seed1.nc").is_file() and not (tmp_path / "fit.nc").exists()
     assert bj.load_run(tmp_path / "fit.seed1").posterior["p"].shape == fit.posterior["p"].shape
+
+
+def test_a_loaded_run_can_be_saved_over(tmp_path):
+    import bayes_judge as bj
+
+    df = bj.simulate_win_rate(30, q0=[0.8], seed=0)
+    fit = bj.win_rate(df, method="observed")
+    bj.save_run(fit, tmp_path / "r")
+    again = bj.load_run(tmp_path / "r")
+    bj.save_run(again, tmp_path / "r")  # no file left open by the lazy loader
+    assert bj.load_run(tmp_path / "r").posterior["p"].shape == fit.posterior["p"].shape

@@ -280,7 +280,8 @@ def score_section(ctx: Context) -> Section:
 # ---------------------------------------------------------------- posterior predictive checks
 
 
-def _ppc_table(checks: list[PPCCheck], hdi_prob: float, method: str) -> tuple[pd.DataFrame, list[str]]:
+def _ppc_table(checks: list[PPCCheck], hdi_prob: float, method: str,
+               has_gamma: bool = False) -> tuple[pd.DataFrame, list[str]]:
     tail = (1 - hdi_prob) / 2
     frames = []
     for c in checks:
@@ -299,11 +300,17 @@ def _ppc_table(checks: list[PPCCheck], hdi_prob: float, method: str) -> tuple[pd
         rows = ", ".join(f"{r} (observed {fmt(o)}, ppp {p:.3f})" for r, o, p in
                          zip(block["row"][:5], block["observed"][:5], block["ppp"][:5], strict=True))
         problems.append(f"Posterior predictive check '{name}': the model does not reproduce "
-                        f"{len(block)} row(s): {rows}. " + _ppc_advice(str(name), method))
+                        f"{len(block)} row(s): {rows}. " + _ppc_advice(str(name), method, has_gamma))
     return table, problems
 
 
-def _ppc_advice(statistic: str, method: str) -> str:
+def _ppc_advice(statistic: str, method: str, has_gamma: bool = False) -> str:
+    if has_gamma and statistic == "position A wins":
+        return ("The fit already has a position-bias shift γ and still does not reproduce the share "
+                "won by position A: the judge's position preference is stronger than a constant "
+                "score shift can explain (a judge that nearly always picks A). Debias its "
+                "probabilities before fitting (compare(..., debias='reweight'), seed 001 eq. 9) or "
+                "use a better judge.")
     return _PPC_ADVICE.get((statistic, method)) or _PPC_ADVICE.get(statistic, "")
 
 
@@ -347,7 +354,8 @@ def ppc_section(ctx: Context) -> Section:
                             caption=f"{ctx.hdi_prob:.0%} predictive intervals from "
                             f"{checks[0].replicated.shape[0]} replicated data sets (seed {ctx.seed}); "
                             "diamonds: observed (red: outside the interval)."))
-    table, problems = _ppc_table(checks, ctx.hdi_prob, ctx.method)
+    has_gamma = "gamma" in getattr(ctx.idata, "posterior", {})
+    table, problems = _ppc_table(checks, ctx.hdi_prob, ctx.method, has_gamma)
     sec.blocks.append(table_from_frame(
         table.set_index("statistic"), caption="Observed vs replicated (ppp = P(T_rep ≥ T_obs))",
         note=f"Sorted by how extreme the ppp is; red: ppp < {PPP_LOW} or > {PPP_HIGH}.",

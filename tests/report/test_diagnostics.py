@@ -70,3 +70,10 @@ def test_no_sampler_stats():
 def test_diagnostic_vars_skip_per_item_and_raw(ds_labels_fit, ranking_fit):
     assert dg.diagnostic_vars(ds_labels_fit) == ["p", "q0", "q1"]
     assert dg.diagnostic_vars(ranking_fit) == ["s", "gamma"]
+
+
+def test_position_advice_knows_when_the_fit_has_gamma():
+    from bayes_judge.report import sections
+
+    assert "debias=True" in sections._ppc_advice("position A wins", "poe-bt", has_gamma=False)
+    assert "already has a position-bias shift" in sections._ppc_advice("position A wins", "poe-bt", has_gamma=True)
