@@ -30,6 +30,10 @@ __all__ = [
     "load_summeval_pairs",
     "load_summeval_scores",
     "summeval_judges",
+    "load_hanna_scores",
+    "load_hanna_pairs",
+    "load_hanna_texts",
+    "hanna_judges",
 ]
 
 LLMBAR = {
@@ -454,3 +458,293 @@ def load_summeval_texts(*, articles: int | Sequence[str] | None = None,
     art = _read_summeval("articles.csv")
     ctx = dict(zip(art["doc_id"].astype(str), art["article"].astype(str), strict=True))
     return texts.reset_index(drop=True), {d: ctx[d] for d in keep}
+
+
+# --------------------------------------------------------------------------------------------
+# HANNA (Chhun et al. 2022; seed 004 §4.1): 96 story prompts × 11 systems = 1056 stories,
+# 3 human ratings (1-5) on 6 criteria, pointwise scores from 20 LLM evaluator settings
+# --------------------------------------------------------------------------------------------
+
+HANNA_CRITERIA: tuple[str, ...] = ("relevance", "coherence", "empathy", "surprise", "engagement", "complexity")
+# the story-generation systems, in the source's row order (story_id // 96)
+HANNA_SYSTEMS: tuple[str, ...] = (
+    "Human", "BertGeneration", "CTRL", "GPT", "GPT-2 (tag)", "GPT-2", "RoBERTa", "XLNet", "Fusion", "HINT", "TD-VAE",
+)
+HANNA_TAU: float = 1.0
+HANNA_FAILURE_BELOW: float = 1.0  # an LLM mean_score below 1 averages in a failed answer (coded -1)
+
+
+@lru_cache(maxsize=4)
+def _read_hanna(file: str) -> pd.DataFrame:
+    return pd.read_csv(data_dir() / "hanna" / file)
+
+
+def _check_criterion(criterion: str) -> str:
+    if criterion not in HANNA_CRITERIA:
+        raise ValueError(f"unknown HANNA criterion {criterion!r}; expected one of {list(HANNA_CRITERIA)}")
+    return criterion
+
+
+def _hanna_prompts(prompts: int | Sequence[str | int] | None) -> list[str]:
+    """HANNA prompt ids (as str) in id order: all 96, the first ``n``, or the ones named."""
+    order = [str(p) for p in sorted(pd.unique(_read_hanna("stories.csv")["prompt_id"]))]
+    if prompts is None:
+        return order
+    if isinstance(prompts, int | np.integer) and not isinstance(prompts, bool):
+        if not 1 <= prompts <= len(order):
+            raise ValueError(f"prompts={prompts}: expected between 1 and {len(order)} prompts")
+        return order[: int(prompts)]
+    if isinstance(prompts, str):
+        prompts = [prompts]
+    wanted = [str(p) for p in prompts]
+    unknown = sorted(set(wanted) - set(order))
+    if unknown or not wanted:
+        raise ValueError(f"unknown HANNA prompt id(s) {unknown[:5]}; ids are '0' ... '{order[-1]}'")
+    return list(dict.fromkeys(wanted))
+
+
+def _hanna_stories(keep: list[str]) -> pd.DataFrame:
+    s = _read_hanna("stories.csv")
+    s = s.assign(item=s["prompt_id"].astype(str))
+    s = s[s["item"].isin(keep)]
+    pos = pd.Index(keep).get_indexer(s["item"])
+    order = np.lexsort((s["model"].astype(str).to_numpy(), pos))
+    return s.iloc[order].reset_index(drop=True)
+
+
+def hanna_judges() -> list[str]:
+    """The 20 pointwise LLM evaluator settings of HANNA, as ``"<llm>/<eval_prompt>"``."""
+    s = _read_hanna("llm_ratings.csv")
+    return sorted(pd.unique(s["llm"].astype(str) + "/" + s["eval_prompt"].astype(str)))
+
+
+def load_hanna_scores(criterion: str = "coherence", *, prompts: int | Sequence[str | int] | None = None) -> pd.DataFrame:
+    """Human mean scores of the HANNA stories, one row per (prompt, system).
+
+    Parameters
+    ----------
+    criterion : {"relevance", "coherence", "empathy", "surprise", "engagement", "complexity"}
+        The HANNA criterion (seed 004 uses coherence COH, complexity CMP, surprise SUR).
+    prompts : int or sequence of str, optional
+        All 96 writing prompts (default), the first ``n`` by id, or the named prompt ids
+        (``"0"`` ... ``"95"``; ints are accepted).
+
+    Returns
+    -------
+    pandas.DataFrame, shape (11 * n_prompts, 4)
+        Columns item (the prompt id as str), candidate (the system that wrote the story:
+        ``"Human"``, ``"GPT-2"``, ``"HINT"``, ...; see ``HANNA_SYSTEMS``), score (mean of the
+        3 human ratings, 1 to 5, higher is better), story_id.  Sorted by prompt id then
+        candidate.
+
+    Raises
+    ------
+    ValueError
+        Unknown criterion or prompt id.
+
+    Examples
+    --------
+    >>> import bayes_judge as bj
+    >>> bj.load_hanna_scores("surprise", prompts=2).shape
+    (22, 4)
+    """
+    criterion = _check_criterion(criterion)
+    keep = _hanna_prompts(prompts)
+    st = _hanna_stories(keep)
+    h = _read_hanna("human_ratings.csv")
+    h = h[h["criterion"] == criterion].groupby("story_id")["score"].agg(["mean", "size"])
+    h = h.reindex(st["story_id"])
+    if h["mean"].isna().any() or (h["size"] != 3).any():
+        bad = h.index[h["mean"].isna() | (h["size"] != 3)][:5].tolist()
+        raise ValueError(f"HANNA data: story id(s) {bad} lack the 3 human ratings of {criterion!r}")
+    return pd.DataFrame(
+        {
+            "item": st["item"].to_numpy(dtype=object),
+            "candidate": st["model"].astype(str).to_numpy(dtype=object),
+            "score": h["mean"].to_numpy(dtype=float),
+            "story_id": st["story_id"].to_numpy(dtype=np.int64),
+        }
+    )
+
+
+def load_hanna_pairs(
+    criterion: str = "coherence",
+    *,
+    judge: str | Sequence[str] = "ChatGPT/1",
+    prompts: int | Sequence[str | int] | None = None,
+    tau: float = HANNA_TAU,
+    on_failure: str = "skip",
+) -> pd.DataFrame:
+    """Soft pairwise judgments between the 11 stories of every HANNA prompt.
+
+    Like :func:`load_summeval_pairs`: the data hold *pointwise* LLM scores (the mean of an
+    LLM's repeated 1-5 answers for one story, criterion and evaluation prompt), so a pair gets
+    ``p_ij = sigmoid((s_i − s_j) / tau)`` (equal scores give 0.5, a tie); no position bias
+    (``p_ij + p_ji = 1``), rank with ``debias=False``.
+
+    Failed answers.  The source codes an LLM answer it could not use as ``-1`` and stores the
+    mean over the repeats, failures included, so a ``mean_score`` below 1 (1051 of 126 720
+    values; 14 for the 4 ChatGPT settings, 253 for Mistral-7B/1) averages in at least one
+    failure and is no score on the 1-5 scale.  Such a story is treated as *missing* for that
+    judge and criterion: with ``on_failure="skip"`` (default) every pair that involves it is
+    left out, and the count is recorded, never silently: ``df.attrs["n_failed_stories"]``,
+    ``df.attrs["failed_stories"]`` (list of dicts item, candidate, story_id, judge,
+    mean_score) and ``df.attrs["n_dropped_pairs"]``; the prompt then has 10 candidates and 90
+    rows.  ``on_failure="raise"`` raises instead.  A failure averaged with high valid answers
+    (e.g. ``(−1 + 5 + 5) / 3 = 3``) cannot be told apart from a valid mean and is kept.
+
+    Parameters
+    ----------
+    criterion : {"relevance", "coherence", "empathy", "surprise", "engagement", "complexity"}
+    judge : str or sequence of str
+        The LLM evaluator setting ``"<llm>/<eval_prompt>"``, one of the 20 of
+        :func:`hanna_judges`: llm in Beluga-13B, ChatGPT, Llama-13B, Mistral-7B, OrcaPlatypus;
+        eval_prompt 1-4.  A sequence averages the listed settings' scores first; a story
+        failed by any of them is missing.  The ``judge`` column joins the names with ``"+"``.
+    prompts : int or sequence of str, optional
+        All 96 prompts (default), the first ``n`` by id, or the named prompt ids.
+    tau : float
+        Temperature of the mapping, in score points (> 0).
+    on_failure : {"skip", "raise"}
+        What to do with a story whose LLM score contains a failure (see above).
+
+    Returns
+    -------
+    pandas.DataFrame, shape (110 * n_prompts − dropped, 9)
+        A judgments table with one row per *ordered* pair of distinct stories of a prompt
+        (11 · 10 = 110 per prompt): item (prompt id), a, b (system names), judge, p_a,
+        winner (``"a"`` / ``"b"`` / ``"tie"`` from ``p_a``), human (``"a"`` / ``"b"`` by the
+        mean of the 3 human ratings of ``criterion``, None where the means are equal),
+        score_a, score_b (the LLM mean scores used).
+
+    Raises
+    ------
+    ValueError
+        Unknown criterion, judge setting or prompt id; ``tau <= 0``; an unknown
+        ``on_failure``; a failed LLM score with ``on_failure="raise"``.
+
+    Examples
+    --------
+    >>> import bayes_judge as bj
+    >>> df = bj.load_hanna_pairs("coherence", prompts=1)
+    >>> df.shape, df["a"].nunique(), df.attrs["n_failed_stories"]
+    ((110, 9), 11, 0)
+    """
+    from scipy.special import expit
+
+    criterion = _check_criterion(criterion)
+    if not (np.isfinite(tau) and tau > 0):
+        raise ValueError(f"tau must be a positive number of score points, got {tau!r}")
+    if on_failure not in ("skip", "raise"):
+        raise ValueError(f"on_failure must be 'skip' or 'raise', got {on_failure!r}")
+    judges = [judge] if isinstance(judge, str) else [str(j) for j in judge]
+    known = hanna_judges()
+    unknown = [j for j in judges if j not in known]
+    if unknown or not judges:
+        raise ValueError(f"unknown HANNA judge setting(s) {unknown}; available: {known}")
+    keep = _hanna_prompts(prompts)
+    human = load_hanna_scores(criterion, prompts=keep)
+
+    r = _read_hanna("llm_ratings.csv")
+    setting = r["llm"].astype(str) + "/" + r["eval_prompt"].astype(str)
+    r = r.assign(judge=setting)[setting.isin(judges) & (r["criterion"] == criterion)]
+    r = r[r["story_id"].isin(human["story_id"])]
+    if r.duplicated(["story_id", "judge"]).any() or len(r) != len(human) * len(judges):
+        raise ValueError(f"HANNA data: not exactly one LLM score per story for judge {judge!r}, {criterion!r}")
+    failed = r[r["mean_score"] < HANNA_FAILURE_BELOW]
+    by_story = human.set_index("story_id")[["item", "candidate"]]
+    failed_rows = [
+        {"item": by_story.at[sid, "item"], "candidate": by_story.at[sid, "candidate"], "story_id": int(sid),
+         "judge": j, "mean_score": float(m)}
+        for sid, j, m in zip(failed["story_id"], failed["judge"], failed["mean_score"], strict=True)
+    ]
+    failed_ids = set(failed["story_id"].tolist())
+    if failed_ids and on_failure == "raise":
+        raise ValueError(
+            f"{len(failed_ids)} HANNA stor{'y' if len(failed_ids) == 1 else 'ies'} with a failed LLM answer "
+            f"(mean_score < 1) for judge {judge!r}, {criterion!r}, e.g. {failed_rows[:3]}; "
+            "use on_failure='skip' to leave their pairs out"
+        )
+    llm = r.groupby("story_id")["mean_score"].mean()
+
+    sid = human["story_id"].to_numpy()
+    ok = ~np.isin(sid, list(failed_ids))
+    parts = []
+    n_dropped = 0
+    for item, g in human.assign(llm=llm.reindex(sid).to_numpy(), ok=ok).groupby("item", sort=False):
+        n_all = len(g)
+        g = g[g["ok"]]
+        n = len(g)
+        n_dropped += n_all * (n_all - 1) - n * (n - 1)
+        ii, jj = np.nonzero(~np.eye(n, dtype=bool))
+        s, hs, c = g["llm"].to_numpy(), g["score"].to_numpy(), g["candidate"].to_numpy(dtype=object)
+        d = (s[ii] - s[jj]) / tau
+        up = expit(np.abs(d))  # p_ij + p_ji = 1 to rounding, as load_summeval_pairs
+        h = hs[ii] - hs[jj]
+        parts.append(
+            pd.DataFrame(
+                {
+                    "item": item,
+                    "a": c[ii],
+                    "b": c[jj],
+                    "judge": "+".join(judges),
+                    "p_a": np.where(d >= 0, up, 1.0 - up),
+                    "winner": np.where(d > 0, "a", np.where(d < 0, "b", "tie")).astype(object),
+                    "human": pd.Series(np.where(h > 0, "a", np.where(h < 0, "b", None)), dtype=object),
+                    "score_a": s[ii],
+                    "score_b": s[jj],
+                }
+            )
+        )
+    out = pd.concat(parts, ignore_index=True)
+    out.attrs["n_failed_stories"] = len(failed_ids)
+    out.attrs["failed_stories"] = failed_rows
+    out.attrs["n_dropped_pairs"] = int(n_dropped)
+    return out
+
+
+def load_hanna_texts(
+    prompts: int | Sequence[str | int] | None = None, *, systems: Sequence[str] | None = None
+) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The HANNA stories and their writing prompts, for a comparator run.
+
+    Parameters
+    ----------
+    prompts : int or sequence of str, optional
+        All 96 prompts (default), the first ``n`` by id, or the named prompt ids.
+    systems : sequence of str, optional
+        Keep only these systems (names as in ``HANNA_SYSTEMS``); default all 11.
+
+    Returns
+    -------
+    texts : DataFrame with columns item (prompt id), candidate (system name), text (the story),
+        sorted by prompt id then candidate
+    contexts : dict prompt id → writing prompt text
+
+    Examples
+    --------
+    >>> import bayes_judge as bj
+    >>> texts, contexts = bj.load_hanna_texts(prompts=1)
+    >>> len(texts), len(contexts)
+    (11, 1)
+    """
+    keep = _hanna_prompts(prompts)
+    full = _hanna_stories(keep)
+    ctx = full.groupby("item", sort=False)["prompt"].agg(["first", "nunique"])
+    if (ctx["nunique"] != 1).any():
+        raise ValueError(f"HANNA data: prompt text differs within prompt id(s) {ctx.index[ctx['nunique'] != 1][:5].tolist()}")
+    st = full
+    if systems is not None:
+        wanted = [str(s) for s in systems]
+        unknown = sorted(set(wanted) - set(HANNA_SYSTEMS))
+        if unknown or not wanted:
+            raise ValueError(f"unknown HANNA system(s) {unknown}; expected some of {list(HANNA_SYSTEMS)}")
+        st = st[st["model"].isin(wanted)]
+    texts = pd.DataFrame(
+        {
+            "item": st["item"].to_numpy(dtype=object),
+            "candidate": st["model"].astype(str).to_numpy(dtype=object),
+            "text": st["story"].astype(str).to_numpy(dtype=object),
+        }
+    )
+    return texts.reset_index(drop=True), {p: str(ctx.at[p, "first"]) for p in keep}
