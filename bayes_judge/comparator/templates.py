@@ -96,7 +96,7 @@ class PromptTemplate:
     answer_prefix: str = ""
     pointwise: str | None = None
     scale: tuple[int, ...] = (1, 2, 3, 4, 5)
-    score_prefix: str = "Score:"
+    score_prefix: str = "Score: "
     analysis: str | None = None
     prepair: str | None = None
     system: str | None = None
