@@ -10,7 +10,13 @@ Python in the sampling loop, chains on native threads, callbacks cached on disk
 
 Unconstrained vector (extras in the order of ``fit_scores``' sites)::
 
-    x = [s_raw (N), gamma?, log alpha?, beta?, log sigma?, log nu?]
+    x = [r (N), gamma?, log alpha?, beta?, log sigma?, log nu?]
+
+``r`` is ``s_raw ~ Normal(0, sigma_s)`` for ``poe-bt`` and ``bt``.  For ``poe-g`` it is
+``r = alpha^(1 - w) s_raw ~ Normal(0, alpha^(1 - w) sigma_s)``, the same prior partially
+non-centred (:mod:`bayes_judge.ranking.bayesian`): ``w = 1`` samples ``s_raw`` itself, ``w = 0``
+samples ``delta_raw = alpha s_raw``; the likelihood reads ``delta_raw = alpha^w r``.  ``poe-g`` has
+no ``gamma``.
 
 ``gamma ~ Normal(0, 1)``, ``beta ~ Normal(0.5, 0.25)`` live on the real line; the HalfNormal
 sites ``alpha ~ HN(1)``, ``sigma ~ HN(0.5)``, ``nu ~ HN(1)`` are sampled on the log scale
@@ -18,19 +24,23 @@ sites ``alpha ~ HN(1)``, ``sigma ~ HN(0.5)``, ``nu ~ HN(1)`` are sampled on the 
 ``log 2 - log(tau sqrt(2 pi)) - v^2 / (2 tau^2) + u`` with gradient ``1 - v^2 / tau^2``.
 
 Scores: ``s = C s_raw`` with ``C`` the within-item centering (``s_n = s_raw_n - mean of
-s_raw over n's item``), a symmetric projection, so ``d logp / d s_raw = C (d logp / d s)``.
-With ``d_k = s_i - s_j + gamma`` and ``l_k`` the log-likelihood of comparison ``k``:
+s_raw over n's item``), a symmetric projection, so ``d logp / d r = C (d logp / d (C r))``.
+The prior of ``r`` has scale ``tau = sigma_s`` (``alpha^(1 - w) sigma_s`` for ``poe-g``), whence
+``d/dr_n = -r_n / tau^2`` and, for ``poe-g``, ``(1 - w)(|r|^2 / tau^2 - N)`` in ``d/dlog alpha``
+besides the HalfNormal term.  With ``d_k = s_i - s_j + gamma`` and ``l_k`` the log-likelihood of
+comparison ``k``:
 
 * logistic (``poe-bt`` on ``p``, and ``bt`` on ``y`` without Davidson ties)::
 
       l_k = p_k log sigma(d_k) + (1 - p_k) log sigma(-d_k) = log sigma(d_k) - (1 - p_k) d_k
       dl_k / dd_k = p_k - sigma(d_k)
 
-* Gaussian experts (``poe-g``, eq. 12), ``z_k = (p_k - alpha d_k - beta) / sigma``::
+* Gaussian experts (``poe-g``, eq. 12), ``alpha d_k = alpha^w ((C r)_i - (C r)_j)``,
+  ``z_k = (p_k - alpha d_k - beta) / sigma``::
 
       l_k = -z_k^2 / 2 - log sigma - log(2 pi) / 2
-      dl/dd = alpha z / sigma,  dl/dbeta = z / sigma,  dl/dlog alpha = alpha d z / sigma,
-      dl/dlog sigma = z^2 - 1
+      dl/dr = alpha^w C (scatter of z / sigma),  dl/dlog alpha = w sum_k alpha d_k z_k / sigma,
+      dl/dbeta = z / sigma,  dl/dlog sigma = z^2 - 1
 
 * Davidson ties (``bt`` with ``nu``), ``h = d / 2``, ``t = exp(-|h|)``, ``D = 1 + t^2 + nu t``::
 
@@ -56,15 +66,15 @@ from .encode import RankData
 __all__ = ["sample_scores_fast", "pack_data", "logp_grad", "param_names"]
 
 FAST_MODELS = ("poe-bt", "poe-g", "bt")
-_HEADER = 8  # N, K, G, kind (0 logistic, 1 gaussian, 2 davidson), bias, ties, sigma_s, n_dim
+_HEADER = 9  # N, K, G, kind (0 logistic, 1 gaussian, 2 davidson), bias, ties, sigma_s, n_dim, w
 _LOGISTIC, _GAUSSIAN, _DAVIDSON = 0, 1, 2
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 _LOG2 = math.log(2.0)
 
 
 def param_names(model: str, position_bias: bool, has_ties: bool) -> list[str]:
-    """Names of the sites after ``s_raw``, in the order of the unconstrained vector."""
-    _check_model(model, has_ties)
+    """Names of the sites after the raw scores, in the order of the unconstrained vector."""
+    _check_model(model, has_ties, position_bias)
     names = ["gamma"] if position_bias else []
     if model == "poe-g":
         names += ["alpha", "beta", "sigma"]
@@ -73,15 +83,18 @@ def param_names(model: str, position_bias: bool, has_ties: bool) -> list[str]:
     return names
 
 
-def _check_model(model: str, has_ties: bool) -> None:
+def _check_model(model: str, has_ties: bool, position_bias: bool = False) -> None:
     if model not in FAST_MODELS:
         raise ValueError(f"bayesian model must be one of {FAST_MODELS}, got {model!r}")
     if has_ties and model != "bt":
         raise ValueError(f"has_ties (Davidson's nu) applies to model='bt' only, got model={model!r}")
+    if position_bias and model == "poe-g":
+        raise ValueError("model='poe-g' takes no position_bias: its beta is the position-bias offset (eq. 13)")
 
 
 def pack_data(
-    data: RankData, *, model: str, position_bias: bool, has_ties: bool, sigma_s: float = 1.0
+    data: RankData, *, model: str, position_bias: bool, has_ties: bool, sigma_s: float = 1.0,
+    w: float = 1.0,
 ) -> np.ndarray:
     """One contiguous float64 buffer for the callbacks.
 
@@ -96,17 +109,22 @@ def pack_data(
         ``model="bt"`` only: Davidson's ``nu`` (else a tie counts half a win each way).
     sigma_s : float
         Prior scale of ``s_raw``.
+    w : float in [0, 1]
+        ``poe-g`` only: the partial non-centring exponent (1: sample ``s_raw``, 0: sample
+        ``alpha s_raw``); ignored by the other models.
 
     Returns
     -------
-    ndarray of float64, shape (8 + 3K + N + G,)
-        Header ``[N, K, G, kind, bias, ties, sigma_s, n_dim]``, then ``i (K)``, ``j (K)``, the
+    ndarray of float64, shape (9 + 3K + N + G,)
+        Header ``[N, K, G, kind, bias, ties, sigma_s, n_dim, w]``, then ``i (K)``, ``j (K)``, the
         outcome (``p`` for the PoE models, ``y`` for ``bt``; K), ``cand_item (N)``,
         ``1 / count (G)``.
     """
-    _check_model(model, has_ties)
+    _check_model(model, has_ties, position_bias)
     if not (np.isfinite(sigma_s) and sigma_s > 0):
         raise ValueError(f"sigma_s must be a positive prior scale, got {sigma_s!r}")
+    if not 0.0 <= w <= 1.0:
+        raise ValueError(f"w must lie in [0, 1], got {w!r}")
     N, K, G = data.n_candidates, data.n_comparisons, data.n_items
     i = np.asarray(data.i, dtype=np.int64)
     j = np.asarray(data.j, dtype=np.int64)
@@ -134,7 +152,7 @@ def pack_data(
             raise ValueError("soft outcomes p must lie in [0, 1] for the soft Bradley-Terry model")
     kind = _GAUSSIAN if model == "poe-g" else (_DAVIDSON if has_ties else _LOGISTIC)
     n_dim = N + len(param_names(model, position_bias, has_ties))
-    head = [N, K, G, kind, float(bool(position_bias)), float(bool(has_ties)), float(sigma_s), n_dim]
+    head = [N, K, G, kind, float(bool(position_bias)), float(bool(has_ties)), float(sigma_s), n_dim, float(w)]
     parts = [np.asarray(head, dtype=np.float64), i, j, out, cand_item, 1.0 / counts]
     return np.ascontiguousarray(np.concatenate([np.asarray(a, dtype=np.float64) for a in parts]))
 
@@ -188,7 +206,8 @@ def logp_grad(x, buf, grad):
     Parameters
     ----------
     x : ndarray, shape (n_dim,)
-        ``[s_raw (N), gamma?, log alpha?, beta?, log sigma?, log nu?]``.
+        ``[r (N), gamma?, log alpha?, beta?, log sigma?, log nu?]``; ``r`` is ``s_raw``, or
+        ``alpha^(1 - w) s_raw`` for the Gaussian experts.
     buf : ndarray, shape (B,)
         From :func:`pack_data`.
     grad : ndarray, shape (n_dim,)
@@ -212,14 +231,22 @@ def logp_grad(x, buf, grad):
     item = buf[o + 3 * K:o + 3 * K + N]
     inv_count = buf[o + 3 * K + N:o + 3 * K + N + G]
 
-    # s_raw prior; s = s_raw - item mean
-    total = -N * (math.log(sigma_s) + _HALF_LOG_2PI)
-    inv_var = 1.0 / (sigma_s * sigma_s)
+    # prior of the raw scores r ~ Normal(0, tau): tau = sigma_s, or alpha^(1 - w) sigma_s for
+    # the Gaussian experts (r = alpha^(1 - w) s_raw); then s = r - item mean
+    q = N
+    w = buf[8]
+    tau = sigma_s
+    if kind == 1:
+        tau = math.exp((1.0 - w) * x[q + (1 if bias else 0)]) * sigma_s
+    total = -N * (math.log(tau) + _HALF_LOG_2PI)
+    inv_var = 1.0 / (tau * tau)
+    ssq = 0.0
     mean = np.zeros(G)
     for n in range(N):
         v = x[n]
-        total -= 0.5 * v * v * inv_var
+        ssq += v * v
         mean[int(item[n])] += v
+    total -= 0.5 * ssq * inv_var
     for g in range(G):
         mean[g] *= inv_count[g]
     s = np.empty(N)
@@ -227,7 +254,6 @@ def logp_grad(x, buf, grad):
     for n in range(N):
         s[n] = x[n] - mean[int(item[n])]
 
-    q = N
     gamma = 0.0
     if bias:
         gamma = x[q]
@@ -266,10 +292,11 @@ def logp_grad(x, buf, grad):
                 gs[int(jj[c0 + k])] -= r
                 g_gamma += r
     elif kind == 1:
+        # s = C r here; the likelihood reads alpha (s_i - s_j) = alpha^w (s_a - s_b)
         la = x[q]
         beta = x[q + 1]
         ls = x[q + 2]
-        alpha = math.exp(la)
+        aw = math.exp(w * la)
         sigma = math.exp(ls)
         inv_s = 1.0 / sigma
         lp_a, g_la = _half_normal_logp(la, 1.0)
@@ -278,22 +305,22 @@ def logp_grad(x, buf, grad):
         total += lp_a + lp_s - 0.5 * zb * zb - math.log(0.25) - _HALF_LOG_2PI
         g_beta = -zb / 0.25
         zz = 0.0
-        zd = 0.0
         zs = 0.0
+        zd = 0.0
         for k in range(K):
             a = int(ii[k])
             b = int(jj[k])
-            d = s[a] - s[b] + gamma
-            z = (out[k] - alpha * d - beta) * inv_s
+            ad = aw * (s[a] - s[b])
+            z = (out[k] - ad - beta) * inv_s
             zz += z * z
             zs += z
-            zd += z * d
-            r = alpha * z * inv_s
+            zd += z * ad
+            r = aw * z * inv_s
             gs[a] += r
             gs[b] -= r
-            g_gamma += r
         total += -0.5 * zz - K * (ls + _HALF_LOG_2PI)
-        grad[q] = g_la + alpha * zd * inv_s
+        # HalfNormal(1) on log alpha, the prior scale of r, and the likelihood through alpha^w
+        grad[q] = g_la + (1.0 - w) * (ssq * inv_var - N) + w * zd * inv_s
         grad[q + 1] = g_beta + zs * inv_s
         grad[q + 2] = g_ls + zz - K
     else:
@@ -334,7 +361,7 @@ def logp_grad(x, buf, grad):
 
     if bias:
         grad[N] = g_gamma - gamma
-    # d/ds_raw = C gs (C the symmetric centering) plus the prior
+    # d/dr = C gs (C the symmetric centering) plus the prior
     for g in range(G):
         mean[g] = 0.0
     for n in range(N):
@@ -374,7 +401,8 @@ def _logp_cfunc(dim, x_, out_, logp_, user_data_):
 
 @numba.cfunc(EXPAND_SIG, cache=True, nogil=True)
 def _expand_cfunc(dim, n_expanded, x_, out_, user_data_):
-    """Stored per draw: ``[s_raw (N), gamma?, alpha?, beta?, sigma?, nu?]`` (constrained)."""
+    """Stored per draw: ``[s_raw (N), gamma?, alpha?, beta?, sigma?, nu?]`` (constrained;
+    ``s_raw = alpha^(w - 1) r`` for the Gaussian experts)."""
     buf, n = _buf_view(user_data_)
     if dim != n or n_expanded != n:
         return -1
@@ -386,7 +414,11 @@ def _expand_cfunc(dim, n_expanded, x_, out_, user_data_):
         out[i] = x[i]
     q = N + (1 if buf[4] != 0.0 else 0)
     if kind == 1:
-        out[q] = math.exp(x[q])
+        alpha = math.exp(x[q])
+        back = math.exp((buf[8] - 1.0) * x[q])
+        for i in range(N):
+            out[i] = x[i] * back
+        out[q] = alpha
         out[q + 2] = math.exp(x[q + 2])
     elif kind == 2:
         out[q] = math.exp(x[q])
@@ -413,6 +445,7 @@ def sample_scores_fast(
     position_bias: bool = False,
     has_ties: bool = False,
     sigma_s: float = 1.0,
+    w: float = 1.0,
     chains: int = 4,
     draws: int = 1000,
     tune: int = 1000,
@@ -436,6 +469,8 @@ def sample_scores_fast(
         each way.  (``fit_scores`` sets it when ``ties="davidson"`` and the data have ties.)
     sigma_s : float
         Prior scale of the raw scores.
+    w : float in [0, 1]
+        ``poe-g`` only: partial non-centring of ``s_raw`` (see :func:`pack_data`).
     chains, draws, tune : int
         Chains, post-warmup draws and warmup draws per chain.
     seed : int
@@ -456,7 +491,7 @@ def sample_scores_fast(
         :func:`bayes_judge.inference.sample_numpyro`.
     """
     extra = param_names(model, position_bias, has_ties)
-    buf = pack_data(data, model=model, position_bias=position_bias, has_ties=has_ties, sigma_s=sigma_s)
+    buf = pack_data(data, model=model, position_bias=position_bias, has_ties=has_ties, sigma_s=sigma_s, w=w)
     N = data.n_candidates
     init = np.zeros(N + len(extra))
     # nutpie initializes its mass matrix from the gradient at the start and rejects a start

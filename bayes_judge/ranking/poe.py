@@ -374,10 +374,13 @@ def poe_bt(
         step = center_per_item(data, _solve_anchored(data, np.maximum(q * (1.0 - q), 1e-300), grad))
         check_finite_scores(data, step, "poe-bt (Newton step)")
         size = float(np.max(np.abs(step)))
-        if size < tol:
+        slope = float(grad @ step)  # the Newton decrement squared: twice the predicted gain
+        if size < tol or slope <= 1e-13 * max(1.0, abs(f)):
+            # converged, or the predicted gain is at round-off level in f, where a line search
+            # can no longer tell a better point (it would halve the step to nothing)
             return check_finite_scores(data, s + step, "poe-bt")
         # Armijo backtracking on the concave objective
-        slope, t = float(grad @ step), 1.0
+        t = 1.0
         while True:
             s_new = s + t * step
             f_new = _soft_bt_objective(s_new[data.i] - s_new[data.j] - g, p)

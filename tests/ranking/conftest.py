@@ -1,3 +1,4 @@
+import arviz as az
 import numpy as np
 import pandas as pd
 import pytest
@@ -51,3 +52,24 @@ def simulate_comparisons(
 @pytest.fixture
 def simulate():
     return simulate_comparisons
+
+
+def assert_same_posterior_mean(a: np.ndarray, b: np.ndarray, *, z: float = 4.5, name: str = "") -> None:
+    """Two samplers' posterior means agree within Monte Carlo error.
+
+    ``a``, ``b`` : (chains, draws, ...) draws of the same quantity.  Each mean's standard error is
+    ``sd / sqrt(ESS)`` (ArviZ's bulk ESS per element); the difference must stay below ``z`` times
+    the standard error of the difference.  A fixed tolerance would ignore how well each sampler
+    mixed: a sampler with ESS 30 passes or fails it by luck.
+    """
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    ess = [np.atleast_1d(az.ess(az.convert_to_dataset({"x": v}))["x"].to_numpy()) for v in (a, b)]
+    var = [v.reshape(-1, *v.shape[2:]).var(0) for v in (a, b)]
+    se = np.sqrt(var[0] / ess[0] + var[1] / ess[1])
+    diff = np.abs(a.mean((0, 1)) - b.mean((0, 1)))
+    assert np.all(diff < z * se), (name, diff, se, ess)
+
+
+@pytest.fixture
+def same_posterior_mean():
+    return assert_same_posterior_mean

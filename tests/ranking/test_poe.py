@@ -177,6 +177,25 @@ def test_gaussian_debiasing_is_exact_for_an_additive_bias(simulate):
     np.testing.assert_allclose(poe_gaussian(encode_ranking(shifted), debias=True), s0, atol=1e-12)
 
 
+def test_newton_stops_at_round_off_without_a_convergence_warning():
+    """A design where the objective flattens to round-off before the step falls below tol.
+
+    The Armijo search used to halve every step to nothing there, spend all 100 iterations and
+    warn "did not converge" at a solution 2e-9 from the maximum; warnings are errors here.
+    """
+    rng = np.random.default_rng(1)
+    n = 25
+    s = rng.normal(size=n)
+    lo, hi = np.triu_indices(n, 1)
+    pick = rng.choice(len(lo), 150, replace=False)
+    i, j = lo[pick], hi[pick]
+    p = 1 / (1 + np.exp(-(s[i] - s[j] + 1.2)))
+    d = encode_ranking(pd.DataFrame({"item": 1, "a": [f"c{x:02d}" for x in i],
+                                     "b": [f"c{x:02d}" for x in j], "p_a": p}))
+    np.testing.assert_allclose(poe_bt(d, debias=True),
+                               poe_bt(d, debias=True, solver="mm", tol=1e-13, max_iter=10**6), atol=1e-8)
+
+
 def test_debias_leaves_the_gaussian_solution_unchanged_on_a_symmetric_set(simulate):
     df, _ = simulate(12, seed=15, design="full", bias=0.8)
     d = encode_ranking(df)
