@@ -238,22 +238,89 @@ def _check_aspect(aspect: str) -> str:
     return aspect
 
 
+def _select_ids(order: list[str], wanted, *, noun: str, dataset: str) -> list[str]:
+    """Ids of a bundled data set: all (``None``), the first ``n`` of ``order``, or the ones named.
+
+    Named ids keep the caller's order (duplicates dropped); an empty list or an unknown id is an
+    error that names the ids, so that no call silently selects nothing.
+    """
+    if wanted is None:
+        return order
+    if isinstance(wanted, int | np.integer) and not isinstance(wanted, bool):
+        if not 1 <= wanted <= len(order):
+            raise ValueError(f"{noun}s={wanted}: expected between 1 and {len(order)} {noun}s")
+        return order[: int(wanted)]
+    if isinstance(wanted, str):
+        wanted = [wanted]
+    names = [str(a) for a in wanted]
+    unknown = sorted(set(names) - set(order))
+    if unknown or not names:
+        raise ValueError(
+            f"unknown {dataset} {noun} id(s) {unknown[:5]}; ids are {order[0]!r} ... {order[-1]!r}"
+            if unknown else f"{noun}s=[] selects no {dataset} {noun}; give ids, a count or None for all"
+        )
+    return list(dict.fromkeys(names))
+
+
+def _check_judges(judge: str | Sequence[str], known: list[str], dataset: str) -> list[str]:
+    """The judge setting(s) asked for, each one of ``known``."""
+    judges = [judge] if isinstance(judge, str) else [str(j) for j in judge]
+    unknown = [j for j in judges if j not in known]
+    if unknown or not judges:
+        raise ValueError(f"unknown {dataset} judge setting(s) {unknown}; available: {known}")
+    return judges
+
+
+def _check_tau(tau: float) -> None:
+    if not (np.isfinite(tau) and tau > 0):
+        raise ValueError(f"tau must be a positive number of score points, got {tau!r}")
+
+
+def _soft_pairs(frame: pd.DataFrame, *, tau: float, judge: str) -> pd.DataFrame:
+    """Every ordered pair of distinct candidates within each item, from pointwise scores.
+
+    ``frame`` has one row per (item, candidate) with columns item, candidate, llm (the LLM's
+    score) and human (the human score), each item's rows contiguous, in the order wanted.
+    ``p_ij = sigma((llm_i - llm_j) / tau)``, written as ``1 - sigma(|d|)`` for ``d < 0`` so
+    that ``p_ij + p_ji = 1`` to rounding; pairs come item by item, then row-major (``i`` then
+    ``j``), as ``np.nonzero(~np.eye(n))``.  Vectorized over items of any sizes.
+    """
+    from scipy.special import expit
+
+    item = frame["item"].to_numpy(dtype=object)
+    starts = np.flatnonzero(np.r_[True, item[1:] != item[:-1]])
+    sizes = np.diff(np.r_[starts, len(item)])
+    n_row = np.repeat(sizes, sizes)  # the size of each row's item
+    start_row = np.repeat(starts, sizes)
+    a = np.repeat(np.arange(len(item)), n_row)  # each row against every row of its item
+    block = np.repeat(np.cumsum(n_row) - n_row, n_row)
+    b = start_row[a] + (np.arange(len(a)) - block)
+    a, b = a[a != b], b[a != b]
+    s = frame["llm"].to_numpy(dtype=float)
+    hs = frame["human"].to_numpy(dtype=float)
+    c = frame["candidate"].to_numpy(dtype=object)
+    d = (s[a] - s[b]) / tau
+    up = expit(np.abs(d))
+    h = hs[a] - hs[b]
+    return pd.DataFrame(
+        {
+            "item": item[a],
+            "a": c[a],
+            "b": c[b],
+            "judge": judge,
+            "p_a": np.where(d >= 0, up, 1.0 - up),
+            "winner": np.where(d > 0, "a", np.where(d < 0, "b", "tie")).astype(object),
+            "human": pd.Series(np.where(h > 0, "a", np.where(h < 0, "b", None)), dtype=object),
+            "score_a": s[a],
+            "score_b": s[b],
+        }
+    )
+
+
 def _summeval_articles(articles: int | Sequence[str] | None) -> list[str]:
     """Article (doc) ids in file order: all, the first ``n``, or the ones named."""
     order = list(pd.unique(_read_summeval("summaries.csv")["doc_id"]))
-    if articles is None:
-        return order
-    if isinstance(articles, int | np.integer) and not isinstance(articles, bool):
-        if not 1 <= articles <= len(order):
-            raise ValueError(f"articles={articles}: expected between 1 and {len(order)} articles")
-        return order[: int(articles)]
-    if isinstance(articles, str):
-        articles = [articles]
-    wanted = [str(a) for a in articles]
-    unknown = sorted(set(wanted) - set(order))
-    if unknown:
-        raise ValueError(f"unknown SummEval article id(s) {unknown[:5]}")
-    return list(dict.fromkeys(wanted))
+    return _select_ids(order, articles, noun="article", dataset="SummEval")
 
 
 def summeval_judges() -> list[str]:
@@ -364,16 +431,9 @@ def load_summeval_pairs(
     >>> df.shape, df["a"].nunique()
     ((132, 9), 12)
     """
-    from scipy.special import expit
-
     aspect = _check_aspect(aspect)
-    if not (np.isfinite(tau) and tau > 0):
-        raise ValueError(f"tau must be a positive number of score points, got {tau!r}")
-    judges = [judge] if isinstance(judge, str) else [str(j) for j in judge]
-    known = summeval_judges()
-    unknown = [j for j in judges if j not in known]
-    if unknown or not judges:
-        raise ValueError(f"unknown SummEval judge setting(s) {unknown}; available: {known}")
+    _check_tau(tau)
+    judges = _check_judges(judge, summeval_judges(), "SummEval")
     keep = _summeval_articles(articles)
 
     s = _read_summeval("llm_scores.csv")
@@ -393,32 +453,14 @@ def load_summeval_pairs(
         raise ValueError("SummEval data: not every article has every abstractive system")
     # (article, system) grids in article order x sorted system ids
     idx = pd.MultiIndex.from_product([keep, systems])
-    llm_grid = llm.reindex(idx).to_numpy().reshape(n_art, n_sys)
-    if np.isnan(llm_grid).any():
+    grid = pd.DataFrame({
+        "item": idx.get_level_values(0), "candidate": idx.get_level_values(1),
+        "llm": llm.reindex(idx).to_numpy(),
+        "human": expert.set_index(["item", "candidate"])["score"].reindex(idx).to_numpy(),
+    })
+    if grid["llm"].isna().any():
         raise ValueError(f"missing LLM scores for judge {judge!r} on aspect {aspect!r}")
-    hum_grid = expert.set_index(["item", "candidate"])["score"].reindex(idx).to_numpy().reshape(n_art, n_sys)
-
-    ii, jj = np.nonzero(~np.eye(n_sys, dtype=bool))  # ordered pairs i != j
-    d = (llm_grid[:, ii] - llm_grid[:, jj]) / tau  # (articles, pairs)
-    # p_ij = sigma(d); written as 1 - sigma(|d|) for d < 0 so that p_ij + p_ji = 1 to rounding
-    up = expit(np.abs(d))
-    p = np.where(d >= 0, up, 1.0 - up)
-    h = hum_grid[:, ii] - hum_grid[:, jj]
-    human = np.where(h > 0, "a", np.where(h < 0, "b", None)).astype(object)
-    n_pairs = len(ii)
-    return pd.DataFrame(
-        {
-            "item": np.repeat(np.asarray(keep, dtype=object), n_pairs),
-            "a": np.tile(systems[ii], n_art).astype(object),
-            "b": np.tile(systems[jj], n_art).astype(object),
-            "judge": "+".join(judges),
-            "p_a": p.ravel(),
-            "winner": np.where(d > 0, "a", np.where(d < 0, "b", "tie")).ravel().astype(object),
-            "human": pd.Series(human.ravel(), dtype=object),  # None where the experts tie
-            "score_a": llm_grid[:, ii].ravel(),
-            "score_b": llm_grid[:, jj].ravel(),
-        }
-    )
+    return _soft_pairs(grid, tau=tau, judge="+".join(judges))  # human: None where the experts tie
 
 
 def load_summeval_texts(*, articles: int | Sequence[str] | None = None,
@@ -488,19 +530,7 @@ def _check_criterion(criterion: str) -> str:
 def _hanna_prompts(prompts: int | Sequence[str | int] | None) -> list[str]:
     """HANNA prompt ids (as str) in id order: all 96, the first ``n``, or the ones named."""
     order = [str(p) for p in sorted(pd.unique(_read_hanna("stories.csv")["prompt_id"]))]
-    if prompts is None:
-        return order
-    if isinstance(prompts, int | np.integer) and not isinstance(prompts, bool):
-        if not 1 <= prompts <= len(order):
-            raise ValueError(f"prompts={prompts}: expected between 1 and {len(order)} prompts")
-        return order[: int(prompts)]
-    if isinstance(prompts, str):
-        prompts = [prompts]
-    wanted = [str(p) for p in prompts]
-    unknown = sorted(set(wanted) - set(order))
-    if unknown or not wanted:
-        raise ValueError(f"unknown HANNA prompt id(s) {unknown[:5]}; ids are '0' ... '{order[-1]}'")
-    return list(dict.fromkeys(wanted))
+    return _select_ids(order, prompts, noun="prompt", dataset="HANNA")
 
 
 def _hanna_stories(keep: list[str]) -> pd.DataFrame:
@@ -630,18 +660,11 @@ def load_hanna_pairs(
     >>> df.shape, df["a"].nunique(), df.attrs["n_failed_stories"]
     ((110, 9), 11, 0)
     """
-    from scipy.special import expit
-
     criterion = _check_criterion(criterion)
-    if not (np.isfinite(tau) and tau > 0):
-        raise ValueError(f"tau must be a positive number of score points, got {tau!r}")
+    _check_tau(tau)
     if on_failure not in ("skip", "raise"):
         raise ValueError(f"on_failure must be 'skip' or 'raise', got {on_failure!r}")
-    judges = [judge] if isinstance(judge, str) else [str(j) for j in judge]
-    known = hanna_judges()
-    unknown = [j for j in judges if j not in known]
-    if unknown or not judges:
-        raise ValueError(f"unknown HANNA judge setting(s) {unknown}; available: {known}")
+    judges = _check_judges(judge, hanna_judges(), "HANNA")
     keep = _hanna_prompts(prompts)
     human = load_hanna_scores(criterion, prompts=keep)
 
@@ -669,34 +692,11 @@ def load_hanna_pairs(
 
     sid = human["story_id"].to_numpy()
     ok = ~np.isin(sid, list(failed_ids))
-    parts = []
-    n_dropped = 0
-    for item, g in human.assign(llm=llm.reindex(sid).to_numpy(), ok=ok).groupby("item", sort=False):
-        n_all = len(g)
-        g = g[g["ok"]]
-        n = len(g)
-        n_dropped += n_all * (n_all - 1) - n * (n - 1)
-        ii, jj = np.nonzero(~np.eye(n, dtype=bool))
-        s, hs, c = g["llm"].to_numpy(), g["score"].to_numpy(), g["candidate"].to_numpy(dtype=object)
-        d = (s[ii] - s[jj]) / tau
-        up = expit(np.abs(d))  # p_ij + p_ji = 1 to rounding, as load_summeval_pairs
-        h = hs[ii] - hs[jj]
-        parts.append(
-            pd.DataFrame(
-                {
-                    "item": item,
-                    "a": c[ii],
-                    "b": c[jj],
-                    "judge": "+".join(judges),
-                    "p_a": np.where(d >= 0, up, 1.0 - up),
-                    "winner": np.where(d > 0, "a", np.where(d < 0, "b", "tie")).astype(object),
-                    "human": pd.Series(np.where(h > 0, "a", np.where(h < 0, "b", None)), dtype=object),
-                    "score_a": s[ii],
-                    "score_b": s[jj],
-                }
-            )
-        )
-    out = pd.concat(parts, ignore_index=True)
+    frame = human.assign(llm=llm.reindex(sid).to_numpy(), human=human["score"])[ok]
+    out = _soft_pairs(frame, tau=tau, judge="+".join(judges))
+    n_all = human.groupby("item", sort=False).size()
+    n_ok = frame.groupby("item", sort=False).size().reindex(n_all.index, fill_value=0)
+    n_dropped = int((n_all * (n_all - 1) - n_ok * (n_ok - 1)).sum())
     out.attrs["n_failed_stories"] = len(failed_ids)
     out.attrs["failed_stories"] = failed_rows
     out.attrs["n_dropped_pairs"] = int(n_dropped)

@@ -85,6 +85,21 @@ class WinRateData:
             return [str(i) for i in self.unit_item]
         return [f"{self.pair_labels[p]} | {i}" for p, i in zip(self.unit_pair, self.unit_item, strict=True)]
 
+    def verdict_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """Verdicts of every (pair, judge): those preferring the pair's first system, and all.
+
+        Returns
+        -------
+        s_k, n_k : ndarray, shape (P, E)
+            Seed 003 eq. 4's numerator and denominator (Alg. 1 line 16's counts).
+        """
+        P, E = len(self.pairs), len(self.judges)
+        s = np.zeros((P, E))
+        n = np.zeros((P, E))
+        np.add.at(s, self.unit_pair, self.n_first)
+        np.add.at(n, self.unit_pair, self.n_first + self.n_second)
+        return s, n
+
     def k_observed(self) -> np.ndarray:
         """Observed win rate k_e of every (pair, judge), eq. 4; NaN where a judge gave no verdict.
 
@@ -92,11 +107,7 @@ class WinRateData:
         -------
         ndarray, shape (P, E)
         """
-        P, E = len(self.pairs), len(self.judges)
-        s = np.zeros((P, E))
-        n = np.zeros((P, E))
-        np.add.at(s, self.unit_pair, self.n_first)
-        np.add.at(n, self.unit_pair, self.n_first + self.n_second)
+        s, n = self.verdict_counts()
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(n > 0, s / np.where(n > 0, n, 1), np.nan)
 

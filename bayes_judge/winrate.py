@@ -34,9 +34,10 @@ def _coords(data: WinRateData) -> dict:
 
 def _observed_groups(data: WinRateData) -> tuple[dict, dict, dict]:
     observed = {"n_first": data.n_first, "n_second": data.n_second}
+    k_judge = data.k_observed()
     constant = {
-        "k_observed": np.nanmean(data.k_observed(), axis=-1),
-        "k_judge": data.k_observed(),
+        "k_observed": np.nanmean(k_judge, axis=-1),
+        "k_judge": k_judge,
         "human_label": data.label,
         "item_pair": data.unit_pair,
         "n_tie": data.n_tie,
@@ -260,9 +261,7 @@ def _fit_independent(
     P, E = len(data.pairs), len(data.judges)
     a_k = np.full((P, E), ds.INDEPENDENT_PRIOR_K[0])
     b_k = np.full((P, E), ds.INDEPENDENT_PRIOR_K[1])
-    n_pe = np.zeros((P, E))
-    np.add.at(n_pe, data.unit_pair, data.n_first + data.n_second)
-    judged = (n_pe > 0).astype(float)
+    judged = (data.verdict_counts()[1] > 0).astype(float)
     pat = ds.pattern_histogram(data, use_labels=use_labels, pad=backend == "numpyro")
     init = {"k": a_k / (a_k + b_k)}
     if backend == "numpyro":

@@ -180,7 +180,7 @@ def test_bad_prompts_tau_failure_systems():
         bj.load_hanna_pairs(prompts=["96"])
     with pytest.raises(ValueError, match="unknown HANNA prompt"):
         bj.load_hanna_scores(prompts=["dm-test-1"])
-    with pytest.raises(ValueError, match="unknown HANNA prompt"):
+    with pytest.raises(ValueError, match=r"prompts=\[\] selects no HANNA prompt"):
         bj.load_hanna_texts(prompts=[])
     with pytest.raises(ValueError, match="prompts=0"):
         bj.load_hanna_scores(prompts=0)

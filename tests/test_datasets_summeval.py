@@ -107,5 +107,9 @@ def test_bad_judge_articles_tau():
         bj.load_summeval_pairs(articles=["no-such-doc"])
     with pytest.raises(ValueError, match="articles=0"):
         bj.load_summeval_scores(articles=0)
+    # an empty selection is an error in every loader (it used to return an empty table)
+    for load in (bj.load_summeval_scores, bj.load_summeval_pairs, bj.load_summeval_texts):
+        with pytest.raises(ValueError, match=r"articles=\[\] selects no SummEval article"):
+            load(articles=[])
     with pytest.raises(ValueError, match="tau"):
         bj.load_summeval_pairs(tau=0.0)

@@ -60,10 +60,7 @@ def bwrs_draws(
     dominating a plain average.
     """
     P, E = len(data.pairs), len(data.judges)
-    sk = np.zeros((P, E))
-    nk = np.zeros((P, E))
-    np.add.at(sk, data.unit_pair, data.n_first)
-    np.add.at(nk, data.unit_pair, data.n_first + data.n_second)
+    sk, nk = data.verdict_counts()
     n0, s0, n1, s1 = (np.broadcast_to(counts[k], (P, E)) for k in ("n0", "s0", "n1", "s1"))
     rng = np.random.default_rng(seed)
     size = (chains, draws, P, E)

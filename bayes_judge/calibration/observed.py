@@ -22,12 +22,8 @@ def observed_draws(data: WinRateData, *, chains: int, draws: int, seed: int) -> 
     dict with ``p`` (chains, draws, P) and ``k`` (chains, draws, P, E); NaN for a judge with no
     verdict on a pair.
     """
-    P, E = len(data.pairs), len(data.judges)
-    s = np.zeros((P, E))
-    n = np.zeros((P, E))
-    np.add.at(s, data.unit_pair, data.n_first)
-    np.add.at(n, data.unit_pair, data.n_first + data.n_second)
+    s, n = data.verdict_counts()
     rng = np.random.default_rng(seed)
-    k = rng.beta(s + 1, n - s + 1, size=(chains, draws, P, E))
+    k = rng.beta(s + 1, n - s + 1, size=(chains, draws, *s.shape))
     k = np.where(n > 0, k, np.nan)
     return {"p": np.nanmean(k, axis=-1), "k": k}
