@@ -52,6 +52,7 @@ def make_model(
     shapes: Mapping[str, tuple[int, ...]],
     dims: Mapping[str, tuple[str, ...]],
     coords: Mapping[str, np.ndarray],
+    logp_grad=None,
 ):
     """A nutpie model around two C callbacks and their data buffer.
 
@@ -63,6 +64,11 @@ def make_model(
         The data buffer passed to both callbacks (kept alive by the model).
     init_flat : ndarray of float64, shape (n_dim,)
         Starting point of every chain on the unconstrained space (no jitter).
+    logp_grad : callable ``(x, buf, grad) -> logp``, optional
+        The kernel behind ``logp_cfunc``, callable from Python.  nutpie initializes its mass
+        matrix from the gradient at the start and rejects a start with an exactly-zero gradient
+        entry (a perfectly symmetric start, a candidate whose comparisons cancel); given the
+        kernel, such entries of the start are moved by 1e-6.
     shapes : mapping name -> shape, in the order of the expanded vector
         The stored variables; their sizes sum to the expanded length (``()`` for a scalar).
     dims, coords : dimension names per variable (scalars may be left out) and their coordinates.
@@ -78,6 +84,10 @@ def make_model(
     if init_flat.ndim != 1:
         raise ValueError(f"init_flat must be a 1-d vector, got shape {init_flat.shape}")
     n = init_flat.shape[0]
+    if logp_grad is not None:
+        g0 = np.empty_like(init_flat)
+        logp_grad(init_flat, buf, g0)
+        init_flat = np.where(g0 == 0.0, init_flat + 1e-6, init_flat)
     names = list(shapes)
     shape_list = [tuple(int(d) for d in shapes[k]) for k in names]
     sizes = [int(np.prod(s, dtype=np.int64)) for s in shape_list]

@@ -287,14 +287,10 @@ def sample_ds_fast(
         _logit(np.broadcast_to(init_values["q1"], (P, E))).ravel(),
     ])
     buf = pack_data(patterns, prior)
-    # nutpie initializes its mass matrix from the gradient at the start and rejects a start
-    # with an exactly-zero gradient entry (e.g. a perfectly symmetric start); nudge such entries.
-    g0 = np.empty_like(init_flat)
-    logp_grad(init_flat, buf, g0)
-    init_flat = np.where(g0 == 0.0, init_flat + 1e-6, init_flat)
     model = make_model(
         logp_cfunc=_logp_cfunc,
         expand_cfunc=_expand_cfunc,
+        logp_grad=logp_grad,
         buf=buf,
         init_flat=init_flat,
         shapes={"p": (P,), "q0": (P, E), "q1": (P, E)},

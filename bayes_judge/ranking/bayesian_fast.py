@@ -494,15 +494,11 @@ def sample_scores_fast(
     buf = pack_data(data, model=model, position_bias=position_bias, has_ties=has_ties, sigma_s=sigma_s, w=w)
     N = data.n_candidates
     init = np.zeros(N + len(extra))
-    # nutpie initializes its mass matrix from the gradient at the start and rejects a start
-    # with an exactly-zero gradient entry (e.g. a candidate whose comparisons cancel); nudge.
-    g0 = np.empty_like(init)
-    logp_grad(init, buf, g0)
-    init = np.where(g0 == 0.0, init + 1e-6, init)
     shapes = {"s_raw": (N,), **{k: () for k in extra}}
     m = make_model(
         logp_cfunc=_logp_cfunc,
         expand_cfunc=_expand_cfunc,
+        logp_grad=logp_grad,
         buf=buf,
         init_flat=init,
         shapes=shapes,
