@@ -235,7 +235,8 @@ def pairwise_prob(idata: az.InferenceData, *, item: str | None = None) -> pd.Dat
     return pd.DataFrame(prob, index=pd.Index(names, name="i"), columns=pd.Index(names, name="j"))
 
 
-def _verdict(low: np.ndarray, high: np.ndarray, at: float, a: list, b: list) -> list[str]:
+def verdict_labels(low: np.ndarray, high: np.ndarray, at: float, a: list, b: list) -> list[str]:
+    """``"<a> better"``, ``"<b> better"`` or ``"cannot tell apart"`` (the HDI covers ``at``) per row."""
     return [
         f"{x} better" if lo > at else f"{y} better" if hi < at else "cannot tell apart"
         for lo, hi, x, y in zip(low, high, a, b, strict=True)
@@ -267,7 +268,7 @@ def compare_systems(idata: az.InferenceData, *, hdi_prob: float = 0.94) -> pd.Da
                 "hdi_low": s["hdi_low"],
                 "hdi_high": s["hdi_high"],
                 "prob_a_better": s["prob_gt_half"],
-                "verdict": _verdict(s["hdi_low"], s["hdi_high"], 0.5, list(s["system_a"]), list(s["system_b"])),
+                "verdict": verdict_labels(s["hdi_low"], s["hdi_high"], 0.5, list(s["system_a"]), list(s["system_b"])),
             },
             index=s.index,
         )
@@ -294,7 +295,7 @@ def compare_systems(idata: az.InferenceData, *, hdi_prob: float = 0.94) -> pd.Da
                     "hdi_low": hdi[:, 0],
                     "hdi_high": hdi[:, 1],
                     "prob_a_better": (d > 0).mean(axis=0),
-                    "verdict": _verdict(hdi[:, 0], hdi[:, 1], 0.0, a, b),
+                    "verdict": verdict_labels(hdi[:, 0], hdi[:, 1], 0.0, a, b),
                 }
             )
         )

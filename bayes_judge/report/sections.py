@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .. import plots
-from ..summary import compare_systems, score_summary, win_rate_summary
+from ..summary import score_summary, verdict_labels, win_rate_summary
 from . import diagnostics as dg
 from .blocks import FAIL, WARN, Section, Table, Text, fmt, image, key_value_table, table_from_frame
 from .inputs import RANKING, WIN_RATE
@@ -248,7 +248,9 @@ def win_rate_section(ctx: Context) -> Section:
         sec.omitted = "Not a win-rate fit (no posterior p over pairs of systems)."
         return sec
     summ = win_rate_summary(ctx.idata, hdi_prob=ctx.hdi_prob)
-    summ["verdict"] = compare_systems(ctx.idata, hdi_prob=ctx.hdi_prob)["verdict"]
+    # compare_systems' verdicts, from this summary (compare_systems would recompute it)
+    summ["verdict"] = verdict_labels(summ["hdi_low"], summ["hdi_high"], 0.5, list(summ["system_a"]),
+                                     list(summ["system_b"]))
     sec.blocks.append(image(plots.plot_win_rates(summ), alt="posterior win rates",
                             caption=f"{ctx.hdi_prob:.0%} HDI of p per pair; crosses: observed k (eq. 4)."))
     cols = ["system_a", "system_b", "p_mean", "p_mode", "hdi_low", "hdi_high", "prob_gt_half",
