@@ -58,6 +58,7 @@ def select_comparisons(
     method: Method = "greedy-d-optimal",
     seed: int | np.random.Generator | None = 0,
     existing: pd.DataFrame | None = None,
+    orient: Literal["balanced", "index"] = "balanced",
 ) -> pd.DataFrame:
     """Choose ``k`` new comparisons among ``candidates``.
 
@@ -93,15 +94,21 @@ def select_comparisons(
         multiplicity in W̃).  New comparisons never repeat an unordered pair of ``existing``
         (an ordered one for ``random``); ``greedy-d-optimal`` continues its greedy search from the
         design W̃ that ``existing`` defines.
+    orient : {"balanced", "index"}
+        ``greedy-d-optimal`` only: which candidate of a pick is shown first (``a``).  D-optimality
+        does not depend on it (the row of W̃ only changes sign), but an LLM judge's position bias
+        does.  ``"balanced"`` (default) shows first the candidate that has been shown first less
+        often so far (counting ``existing``; ties: the earlier candidate), so that no candidate
+        sits in one position and a constant bias (β = E[p], seed 004 eq. 13) is removable;
+        ``"index"`` always shows the earlier candidate in ``candidates`` first.
 
     Returns
     -------
     DataFrame, shape (k, 2)
         Columns ``a``, ``b``: the new comparisons only (rows of ``existing`` are *not* repeated),
         in selection order for ``greedy-d-optimal`` (start links first, then greedy picks, each
-        oriented ``a`` = earlier candidate in ``candidates``, the row of W̃ with +1 at ``a`` and -1
-        at ``b``; D-optimality does not depend on the order); in random order otherwise, with
-        the two orders of a pair in consecutive rows for ``symmetric``.
+        oriented by ``orient``); in random order otherwise, with the two orders of a pair in
+        consecutive rows for ``symmetric``.
 
     Raises
     ------
@@ -126,7 +133,7 @@ def select_comparisons(
     >>> import bayes_judge as bj
     >>> df = bj.select_comparisons(4, 5)
     >>> df.values.tolist()
-    [[0, 1], [1, 2], [2, 3], [0, 3], [0, 2]]
+    [[0, 1], [1, 2], [2, 3], [3, 0], [0, 2]]
     >>> bj.select_comparisons(4, 1, existing=df).values.tolist()
     [[1, 3]]
     >>> bj.select_comparisons(["x", "y", "z"], 4, method="symmetric", seed=1).shape
@@ -137,10 +144,14 @@ def select_comparisons(
     k = _check_k(k)
     if method not in METHODS:
         raise ValueError(f"method={method!r} is not one of {list(METHODS)}")
+    if orient not in ("balanced", "index"):
+        raise ValueError(f"orient={orient!r} is not one of ['balanced', 'index']")
     ea, eb = _existing_indices(existing, ids)
 
     if method == "greedy-d-optimal":
         ai, bi = _greedy_selection(n, k, ea, eb)
+        if orient == "balanced":
+            ai, bi = _balance_positions(n, ai, bi, ea, eb)
     elif method == "random":
         ai, bi = _random_ordered(n, k, ea, eb, np.random.default_rng(seed))
     elif method == "no-repeat":
@@ -413,6 +424,27 @@ def _greedy_selection(
     a0, b0 = np.concatenate([ea, sa]), np.concatenate([eb, sb])
     ga, gb, _ = _greedy(n, a0, b0, k - sa.size)
     return np.concatenate([sa, ga]), np.concatenate([sb, gb])
+
+
+def _balance_positions(
+    n: int, a: np.ndarray, b: np.ndarray, ea: np.ndarray, eb: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Orient each pick, in order, so that every candidate is shown first about as often as second.
+
+    ``lead[c]`` = times ``c`` was shown first minus times shown second, starting from
+    ``existing``; a pick shows first the candidate with the smaller ``lead`` (ties: the earlier
+    candidate).  Sequential by nature, like the greedy picks it orients.
+    """
+    lead = np.bincount(ea, minlength=n) - np.bincount(eb, minlength=n)
+    out_a, out_b = np.empty_like(a), np.empty_like(b)
+    for t, (i, j) in enumerate(zip(a.tolist(), b.tolist(), strict=True)):
+        i, j = min(i, j), max(i, j)
+        if lead[j] < lead[i]:
+            i, j = j, i
+        lead[i] += 1
+        lead[j] -= 1
+        out_a[t], out_b[t] = i, j
+    return out_a, out_b
 
 
 @contextlib.contextmanager

@@ -55,9 +55,12 @@ candidates.  Random designs draw K of the *judged* ordered comparisons of an ite
 after ``compare --symmetric``: then exactly as above; otherwise uniformly among those judged,
 redrawn until connected), so K runs up to the fewest judged per item.  Real LLM probabilities
 carry position bias (``p_ij + p_ji != 1``), so the PoE methods run with ``debias=True`` (seed 004
-§3.5: ``beta = E[p]`` per item and design, ``gamma = -logit(E[p])``); greedy designs are skipped
-there, because they always show the earlier candidate first, so that ``beta`` would absorb
-quality signal along with the position bias.
+§3.5: ``beta = E[p]`` per item and design, ``gamma = -logit(E[p])``).  Greedy designs run when
+every pair was judged in both orders: ``bj.select_comparisons`` orients the greedy picks so that
+every candidate is shown first about as often as second (``orient="balanced"``), so ``beta``
+removes the position bias and not the candidates' quality.  A table with an ``aspect`` column
+(e.g. ``data/summeval/smollm2_pairwise.csv``, one template per aspect) gives each aspect its own
+judgments; without one, the same judgments are scored against every aspect's human scores.
 
 Usage::
 
@@ -270,10 +273,16 @@ def read_judgments(path: Path, judge: str | None) -> pd.DataFrame:
             raise SystemExit(f"--judgments {path} holds {len(names)} judges {names[:6]}; pick one with --judge")
         df = df[df["judge"].astype(str) == judge]
     cols = ["item", "a", "b", "p_a"] + [c for c in ("judge", "sample") if c in df.columns]
-    v = bj.validate_judgments(df[cols].assign(item=df["item"].astype(str)))
-    if v["p_a"].isna().any():
-        raise SystemExit(f"--judgments {path}: {int(v['p_a'].isna().sum())} row(s) without p_a")
-    return v.assign(item=v["item"].astype(str), a=v["a"].astype(str), b=v["b"].astype(str))
+    # one judgment per (item, a, b) and aspect: validate each aspect's rows as one table
+    groups = df.groupby("aspect", sort=False) if "aspect" in df.columns else [(None, df)]
+    parts = []
+    for aspect, g in groups:
+        v = bj.validate_judgments(g[cols].assign(item=g["item"].astype(str)))
+        if v["p_a"].isna().any():
+            raise SystemExit(f"--judgments {path}: {int(v['p_a'].isna().sum())} row(s) without p_a")
+        parts.append(v.assign(item=v["item"].astype(str), a=v["a"].astype(str), b=v["b"].astype(str),
+                              **({"aspect": aspect} if aspect is not None else {})))
+    return pd.concat(parts, ignore_index=True)
 
 
 def load_judgments(df: pd.DataFrame, dataset: str, aspect: str):
@@ -397,7 +406,18 @@ def main(argv: list[str] | None = None) -> dict:
         first = list(pd.unique(jdf["item"]))[:n_keep]  # --articles / --prompts: the file's first n items
         jdf = jdf[jdf["item"].isin(first)]
         for a in aspects:
-            pmat, truth, systems, pools, n_rep = load_judgments(jdf, args.dataset, a)
+            sub = jdf
+            if "aspect" in jdf.columns:
+                sub = jdf[jdf["aspect"] == a]
+                if sub.empty:
+                    raise SystemExit(f"--judgments {args.judgments}: no judgments for aspect {a!r} "
+                                     f"(the file has {sorted(jdf['aspect'].unique())}); pick one with --aspect")
+            pmat, truth, systems, pools_a, n_rep = load_judgments(sub, args.dataset, a)
+            if pools is not None and (len(pools_a) != len(pools) or any(
+                    not np.array_equal(x, y) for x, y in zip(pools_a, pools, strict=True))):
+                raise SystemExit(f"--judgments: aspect {a!r} has other judged comparisons or items than "
+                                 f"{aspects[0]!r}; the designs are shared, so every aspect needs the same")
+            pools = pools_a
             data[a], ok[a] = (pmat, truth), np.ones(len(truth), dtype=bool)
         notes["judgments"] = {"file": str(args.judgments), "rows": len(jdf), "repeats_averaged": n_rep,
                               "judged_per_item": sorted({len(p) for p in pools})}
@@ -430,7 +450,7 @@ def main(argv: list[str] | None = None) -> dict:
         else:
             designs, accept[k] = pool_designs(pools, n, k, args.draws, args.seed)
         greedy = None
-        if not real and n - 1 <= k <= n * (n - 1) // 2:
+        if (not real or complete) and n - 1 <= k <= n * (n - 1) // 2:
             g = bj.select_comparisons(list(range(n)), k, method="greedy-d-optimal")
             greedy = g[["a", "b"]].to_numpy().astype(np.int64)
         for sel, des, reps in (("random", designs, args.draws), ("greedy", greedy, 1)):
@@ -552,8 +572,9 @@ def write_md(path: Path, command: str, setting: str, truth: str, table: str, k20
                 "(N = 1056, K = 5N ... 50N symmetric comparisons, avg-prob vs PoE-BT); this table applies "
                 "the Table 1 protocol within each prompt (N = 11) instead."
             )
-    sel = ("random: mean over draws of K judged comparisons; greedy designs skipped" if real else
-           "random: mean over draws; greedy: D-optimal, one deterministic design, K ≤ N(N−1)/2")
+    sel = ("random: mean over draws of K judged comparisons; greedy: D-optimal, one deterministic "
+           "design with balanced positions, K ≤ N(N−1)/2, where every pair was judged in both orders"
+           if real else "random: mean over draws; greedy: D-optimal, one deterministic design, K ≤ N(N−1)/2")
     text = (
         f"# Efficiency curves: {dataset}{' (comparator judgments)' if real else ''}\n\n"
         f"Command: `.venv/bin/python {command.strip()}`\n\n"

@@ -126,7 +126,10 @@ def test_greedy_counts_start_and_excludes_existing():
 def test_greedy_with_connected_existing_adds_no_start_links():
     existing = pd.DataFrame({"a": ["p", "q", "r"], "b": ["q", "r", "s"]})
     df = select_comparisons(["p", "q", "r", "s"], 1, existing=existing)
-    assert df.values.tolist() == [["p", "s"]]  # S_ij = |i - j| on the chain: the two ends
+    # S_ij = |i - j| on the chain: the two ends; balanced orientation shows s first, as
+    # `existing` showed p first once and s never
+    assert df.values.tolist() == [["s", "p"]]
+    assert select_comparisons(["p", "q", "r", "s"], 1, existing=existing, orient="index").values.tolist() == [["p", "s"]]
 
 
 def test_greedy_can_exhaust_all_pairs():
@@ -337,3 +340,19 @@ def test_lazy_greedy_matches_full_scan_of_eq17():
         np.testing.assert_allclose(score[i, j], score.max(), rtol=1e-10)
         a.append(i)
         b.append(j)
+
+
+def test_greedy_balanced_orientation_spreads_positions():
+    """Every candidate is shown first about as often as second; the pairs are the same as with
+    orient="index" (D-optimality ignores orientation) and only their order within a row differs."""
+    n, k = 30, 90
+    bal = select_comparisons(n, k)
+    idx = select_comparisons(n, k, orient="index")
+    key = lambda d: sorted(map(tuple, np.sort(d[["a", "b"]].to_numpy(), axis=1).tolist()))  # noqa: E731
+    assert key(bal) == key(idx)
+    lead = np.bincount(bal["a"], minlength=n) - np.bincount(bal["b"], minlength=n)
+    lead_idx = np.bincount(idx["a"], minlength=n) - np.bincount(idx["b"], minlength=n)
+    assert np.abs(lead).max() <= 2 and np.abs(lead).mean() < 1
+    assert np.abs(lead_idx).max() >= 4  # what balancing fixes: the earliest ids always first
+    with pytest.raises(ValueError, match="orient='sorted' is not one of"):
+        select_comparisons(n, k, orient="sorted")
