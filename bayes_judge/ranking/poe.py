@@ -124,9 +124,9 @@ def poe_gaussian(
     data: RankData,
     *,
     outcome: Outcome = "soft",
-    alpha: float = 1.0,
+    alpha: float | None = None,
     beta: float | None = None,
-    sigma2: float = 1.0,
+    sigma2: float | None = None,
     f_mu: Callable[[np.ndarray], np.ndarray] | None = None,
     f_sigma: Callable[[np.ndarray], np.ndarray] | None = None,
     anchor_var: float | None = None,
@@ -155,17 +155,17 @@ def poe_gaussian(
     outcome : {"soft", "hard"}
         Experts on the probabilities ``p_ij`` (PoE-g) or on the hard decisions ``y_ij``
         (PoE-g-hard, §4.2).
-    alpha : float
-        Scale ``α`` of the linear mean (§3.4; it only rescales the scores).
+    alpha : float, optional
+        Scale ``α`` of the linear mean (§3.4; it only rescales the scores); default 1.
     beta : float, optional
         Offset ``β`` of the linear mean; default 0.5 (an unbiased judge), or ``E[p_ij]`` when
         ``debias=True`` (eq. 13).  Giving both ``beta`` and ``debias=True`` is an error.
-    sigma2 : float
-        Constant expert variance ``σ²`` (§3.4; it does not change ``ŝ``, only eq. 9).
+    sigma2 : float, optional
+        Constant expert variance ``σ²`` (§3.4; it does not change ``ŝ``, only eq. 9); default 1.
     f_mu, f_sigma : callable, optional
         Vectorized ``f_μ(p)`` and ``f_σ(p)`` (mean and variance of the expert given ``p``,
         eq. 6-7) for the general form; ``f_mu`` replaces ``alpha`` / ``beta``, ``f_sigma``
-        replaces ``sigma2``.  With ``f_mu`` and ``debias=True`` the experts are shifted by
+        replaces ``sigma2`` (giving both a function and the parameter it replaces is an error).  With ``f_mu`` and ``debias=True`` the experts are shifted by
         ``γ = −E[f_μ(p_ij)]`` so that ``E[s_i − s_j] = 0`` (A.7, eq. 48).
     anchor_var : float, optional
         Variance ``σ_0²`` of the anchoring expert; default ``σ²`` (equal weight, as in eq. 12)
@@ -195,10 +195,10 @@ def poe_gaussian(
         if debias and beta is not None:
             raise ValueError("give either beta or debias=True (which sets beta = E[p_ij]), not both")
         b = position_bias(data, x, by=debias_by) if debias else (0.5 if beta is None else beta)
-        mu = alpha * (x - b)
+        mu = (1.0 if alpha is None else alpha) * (x - b)
     else:
-        if beta is not None:
-            raise ValueError("beta belongs to the linear mean; with f_mu give the mean directly")
+        if beta is not None or alpha is not None:
+            raise ValueError("alpha and beta belong to the linear mean; with f_mu give the mean directly")
         mu = np.asarray(f_mu(x), dtype=float)
         if mu.shape != x.shape or not np.isfinite(mu).all():
             raise ValueError(
@@ -207,11 +207,14 @@ def poe_gaussian(
         if debias:
             mu = mu - position_bias(data, mu, by=debias_by)
     if f_sigma is None:
+        sigma2 = 1.0 if sigma2 is None else sigma2
         if not (np.isfinite(sigma2) and sigma2 > 0):
             raise ValueError(f"sigma2 must be a positive variance, got {sigma2!r}")
         var = np.full(data.n_comparisons, float(sigma2))
         a0 = float(sigma2) if anchor_var is None else anchor_var
     else:
+        if sigma2 is not None:
+            raise ValueError("sigma2 is the constant variance; with f_sigma give the variances directly")
         var = np.asarray(f_sigma(x), dtype=float)
         if var.shape != x.shape or not (np.isfinite(var).all() and (var > 0).all()):
             raise ValueError(

@@ -239,3 +239,16 @@ def test_general_form_rejects_non_positive_variances(simulate):
     d = encode_ranking(simulate(5, 10, seed=18)[0])
     with pytest.raises(ValueError, match="f_sigma"):
         poe_gaussian(d, f_sigma=lambda p: p - 0.5)
+
+
+def test_general_form_refuses_the_parameters_it_replaces(simulate):
+    """f_mu replaces alpha and beta, f_sigma replaces sigma2: giving both is an error, not a no-op."""
+    d = encode_ranking(simulate(5, 10, seed=18)[0])
+    f_mu, f_sigma = (lambda p: p - 0.5), (lambda p: np.full_like(p, 0.3))
+    for kw in ({"alpha": 2.0}, {"beta": 0.4}):
+        with pytest.raises(ValueError, match="with f_mu give the mean directly"):
+            poe_gaussian(d, f_mu=f_mu, **kw)
+    with pytest.raises(ValueError, match="with f_sigma give the variances directly"):
+        poe_gaussian(d, f_sigma=f_sigma, sigma2=2.0)
+    # the linear form still takes them, with the defaults of eq. 12
+    np.testing.assert_allclose(poe_gaussian(d, alpha=1.0, sigma2=1.0), poe_gaussian(d))
