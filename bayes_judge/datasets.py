@@ -29,6 +29,7 @@ __all__ = [
     "data_dir",
     "load_summeval_pairs",
     "load_summeval_scores",
+    "load_summeval_comparator",
     "summeval_judges",
     "load_hanna_scores",
     "load_hanna_pairs",
@@ -83,7 +84,7 @@ def load_items(name: str) -> pd.DataFrame:
     name = _resolve(name)
     if name == "llmbar":
         return pd.concat(
-            [load_items(n).assign(item=lambda d, n=n: n.removeprefix("llmbar_") + ":" + d["item"]) for n in _llmbar_parts()],
+            [_prefixed(load_items(n), n.removeprefix("llmbar_") + ":") for n in _llmbar_parts()],
             ignore_index=True,
         )
     items = _read(LLMBAR[name], "items.csv").rename(columns={"item_id": "item"}).copy()
@@ -193,8 +194,8 @@ def assign_generators(
     if per_item["item"].duplicated().any():
         bad = per_item.loc[per_item["item"].duplicated(), "item"].tolist()[:8]
         raise ValueError(f"assign_generators: contradicting human labels for item(s) {bad}")
-    both = pd.concat([v[["item", "a"]].set_axis(["item", "c"], axis=1), v[["item", "b"]].set_axis(["item", "c"], axis=1)])
-    both = both.drop_duplicates().groupby("item")["c"].size()
+    cands = pd.concat([v[["item", "a"]].set_axis(["item", "c"], axis=1), v[["item", "b"]].set_axis(["item", "c"], axis=1)])
+    both = cands.drop_duplicates().groupby("item")["c"].size()
     if (both != 2).any():
         raise ValueError(
             f"assign_generators: item(s) {list(both.index[both != 2][:8])} do not compare exactly two candidates"
@@ -236,6 +237,19 @@ def _check_aspect(aspect: str) -> str:
     if aspect not in SUMMEVAL_ASPECTS:
         raise ValueError(f"unknown SummEval aspect {aspect!r}; expected one of {list(SUMMEVAL_ASPECTS)}")
     return aspect
+
+
+def _prefixed(df: pd.DataFrame, prefix: str) -> pd.DataFrame:
+    """``df`` with ``prefix`` before every item id."""
+    return df.assign(item=prefix + df["item"].astype(str))
+
+
+def _preference(diff: np.ndarray) -> pd.Series:
+    """``"a"`` where ``diff > 0``, ``"b"`` where ``diff < 0``, None at a tie or a missing value."""
+    out = np.full(len(diff), None, dtype=object)
+    out[diff > 0] = "a"
+    out[diff < 0] = "b"
+    return pd.Series(out, dtype="object")
 
 
 def _select_ids(order: list[str], wanted, *, noun: str, dataset: str) -> list[str]:
@@ -310,7 +324,7 @@ def _soft_pairs(frame: pd.DataFrame, *, tau: float, judge: str) -> pd.DataFrame:
             "judge": judge,
             "p_a": np.where(d >= 0, up, 1.0 - up),
             "winner": np.where(d > 0, "a", np.where(d < 0, "b", "tie")).astype(object),
-            "human": pd.Series(np.where(h > 0, "a", np.where(h < 0, "b", None)), dtype=object),
+            "human": _preference(h),
             "score_a": s[a],
             "score_b": s[b],
         }
@@ -370,7 +384,7 @@ def load_summeval_scores(aspect: str = "coherence", *, articles: int | Sequence[
             "system_type": s["system_type"].astype(str).to_numpy(),
         }
     )
-    art = pd.Index(keep).get_indexer(out["item"])
+    art = pd.Index(keep).get_indexer(pd.Index(out["item"]))
     order = np.lexsort((out["candidate"].to_numpy(), art))
     return out.iloc[order].reset_index(drop=True)
 
@@ -443,7 +457,7 @@ def load_summeval_pairs(
     if llm["mean"].isna().any() or (llm["size"] != len(judges)).any():
         bad = llm.index[llm["mean"].isna() | (llm["size"] != len(judges))][:5].tolist()
         raise ValueError(f"missing LLM score for (article, system) {bad} with judge {judge!r}")
-    llm = llm["mean"]
+    llm_mean = llm["mean"]
 
     expert = load_summeval_scores(aspect, articles=keep)
     expert = expert[expert["system_type"] == "abstractive"]
@@ -455,12 +469,77 @@ def load_summeval_pairs(
     idx = pd.MultiIndex.from_product([keep, systems])
     grid = pd.DataFrame({
         "item": idx.get_level_values(0), "candidate": idx.get_level_values(1),
-        "llm": llm.reindex(idx).to_numpy(),
+        "llm": llm_mean.reindex(idx).to_numpy(),
         "human": expert.set_index(["item", "candidate"])["score"].reindex(idx).to_numpy(),
     })
     if grid["llm"].isna().any():
         raise ValueError(f"missing LLM scores for judge {judge!r} on aspect {aspect!r}")
     return _soft_pairs(grid, tau=tau, judge="+".join(judges))  # human: None where the experts tie
+
+
+def load_summeval_comparator(
+    aspect: str = "coherence", *, articles: int | Sequence[str] | None = None
+) -> pd.DataFrame:
+    """The embedded judge's pairwise probabilities between all 16 SummEval summaries of an article.
+
+    Real pairwise LLM judgments, as seed 004 §5.1 uses them (N = 16, the full set K = 240 per
+    article): SmolLM2-135M-Instruct, the package's default comparator, in prob mode
+    (``p = P(w_A) / (P(w_A) + P(w_B))``, seed 001 eq. 3) with the ``summeval-<aspect>``
+    template, every pair in both orders, for the first 10 articles.  Unlike
+    :func:`load_summeval_pairs` these probabilities carry the judge's position bias
+    (``p_ab + p_ba != 1``): rank them with ``debias=True``.  The file,
+    ``data/summeval/smollm2_pairwise.csv``, is written by
+    ``data/summeval/derive_smollm2_pairwise.py`` (provenance in ``data/README.md``).
+
+    Parameters
+    ----------
+    aspect : {"coherence", "consistency", "fluency", "relevance"}
+        The aspect the judge was asked about, and the expert scores ``human`` is read from.
+    articles : int or sequence of str, optional
+        All judged articles (default), the first ``n`` of them, or the named doc ids.
+
+    Returns
+    -------
+    pandas.DataFrame, shape (240 * n_articles, 9)
+        A judgments table: item (doc id), a, b (system ids, ``a`` shown first), judge, p_a,
+        winner (from ``p_a``: ``"a"`` above 0.5, ``"b"`` below, ``"tie"`` at 0.5), human
+        (``"a"`` / ``"b"`` by the expert means, None where they are equal), order (``"ab"`` as
+        planned, ``"ba"`` swapped), label_mass (the probability of the two label tokens).
+
+    Raises
+    ------
+    ValueError
+        Unknown aspect, or an article the file does not cover.
+
+    Examples
+    --------
+    >>> import bayes_judge as bj
+    >>> df = bj.load_summeval_comparator("coherence", articles=1)
+    >>> df.shape, df["a"].nunique()
+    ((240, 9), 16)
+    """
+    aspect = _check_aspect(aspect)
+    raw = _read_summeval("smollm2_pairwise.csv")
+    keep = _select_ids(list(pd.unique(raw["item"])), articles, noun="article", dataset="SummEval comparator")
+    df = raw[(raw["aspect"] == aspect) & raw["item"].isin(keep)]
+    df = df.iloc[np.argsort(pd.Index(keep).get_indexer(pd.Index(df["item"])), kind="stable")]
+    expert = load_summeval_scores(aspect, articles=keep).set_index(["item", "candidate"])["score"]
+    h = (expert.reindex(pd.MultiIndex.from_arrays([df["item"], df["a"]])).to_numpy()
+         - expert.reindex(pd.MultiIndex.from_arrays([df["item"], df["b"]])).to_numpy())
+    p = df["p_a"].to_numpy()
+    return pd.DataFrame(
+        {
+            "item": df["item"].to_numpy(dtype=object),
+            "a": df["a"].to_numpy(dtype=object),
+            "b": df["b"].to_numpy(dtype=object),
+            "judge": df["judge"].to_numpy(dtype=object),
+            "p_a": p,
+            "winner": np.where(p > 0.5, "a", np.where(p < 0.5, "b", "tie")).astype(object),
+            "human": _preference(h),
+            "order": df["order"].to_numpy(dtype=object),
+            "label_mass": df["label_mass"].to_numpy(),
+        }
+    )
 
 
 def load_summeval_texts(*, articles: int | Sequence[str] | None = None,
@@ -537,7 +616,7 @@ def _hanna_stories(keep: list[str]) -> pd.DataFrame:
     s = _read_hanna("stories.csv")
     s = s.assign(item=s["prompt_id"].astype(str))
     s = s[s["item"].isin(keep)]
-    pos = pd.Index(keep).get_indexer(s["item"])
+    pos = pd.Index(keep).get_indexer(pd.Index(s["item"]))
     order = np.lexsort((s["model"].astype(str).to_numpy(), pos))
     return s.iloc[order].reset_index(drop=True)
 
