@@ -25,6 +25,7 @@ demo: models
 test: models
 	tests/report/ensure_chromium.sh
 	$(BIN)/python -m ruff check bayes_judge tests benchmarks
+	$(BIN)/python -m mypy bayes_judge
 	$(BIN)/python -m pytest
 
 test-slow: models

@@ -118,7 +118,7 @@ def _column(batches, name: str, tuning: Sequence[np.ndarray]) -> np.ndarray:
     """(chains, draws, ...) array of one arrow column, post-warmup rows only."""
     import pyarrow
 
-    out = []
+    out: list[np.ndarray] = []
     for b in batches:
         col = pyarrow.array(b.column(name))
         if hasattr(col, "flatten"):

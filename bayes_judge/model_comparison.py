@@ -103,6 +103,11 @@ def _weights_var(ll: xr.Dataset, var: str) -> str:
     return str(ll[var].attrs.get("loo_weights", var))
 
 
+def _var_names(ll: xr.Dataset) -> list[str]:
+    """The log-likelihood variables by name (ArviZ names them with str; xarray types them Hashable)."""
+    return [str(v) for v in ll.data_vars]
+
+
 def _choose_var(lls: dict[str, xr.Dataset], var_name: str | None) -> str:
     names = list(lls)
     if var_name is not None:
@@ -110,13 +115,13 @@ def _choose_var(lls: dict[str, xr.Dataset], var_name: str | None) -> str:
             if var_name not in ll.data_vars:
                 raise ValueError(
                     f"run {n!r} has no log-likelihood variable {var_name!r} (it has "
-                    f"{sorted(ll.data_vars)})"
+                    f"{sorted(_var_names(ll))})"
                 )
         _check_scores(lls, var_name)
         return var_name
-    common = sorted(set.intersection(*(set(ll.data_vars) for ll in lls.values())))
+    common = sorted(set.intersection(*(set(_var_names(ll)) for ll in lls.values())))
     if not common:
-        have = {n: sorted(ll.data_vars) for n, ll in lls.items()}
+        have = {n: sorted(_var_names(ll)) for n, ll in lls.items()}
         raise ValueError(
             f"the runs share no log-likelihood variable ({have}): they model different "
             "observations (e.g. a win-rate fit and a ranking) and cannot be compared"
@@ -137,7 +142,7 @@ def _check_scores(lls: dict[str, xr.Dataset], var: str) -> None:
     if len(set(scores.values())) > 1:
         lines = "; ".join(f"{n}: {s!r}" for n, s in scores.items())
         hint = ""
-        shared = [v for v in set.intersection(*(set(ll.data_vars) for ll in lls.values()))
+        shared = [v for v in set.intersection(*(set(_var_names(ll)) for ll in lls.values()))
                   if len({_scores(ll, v) for ll in lls.values()}) == 1]
         if shared:
             hint = f"; compare on {sorted(shared)[0]!r}, which every run scores the same way"
@@ -196,7 +201,7 @@ def _check_same_data(runs: dict[str, az.InferenceData], lls: dict[str, xr.Datase
 
 def _reff(idata: az.InferenceData, n_samples: int) -> float:
     """Relative efficiency for PSIS, as ``az.loo`` computes it: mean ESS over the posterior."""
-    post = idata.posterior
+    post = idata["posterior"]
     if post.sizes["chain"] == 1:
         return 1.0
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
@@ -233,7 +238,7 @@ def loo_scored(
     """
     if scale not in SCALES:
         raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
-    ll = idata.log_likelihood
+    ll = idata["log_likelihood"]
     weights_var = _weights_var(ll, var_name) if weights_var is None else weights_var
     if weights_var not in ll.data_vars:
         raise ValueError(f"log_likelihood has no variable {weights_var!r} to take the LOO weights from")

@@ -10,14 +10,15 @@ its figure, so panels can be combined.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
+from typing import overload
 
 import arviz as az
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
+from matplotlib.figure import Figure, SubFigure
 from scipy import stats
 
 __all__ = [
@@ -52,7 +53,7 @@ def new_figure(width: float, height: float) -> Figure:
     return fig
 
 
-def _target(ax: Axes | None, width: float, height: float) -> tuple[Figure, Axes]:
+def _target(ax: Axes | None, width: float, height: float) -> tuple[Figure | SubFigure, Axes]:
     if ax is not None:
         return ax.figure, ax
     fig = new_figure(width, height)
@@ -76,9 +77,17 @@ def _win_rate_table(data: az.InferenceData | pd.DataFrame) -> pd.DataFrame:
     return win_rate_summary(data)
 
 
+@overload
+def plot_win_rates(data: az.InferenceData | pd.DataFrame, *, ax: None = None) -> Figure: ...
+
+
+@overload
+def plot_win_rates(data: az.InferenceData | pd.DataFrame, *, ax: Axes) -> Figure | SubFigure: ...
+
+
 def plot_win_rates(
     data: az.InferenceData | pd.DataFrame, *, ax: Axes | None = None
-) -> Figure:
+) -> Figure | SubFigure:
     """Posterior win rate of every pair with its interval, against the observed win rate k.
 
     Parameters
@@ -180,6 +189,32 @@ def _forest_panel(ax: Axes, item: str, block: pd.DataFrame) -> None:
     ax.set_title(f"item {_shorten(item, 70)}", loc="left", fontsize="medium")
 
 
+@overload
+def plot_ppc(
+    observed: np.ndarray,
+    replicated: np.ndarray,
+    labels: Sequence[str],
+    *,
+    title: str = ...,
+    xlabel: str = ...,
+    interval: float = ...,
+    ax: None = None,
+) -> Figure: ...
+
+
+@overload
+def plot_ppc(
+    observed: np.ndarray,
+    replicated: np.ndarray,
+    labels: Sequence[str],
+    *,
+    title: str = ...,
+    xlabel: str = ...,
+    interval: float = ...,
+    ax: Axes,
+) -> Figure | SubFigure: ...
+
+
 def plot_ppc(
     observed: np.ndarray,
     replicated: np.ndarray,
@@ -189,7 +224,7 @@ def plot_ppc(
     xlabel: str = "",
     interval: float = 0.94,
     ax: Axes | None = None,
-) -> Figure:
+) -> Figure | SubFigure:
     """Observed statistics against their posterior predictive distribution.
 
     Parameters
@@ -250,9 +285,9 @@ def prior_vars(idata: az.InferenceData) -> list[str]:
     const = getattr(idata, "constant_data", None)
     if const is None:
         return []
-    post = idata.posterior
+    post = idata["posterior"]
     return [
-        v for v in post.data_vars
+        str(v) for v in post.data_vars  # ArviZ names variables with str
         if f"alpha_{v}" in const and f"beta_{v}" in const and set(post[v].dims) >= {"pair", "judge"}
     ]
 
@@ -263,7 +298,7 @@ def _prior_params(idata: az.InferenceData, var: str) -> tuple[np.ndarray, np.nda
             f"plot_prior_posterior: no prior parameters for {var!r} (constant_data alpha_{var} and "
             f"beta_{var}); Dawid-Skene and independent-raters win-rate fits store them"
         )
-    const, dims = idata.constant_data, ("pair", "judge")
+    const, dims = idata["constant_data"], ("pair", "judge")
     return (const[f"alpha_{var}"].transpose(*dims).to_numpy(),
             const[f"beta_{var}"].transpose(*dims).to_numpy())
 
@@ -305,7 +340,7 @@ def plot_prior_posterior(
     if var_names is None:
         var_names = prior_vars(idata) or ["q0"]  # "q0" only to raise the error below
     params = {var: _prior_params(idata, var) for var in var_names}
-    post = idata.posterior
+    post = idata["posterior"]
     pairs = [str(g) for g in post["pair"].to_numpy()]
     judges = [str(j) for j in post["judge"].to_numpy()]
     rows = [(g, e) for e in range(len(judges)) for g in range(len(pairs))][:max_rows]
@@ -354,7 +389,7 @@ def worst_parameters(
         ``"name[coords]"`` -> draws of shape (chain, draw), worst first.  Constant and
         non-finite parameters are left out.
     """
-    post = idata.posterior[list(var_names)]
+    post = idata["posterior"][list(var_names)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rhat = az.rhat(post) if post.sizes["chain"] > 1 else None
@@ -377,7 +412,7 @@ def worst_parameters(
     return {name: x for _, _, name, x in entries[:max_params]}
 
 
-def _coord_labels(da, dims: list[str]) -> list[str]:
+def _coord_labels(da, dims: Sequence[Hashable]) -> list[str]:
     if not dims:
         return [""]
     values = [list(map(str, da[d].to_numpy())) for d in dims]

@@ -372,13 +372,13 @@ class _DS:
 
         idata = win_rate(df, method="dawid-skene", prior="none", backend="nutpie",
                          chains=chains, draws=draws, tune=tune, seed=seed)
-        post = idata.posterior
+        post = idata["posterior"]
         assert list(post["judge"].values) == self.judges
         for name in ("alpha_q0", "beta_q0", "alpha_q1", "beta_q1"):  # the fit used our prior
-            assert np.allclose(idata.constant_data[name].values, getattr(self.prior, name))
+            assert np.allclose(idata["constant_data"][name].values, getattr(self.prior, name))
         x = np.concatenate([post["p"].values[..., :1], post["q0"].values[..., 0, :],
                             post["q1"].values[..., 0, :]], axis=-1)
-        return x, int(idata.sample_stats["diverging"].values.sum())
+        return x, int(idata["sample_stats"]["diverging"].values.sum())
 
     def flags(self, theta: np.ndarray, x: np.ndarray) -> dict:
         E = self.E
@@ -433,11 +433,11 @@ class _SoftBT:
 
         idata = rank(df, method="poe-bt", bayesian=True, debias=True, backend="nutpie",
                      chains=chains, draws=draws, tune=tune, seed=seed)
-        post = idata.posterior
+        post = idata["posterior"]
         got = [f"s[{g} | {c}]" for g, c in zip(post["item"].values, post["candidate_id"].values, strict=True)]
         assert got == self.names[:-1], got
         x = np.concatenate([post["s"].values, post["gamma"].values[..., None]], axis=-1)
-        return x, int(idata.sample_stats["diverging"].values.sum())
+        return x, int(idata["sample_stats"]["diverging"].values.sum())
 
     def flags(self, theta: np.ndarray, x: np.ndarray) -> dict:
         return {}

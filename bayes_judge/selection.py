@@ -216,8 +216,8 @@ def _existing_indices(
     missing = [c for c in ("a", "b") if c not in existing.columns]
     if missing:
         raise ValueError(f"existing: missing column(s) {missing}; expected columns a, b")
-    ea = ids.get_indexer(existing["a"])
-    eb = ids.get_indexer(existing["b"])
+    ea = ids.get_indexer(pd.Index(existing["a"]))
+    eb = ids.get_indexer(pd.Index(existing["b"]))
     for col, pos in (("a", ea), ("b", eb)):
         bad = pos < 0
         if bad.any():

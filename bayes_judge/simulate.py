@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 
@@ -12,8 +14,8 @@ def simulate_win_rate(
     n_items: int = 200,
     *,
     p: float = 0.8,
-    q0: float | list[float] = (0.8, 0.75, 0.7),
-    q1: float | list[float] | None = None,
+    q0: float | Sequence[float] | np.ndarray = (0.8, 0.75, 0.7),
+    q1: float | Sequence[float] | np.ndarray | None = None,
     systems: tuple[str, str] = ("G0", "G1"),
     swap: bool = False,
     human: bool = True,
@@ -39,22 +41,22 @@ def simulate_win_rate(
     pandas.DataFrame in the judgments schema, with ``attrs["truth"]`` holding p, q0, q1, the
     drawn labels ``h`` (1 = G0) and the sample win rate ``p_hat`` (eq. 3).
     """
-    q0 = np.atleast_1d(np.asarray(q0, dtype=float))
-    q1 = q0.copy() if q1 is None else np.atleast_1d(np.asarray(q1, dtype=float))
-    if q0.shape != q1.shape:
-        raise ValueError(f"q0 and q1 need one value per judge; got {q0.size} and {q1.size}")
-    if not (0 <= p <= 1) or ((q0 < 0) | (q0 > 1) | (q1 < 0) | (q1 > 1)).any():
+    acc0 = np.atleast_1d(np.asarray(q0, dtype=float))
+    acc1 = acc0.copy() if q1 is None else np.atleast_1d(np.asarray(q1, dtype=float))
+    if acc0.shape != acc1.shape:
+        raise ValueError(f"q0 and q1 need one value per judge; got {acc0.size} and {acc1.size}")
+    if not (0 <= p <= 1) or ((acc0 < 0) | (acc0 > 1) | (acc1 < 0) | (acc1 > 1)).any():
         raise ValueError("p, q0 and q1 must lie in [0, 1]")
     if n_items < 1:
         raise ValueError("n_items must be positive")
     rng = np.random.default_rng(seed)
-    E = q0.size
+    E = acc0.size
     h = rng.random(n_items) < p  # True: human prefers G0
     orders = (0, 1) if swap else (0,)
     g0, g1 = systems
     frames = []
     for order in orders:
-        prob_g0 = np.where(h[:, None], q0[None, :], 1 - q1[None, :])  # (n, E)
+        prob_g0 = np.where(h[:, None], acc0[None, :], 1 - acc1[None, :])  # (n, E)
         says_g0 = rng.random((n_items, E)) < prob_g0
         a, b = (g0, g1) if order == 0 else (g1, g0)
         g0_in_a = order == 0
@@ -73,5 +75,5 @@ def simulate_win_rate(
             )
         )
     df = pd.concat(frames, ignore_index=True)
-    df.attrs["truth"] = {"p": p, "q0": q0.tolist(), "q1": q1.tolist(), "h": h.astype(int).tolist(), "p_hat": float(h.mean())}
+    df.attrs["truth"] = {"p": p, "q0": acc0.tolist(), "q1": acc1.tolist(), "h": h.astype(int).tolist(), "p_hat": float(h.mean())}
     return df

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterable
 
 import arviz as az
 import numpy as np
@@ -91,7 +92,7 @@ def win_rate_summary(
 
 
 def _by_judge(idata: az.InferenceData, hdi_prob: float) -> pd.DataFrame:
-    post = idata.posterior
+    post = idata["posterior"]
     var = "p_judge" if "p_judge" in post else "k" if "k" in post else None
     if var is None:
         raise ValueError(
@@ -99,7 +100,7 @@ def _by_judge(idata: az.InferenceData, hdi_prob: float) -> pd.DataFrame:
             "a Dawid-Skene fit has one p per pair"
         )
     rows = []
-    k_judge = idata.constant_data["k_judge"]
+    k_judge = idata["constant_data"]["k_judge"]
     for pair in post["pair"].to_numpy():
         for judge in post["judge"].to_numpy():
             x = post[var].sel(pair=pair, judge=judge).to_numpy().ravel()
@@ -171,9 +172,9 @@ def score_summary(idata: az.InferenceData, *, hdi_prob: float = 0.94) -> pd.Data
     flat, items, cands = _score_blocks(idata)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        hdi = az.hdi(idata.posterior["s"], hdi_prob=hdi_prob)["s"].to_numpy()
-        rhat = az.rhat(idata.posterior["s"])["s"].to_numpy()
-        ess = az.ess(idata.posterior["s"], method="bulk")["s"].to_numpy()
+        hdi = az.hdi(idata["posterior"]["s"], hdi_prob=hdi_prob)["s"].to_numpy()
+        rhat = az.rhat(idata["posterior"]["s"])["s"].to_numpy()
+        ess = az.ess(idata["posterior"]["s"], method="bulk")["s"].to_numpy()
     ranks = np.empty_like(flat)
     for item in pd.unique(items):
         cols = np.flatnonzero(items == item)
@@ -235,7 +236,7 @@ def pairwise_prob(idata: az.InferenceData, *, item: str | None = None) -> pd.Dat
     return pd.DataFrame(prob, index=pd.Index(names, name="i"), columns=pd.Index(names, name="j"))
 
 
-def verdict_labels(low: np.ndarray, high: np.ndarray, at: float, a: list, b: list) -> list[str]:
+def verdict_labels(low: Iterable[float], high: Iterable[float], at: float, a: list, b: list) -> list[str]:
     """``"<a> better"``, ``"<b> better"`` or ``"cannot tell apart"`` (the HDI covers ``at``) per row."""
     return [
         f"{x} better" if lo > at else f"{y} better" if hi < at else "cannot tell apart"

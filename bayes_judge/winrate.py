@@ -424,6 +424,7 @@ def win_rate(
     data = encode_win_rate(df, systems=systems, judges=judges, human=human, swap=swap, ties=ties, seed=seed)
     ood_data = None
     if prior == "ood":
+        assert ood is not None  # checked above: prior="ood" needs ood=
         ood_data = encode_win_rate(ood, swap=swap, ties=ties, seed=seed + 1, judges=None)
         if not set(ood_data.judges) & set(data.judges):
             raise ValueError(
@@ -463,6 +464,7 @@ def win_rate(
             _check_labels_two_classes(data, "bwrs", per_pair=True)
             counts = data.accuracy_counts()
         else:
+            assert ood_data is not None  # prior == "ood": encoded above
             _check_labels_two_classes(ood_data, "bwrs (ood)")
             if not (ood_data.label >= 0).any():
                 raise ValueError("method='bwrs' with prior='ood': the OOD set has no human labels")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from ._common import (
     CLIError,
@@ -19,6 +20,9 @@ from ._common import (
     run_paths,
     write_table,
 )
+
+if TYPE_CHECKING:
+    from ..ranking.rank import Method as RankMethod
 
 __all__ = ["cmd_fit", "cmd_summary", "cmd_report", "cmd_select", "cmd_compare", "cmd_models_install",
            "WINRATE_METHODS", "RANK_METHODS", "BACKENDS", "PRIORS", "DS_MODELS", "SWAP_MODES",
@@ -95,7 +99,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
         table = bj.win_rate_summary(idata)[WINRATE_COLUMNS]
         what = f"win rate, {method} (prior {prior})"
     else:
-        idata = bj.rank(df, method=method, bayesian=True, debias=not args.no_debias, **kw)
+        # method is one of RANK_METHODS (checked above)
+        idata = bj.rank(df, method=cast("RankMethod", method), bayesian=True, debias=not args.no_debias, **kw)
         table = bj.score_summary(idata)[SCORE_COLUMNS]
         what = f"ranking, {method}"
     path = bj.save_run(idata, args.out)

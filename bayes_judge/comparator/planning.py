@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING, cast
 
 import pandas as pd
+
+if TYPE_CHECKING:
+    from ..selection import Method
 
 __all__ = ["plan_pairs", "PLANS"]
 
@@ -44,6 +48,8 @@ def plan_pairs(candidates: pd.DataFrame, method: str = "all", *, k: int | None =
         if method == "all":
             pairs = pd.DataFrame(list(itertools.combinations(cands, 2)), columns=["a", "b"])
         else:
-            pairs = select_comparisons(cands, k, method=method, seed=seed + n)
+            assert k is not None  # checked above: every selection plan needs k
+            # method is one of PLANS other than "all": a selection Method
+            pairs = select_comparisons(cands, k, method=cast("Method", method), seed=seed + n)
         out.append(pairs.assign(item=str(item))[["item", "a", "b"]])
     return pd.concat(out, ignore_index=True)

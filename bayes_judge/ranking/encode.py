@@ -137,7 +137,7 @@ def _item_order(items: np.ndarray) -> tuple[np.ndarray, list[str]]:
     except (TypeError, ValueError, OverflowError):
         order = np.argsort(np.asarray(uniq, dtype=str), kind="stable")
     ordered = [str(u) for u in np.asarray(uniq, dtype=object)[order]]
-    codes = pd.Index(ordered).get_indexer(items)
+    codes = pd.Index(ordered).get_indexer(pd.Index(items))
     return codes.astype(np.int64), ordered
 
 
@@ -251,14 +251,14 @@ def encode_ranking(
             raise ValueError("candidates must be a sequence of candidate ids, not one string")
         else:
             per_item = [[str(c) for c in candidates]] * G
-        for g, names in enumerate(per_item):
-            if len(set(names)) != len(names):
+        for g, listed_names in enumerate(per_item):
+            if len(set(listed_names)) != len(listed_names):
                 raise ValueError(f"candidates: duplicate ids for item {items[g]!r}")
-        few = [g for g, names in enumerate(per_item) if len(names) < 2]
-        if few:
+        too_few = [g for g, listed_names in enumerate(per_item) if len(listed_names) < 2]
+        if too_few:
             raise ValueError(
                 "ranking needs at least 2 candidates per item; candidates lists "
-                + ", ".join(f"{len(per_item[g])} for item {items[g]!r}" for g in few[:8])
+                + ", ".join(f"{len(per_item[g])} for item {items[g]!r}" for g in too_few[:8])
             )
         extra_item = np.repeat(np.arange(G), [len(n) for n in per_item]).astype(np.int64)
         extra_name = np.asarray([c for n in per_item for c in n], dtype=object)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from typing import Literal
+from typing import Literal, overload
 
 import numpy as np
 import scipy.sparse as sp
@@ -114,10 +114,61 @@ def _solve_anchored(
     s, info = spla.cg(L, rhs, rtol=1e-10, atol=0.0, maxiter=2 * N + 100, M=precond)
     s = s - s[first][data.cand_item]
     res = np.linalg.norm(L @ s - rhs)
-    if info != 0 or not res <= 1e-7 * max(np.linalg.norm(rhs), 1e-300):
+    if info != 0 or not res <= 1e-7 * max(float(np.linalg.norm(rhs)), 1e-300):
         anchors = sp.csr_matrix((np.full(len(first), anchor_w), (first, first)), shape=(N, N))
         s = spla.spsolve((L + anchors).tocsc(), rhs)
     return s
+
+
+@overload
+def poe_gaussian(
+    data: RankData,
+    *,
+    outcome: Outcome = ...,
+    alpha: float | None = ...,
+    beta: float | None = ...,
+    sigma2: float | None = ...,
+    f_mu: Callable[[np.ndarray], np.ndarray] | None = ...,
+    f_sigma: Callable[[np.ndarray], np.ndarray] | None = ...,
+    anchor_var: float | None = ...,
+    debias: bool = ...,
+    debias_by: BiasBy = ...,
+    return_cov: Literal[False] = ...,
+) -> np.ndarray: ...
+
+
+@overload
+def poe_gaussian(
+    data: RankData,
+    *,
+    outcome: Outcome = ...,
+    alpha: float | None = ...,
+    beta: float | None = ...,
+    sigma2: float | None = ...,
+    f_mu: Callable[[np.ndarray], np.ndarray] | None = ...,
+    f_sigma: Callable[[np.ndarray], np.ndarray] | None = ...,
+    anchor_var: float | None = ...,
+    debias: bool = ...,
+    debias_by: BiasBy = ...,
+    return_cov: Literal[True],
+) -> tuple[np.ndarray, np.ndarray]: ...
+
+
+@overload
+def poe_gaussian(
+    data: RankData,
+    *,
+    outcome: Outcome = ...,
+    alpha: float | None = ...,
+    beta: float | None = ...,
+    sigma2: float | None = ...,
+    f_mu: Callable[[np.ndarray], np.ndarray] | None = ...,
+    f_sigma: Callable[[np.ndarray], np.ndarray] | None = ...,
+    anchor_var: float | None = ...,
+    debias: bool = ...,
+    debias_by: BiasBy = ...,
+    return_cov: bool = ...,
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]: ...
 
 
 def poe_gaussian(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import Any, Literal, overload
 
 import arviz as az
 import numpy as np
@@ -46,6 +46,75 @@ def rank_table(data: RankData, scores: np.ndarray) -> pd.DataFrame:
     )
     order = np.lexsort((data.candidates.astype(str), out["rank"].to_numpy(), data.cand_item))
     return out.iloc[order].reset_index(drop=True)
+
+
+@overload
+def rank(
+    df: pd.DataFrame,
+    *,
+    method: Method = ...,
+    debias: bool = ...,
+    bayesian: Literal[False] = ...,
+    candidates: Sequence[str] | Mapping[str, Sequence[str]] | None = ...,
+    debias_by: BiasBy = ...,
+    clip: Clip = ...,
+    eps: float = ...,
+    prior: float | Literal["paper"] = ...,
+    tol: float | None = ...,
+    max_iter: int | None = ...,
+    backend: str = ...,
+    ties: str = ...,
+    chains: int = ...,
+    draws: int = ...,
+    tune: int = ...,
+    seed: int = ...,
+) -> pd.DataFrame: ...
+
+
+@overload
+def rank(
+    df: pd.DataFrame,
+    *,
+    method: Method = ...,
+    debias: bool = ...,
+    bayesian: Literal[True],
+    candidates: Sequence[str] | Mapping[str, Sequence[str]] | None = ...,
+    debias_by: BiasBy = ...,
+    clip: Clip = ...,
+    eps: float = ...,
+    prior: float | Literal["paper"] = ...,
+    tol: float | None = ...,
+    max_iter: int | None = ...,
+    backend: str = ...,
+    ties: str = ...,
+    chains: int = ...,
+    draws: int = ...,
+    tune: int = ...,
+    seed: int = ...,
+) -> az.InferenceData: ...
+
+
+@overload
+def rank(
+    df: pd.DataFrame,
+    *,
+    method: Method = ...,
+    debias: bool = ...,
+    bayesian: bool = ...,
+    candidates: Sequence[str] | Mapping[str, Sequence[str]] | None = ...,
+    debias_by: BiasBy = ...,
+    clip: Clip = ...,
+    eps: float = ...,
+    prior: float | Literal["paper"] = ...,
+    tol: float | None = ...,
+    max_iter: int | None = ...,
+    backend: str = ...,
+    ties: str = ...,
+    chains: int = ...,
+    draws: int = ...,
+    tune: int = ...,
+    seed: int = ...,
+) -> pd.DataFrame | az.InferenceData: ...
 
 
 def rank(
@@ -163,12 +232,12 @@ def rank(
         )
         idata.attrs["method"] = method  # "poe-g-hard" is fit_scores' "poe-g" on y
         if method == "poe-g-hard":
-            idata.log_likelihood["c"].attrs["scores"] = (
+            idata["log_likelihood"]["c"].attrs["scores"] = (
                 "comparisons: hard decisions y as p, Gaussian expert density (seed 004 poe-g-hard)"
             )
         return idata
     if method == "poe-bt":
-        kw = {} if tol is None else {"tol": tol}
+        kw: dict[str, Any] = {} if tol is None else {"tol": tol}
         s = poe_bt(data, debias=debias, debias_by=debias_by, clip=clip, eps=eps, max_iter=max_iter, **kw)
     elif method in ("poe-g", "poe-g-hard"):
         s = poe_gaussian(

@@ -11,6 +11,7 @@ import io
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -110,7 +111,7 @@ def table_from_frame(
     note: str = "",
     index: bool = True,
     formats: Mapping[str, Callable[[object], str]] | None = None,
-    cell_cls: Callable[[str, object], str] | None = None,
+    cell_cls: Callable[[str, Any], str] | None = None,
     max_rows: int = 60,
 ) -> Table:
     """Turn a DataFrame into a :class:`Table`, at most ``max_rows`` rows (the rest counted in the note).

@@ -25,7 +25,7 @@ def _slug(text: str, k: int) -> str:
 
 
 def _headline(ctx: Context) -> list[tuple[str, str]]:
-    post = ctx.idata.posterior
+    post = ctx.idata["posterior"]
     return [
         ("kind", ctx.kind),
         ("method", ctx.method or "—"),

@@ -51,8 +51,8 @@ _SKIP = {"h_prob", "s_raw"}
 
 def diagnostic_vars(idata: az.InferenceData) -> list[str]:
     """Posterior variables whose convergence matters: all but per-item and raw quantities."""
-    post = idata.posterior
-    return [v for v in post.data_vars if v not in _SKIP and "item" not in post[v].dims]
+    post = idata["posterior"]
+    return [str(v) for v in post.data_vars if v not in _SKIP and "item" not in post[v].dims]
 
 
 def parameter_diagnostics(idata: az.InferenceData, var_names: list[str]) -> pd.DataFrame:
@@ -86,7 +86,7 @@ def parameter_fail_mask(diag: pd.DataFrame, t: Thresholds = DEFAULT) -> pd.DataF
 def _worst(diag: pd.DataFrame, col: str, largest: bool) -> tuple[str, float]:
     s = diag[col].dropna()
     name = s.idxmax() if largest else s.idxmin()
-    return str(name), float(s[name])
+    return str(name), float(s.max() if largest else s.min())
 
 
 # what a chain stuck in another region usually means, by kind of fit

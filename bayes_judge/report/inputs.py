@@ -18,7 +18,7 @@ WIN_RATE, RANKING, OTHER = "win-rate", "ranking", "other"
 
 def fit_kind(idata: az.InferenceData) -> str:
     """``"win-rate"`` (posterior ``p`` over ``pair``), ``"ranking"`` (``s`` over ``candidate``) or ``"other"``."""
-    post = idata.posterior
+    post = idata["posterior"]
     if "p" in post and "pair" in post["p"].dims:
         return WIN_RATE
     if "s" in post and "candidate" in post["s"].dims:

@@ -45,7 +45,7 @@ def _flat(da) -> np.ndarray:
 
 def win_rate_ppc_applies(idata: az.InferenceData) -> bool:
     """True for the win-rate fits that model every verdict: Dawid-Skene and independent raters."""
-    post = idata.posterior
+    post = idata["posterior"]
     method = str((idata.attrs or {}).get("method", ""))
     if method == "dawid-skene":
         return ("q0" in post and "q1" in post) or "q" in post
@@ -88,14 +88,14 @@ def win_rate_checks(idata: az.InferenceData, *, max_draws: int = 400, seed: int 
     if not win_rate_ppc_applies(idata):
         raise ValueError("win_rate_checks needs a Dawid-Skene or independent-raters fit of bj.win_rate")
     rng = np.random.default_rng(seed)
-    obs = idata.observed_data
+    obs = idata["observed_data"]
     n_first = obs["n_first"].to_numpy()
     n_tot = n_first + obs["n_second"].to_numpy()
-    pair = idata.constant_data["item_pair"].to_numpy().astype(int)
-    label = idata.constant_data["human_label"].to_numpy().astype(int)
+    pair = idata["constant_data"]["item_pair"].to_numpy().astype(int)
+    label = idata["constant_data"]["human_label"].to_numpy().astype(int)
     if str((idata.attrs or {}).get("prior", "")) != "in-distribution":
         label = np.full_like(label, -1)
-    post = idata.posterior
+    post = idata["posterior"]
     n_total = post.sizes["chain"] * post.sizes["draw"]
     idx = _draw_index(n_total, n_tot.size, max_draws, rng)
     prob = _first_prob(post, idx, pair, label, rng)
@@ -185,10 +185,10 @@ def ranking_checks(idata: az.InferenceData, *, max_draws: int = 400, seed: int =
         the candidate shown first (checks the position-bias part of the model).
     """
     rng = np.random.default_rng(seed)
-    y = idata.observed_data["y"].to_numpy().astype(float)
-    i = idata.constant_data["i"].to_numpy().astype(int)
-    j = idata.constant_data["j"].to_numpy().astype(int)
-    post = idata.posterior
+    y = idata["observed_data"]["y"].to_numpy().astype(float)
+    i = idata["constant_data"]["i"].to_numpy().astype(int)
+    j = idata["constant_data"]["j"].to_numpy().astype(int)
+    post = idata["posterior"]
     model = str((idata.attrs or {}).get("model", "poe-bt"))
     n_total = post.sizes["chain"] * post.sizes["draw"]
     idx = _draw_index(n_total, y.size, max_draws, rng)

@@ -57,7 +57,7 @@ def _list(values, n: int = 8) -> str:
 
 
 def _fit_rows(ctx: Context) -> list[tuple[str, str]]:
-    post = ctx.idata.posterior
+    post = ctx.idata["posterior"]
     keys = ("method", "model", "ds_model", "prior", "backend", "swap", "ties", "seed", "position_bias")
     rows = [(k, fmt(ctx.attrs[k])) for k in keys if k in ctx.attrs]
     rows.append(("chains × draws", f"{post.sizes['chain']} × {post.sizes['draw']}"))
@@ -70,22 +70,23 @@ def _fit_rows(ctx: Context) -> list[tuple[str, str]]:
 
 def _win_rate_data_rows(ctx: Context) -> list[tuple[str, str]]:
     idata = ctx.idata
-    n_tot = idata.observed_data["n_first"] + idata.observed_data["n_second"]
-    labels = idata.constant_data["human_label"].to_numpy()
+    post, obs, const = idata["posterior"], idata["observed_data"], idata["constant_data"]
+    n_tot = obs["n_first"] + obs["n_second"]
+    labels = const["human_label"].to_numpy()
     used = ctx.attrs.get("prior") == "in-distribution"
     systems = np.atleast_1d(ctx.attrs.get("systems", []))
     rows = [
         ("systems", _list(systems)),
-        ("pairs", fmt(idata.posterior.sizes["pair"])),
-        ("items (pair × prompt)", fmt(idata.observed_data.sizes["item"])),
-        ("judges", f"{idata.posterior.sizes['judge']}: {_list(idata.posterior['judge'].to_numpy())}"),
+        ("pairs", fmt(post.sizes["pair"])),
+        ("items (pair × prompt)", fmt(obs.sizes["item"])),
+        ("judges", f"{post.sizes['judge']}: {_list(post['judge'].to_numpy())}"),
         ("rows of the judgments table", fmt(ctx.attrs.get("n_rows"))),
         ("verdicts in the model", fmt(int(n_tot.sum()))),
         ("ties broken by a coin flip", fmt(ctx.attrs.get("n_random_ties"))),
         ("human labels", f"{int((labels >= 0).sum())} ({'used by' if used else 'not used by'} the model)"),
     ]
-    if "n_tie" in idata.constant_data and float(idata.constant_data["n_tie"].sum()) > 0:
-        rows.append(("ties left out", fmt(int(idata.constant_data["n_tie"].sum()))))
+    if "n_tie" in const and float(const["n_tie"].sum()) > 0:
+        rows.append(("ties left out", fmt(int(const["n_tie"].sum()))))
     return rows
 
 
@@ -94,12 +95,12 @@ def win_rate_position_bias(idata: az.InferenceData) -> pd.DataFrame | None:
 
     Returns None when the fit stores verdicts only in the pair's orientation.
     """
-    judges = [str(j) for j in idata.posterior["judge"].to_numpy()]
+    judges = [str(j) for j in idata["posterior"]["judge"].to_numpy()]
     tags = (" [G0 in A]", " [G0 in B]")
     if not any(j.endswith(tags) for j in judges):
         return None
-    first = idata.observed_data["n_first"].sum("item").to_numpy()
-    second = idata.observed_data["n_second"].sum("item").to_numpy()
+    first = idata["observed_data"]["n_first"].sum("item").to_numpy()
+    second = idata["observed_data"]["n_second"].sum("item").to_numpy()
     rows: dict[str, list[float]] = {}
     for e, j in enumerate(judges):
         if not j.endswith(tags):
@@ -119,8 +120,8 @@ def win_rate_position_bias(idata: az.InferenceData) -> pd.DataFrame | None:
 
 
 def _ranking_data_rows(ctx: Context) -> list[tuple[str, str]]:
-    post = ctx.idata.posterior
-    y = ctx.idata.observed_data["y"].to_numpy()
+    post = ctx.idata["posterior"]
+    y = ctx.idata["observed_data"]["y"].to_numpy()
     items = pd.unique(np.asarray(post["item"].to_numpy(), dtype=object))
     rows = [
         ("items (contexts)", f"{len(items)}: {_list(items, 4)}"),
@@ -130,8 +131,8 @@ def _ranking_data_rows(ctx: Context) -> list[tuple[str, str]]:
         ("human labels", "not used by ranking models"),
         ("position bias P(A) (hard decisions, ties half)", fmt(float(y.mean()))),
     ]
-    if "p" in ctx.idata.observed_data:
-        rows.append(("mean soft P(A) (p_ij)", fmt(float(ctx.idata.observed_data["p"].mean()))))
+    if "p" in ctx.idata["observed_data"]:
+        rows.append(("mean soft P(A) (p_ij)", fmt(float(ctx.idata["observed_data"]["p"].mean()))))
     if "gamma" in post:
         g = post["gamma"].to_numpy().ravel()
         rows.append(("position-bias shift γ (posterior mean)",
@@ -148,7 +149,7 @@ def data_section(ctx: Context) -> Section:
     elif ctx.kind == RANKING:
         rows += _ranking_data_rows(ctx)
     else:
-        rows.append(("posterior variables", _list(ctx.idata.posterior.data_vars)))
+        rows.append(("posterior variables", _list(ctx.idata["posterior"].data_vars)))
     sec.blocks.append(key_value_table(rows))
     if ctx.kind == WIN_RATE:
         bias = win_rate_position_bias(ctx.idata)
@@ -202,7 +203,7 @@ def convergence_section(ctx: Context) -> Section:
         return sec
     diag = dg.parameter_diagnostics(idata, var_names)
     chains = dg.chain_diagnostics(idata)
-    problems = dg.parameter_problems(diag, idata.posterior.sizes["chain"], kind=ctx.kind,
+    problems = dg.parameter_problems(diag, idata["posterior"].sizes["chain"], kind=ctx.kind,
                                      independent=chains is None)
     sec.blocks.append(_parameter_table(diag))
     if chains is None:
@@ -385,7 +386,7 @@ def _ppc_figure(checks: list[PPCCheck], interval: float, max_rows: int = 30):
 
 
 def _prior_posterior_table(idata: az.InferenceData, var_names: list[str]) -> pd.DataFrame:
-    post, const = idata.posterior, idata.constant_data
+    post, const = idata["posterior"], idata["constant_data"]
     dims = ("pair", "judge")
     rows = []
     for var in var_names:
