@@ -58,8 +58,6 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-# benchmarks/coverage.py would shadow the `coverage` package (numba, via arviz, imports it)
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 sys.path.insert(0, str(ROOT))
 
 TOL = 1e-4

@@ -20,6 +20,12 @@
   integer ids (its pyo3 solver rejects numpy 2 arrays).  Accuracy: max |difference| of the centred
   log-strengths from the maximum (the Newton solution); the fastest of our MLE configurations
   within 1e-4 of it is compared with evalica (target: no slower).
+* (f) Bayesian Gaussian PoE (``poe-g``), N = 1000, K = 10N, 4 x (1000 + 1000), nutpie, the same
+  data sampled in the two parameterizations of the scores side by side
+  (:func:`bayes_judge.ranking.bayesian.fit_scores`' ``centring``): ``"non-centred"`` (``s_raw``
+  and ``alpha``: the thin ``alpha |s| = const`` ridge) and ``"auto"`` (here the centred form,
+  ``alpha s_raw``).  Same posterior; ESS bulk (min / median over the N scores and alpha), r_hat,
+  fit wall and ESS per second; the second fit of a process reuses the compiled density.
 
 The load average before and after is recorded: other work on the machine inflates wall times.
 
@@ -133,8 +139,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--n", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=21)
     parser.add_argument("--numpyro-timeout", type=float, default=180.0)
-    parser.add_argument("--only", default="abcde",
-                        help="cases to run, e.g. 'e' or 'cde' (default: all, 'abcde'; a and b run together)")
+    parser.add_argument("--only", default="abcdef",
+                        help="cases to run, e.g. 'e' or 'cde' (default: all, 'abcdef'; a and b run together)")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--worker", choices=["nutpie", "numpyro"], help=argparse.SUPPRESS)
     parser.add_argument("--worker-out", type=Path, help=argparse.SUPPRESS)
@@ -144,11 +150,11 @@ def main(argv: list[str] | None = None) -> dict:
         _worker(args.worker, args.worker_out, n, 10 * n)
         return {}
     only = "".join(sorted(set(args.only.lower())))
-    if not only or set(only) - set("abcde"):
-        parser.error(f"--only takes letters of 'abcde', got {args.only!r}")
+    if not only or set(only) - set("abcdef"):
+        parser.error(f"--only takes letters of 'abcdef', got {args.only!r}")
     if "a" in only or "b" in only:
         only = "".join(sorted(set(only) | {"a", "b"}))
-    full = only == "abcde"
+    full = only == "abcdef"
     if args.out is None:
         args.out = HERE / "results" / ("bench_ranking.json" if full else f"bench_ranking_only_{only}.json")
     command = ".venv/bin/python benchmarks/bench_ranking.py" + (f" --n {n}" if n != 1000 else "") + (
@@ -181,6 +187,9 @@ def main(argv: list[str] | None = None) -> dict:
 
     if "e" in only:
         res["bt_1m"] = _bench_bt_1m(n)
+
+    if "f" in only:
+        res["gaussian_centring"] = _bench_gaussian_centring(n)
     load.append(os.getloadavg())
     res["load_avg_before_after"] = load
 
@@ -189,6 +198,34 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"command: {command}\n")
     print(_table(res))
     return res
+
+
+def _bench_gaussian_centring(n: int) -> dict:
+    """Case (f): the Bayesian Gaussian PoE in both parameterizations of the scores, same data."""
+    import arviz as az
+    import numpy as np
+
+    from bayes_judge.ranking import encode_ranking
+    from bayes_judge.ranking.bayesian import fit_scores, gaussian_centring
+
+    data = encode_ranking(soft_comparisons(n, 10 * n, seed=3))
+    out: dict = {"snr": gaussian_centring(data)[1]}
+    kw = dict(model="poe-g", chains=4, draws=1000, tune=1000, seed=0)
+    fit_scores(data, **{**kw, "draws": 10, "tune": 10})  # compile / load the density once, untimed
+    for name in ("non-centred", "auto"):
+        t0 = time.perf_counter()
+        idata = fit_scores(data, centring=name, **kw)
+        wall = time.perf_counter() - t0
+        ess_s = az.ess(idata.posterior["s"], method="bulk")["s"].to_numpy()
+        ess_a = float(az.ess(idata.posterior["alpha"], method="bulk")["alpha"])
+        rhat = float(max(az.rhat(idata.posterior["s"])["s"].max(), az.rhat(idata.posterior["alpha"])["alpha"]))
+        out[name] = {
+            "fit_s": wall, "w": idata.attrs["centring_w"], "ess_bulk_min": float(min(ess_s.min(), ess_a)),
+            "ess_bulk_median": float(np.median(ess_s)), "ess_alpha": ess_a, "r_hat_max": rhat,
+            "divergences": int(idata.sample_stats["diverging"].sum()),
+            "ess_min_per_s": float(min(ess_s.min(), ess_a)) / wall,
+        }
+    return out
 
 
 def _bench_bt_1m(n: int) -> dict:
@@ -284,6 +321,16 @@ def _table(r: dict) -> str:
         lines.append(f"| (d) greedy D-optimal N=1000, 5N picks (median of 3) | {r['greedy_d_optimal_s']:.2f} s | — | — | ≤ 10 s |")
     if "bt_1m" in r:
         lines += _bt_rows(r["bt_1m"])
+    if "gaussian_centring" in r:
+        g = r["gaussian_centring"]
+        lines += ["", f"(f) Bayesian Gaussian PoE, N={r['n']}, K=10N, 4x(1000+1000), nutpie; pilot SNR {g['snr']:.0f}", "",
+                  "| parameterization | w | fit wall | ESS bulk min / median (s, alpha) | r_hat max | divergences | min ESS / s |",
+                  "|---|---|---|---|---|---|---|"]
+        for name in ("non-centred", "auto"):
+            x = g[name]
+            lines.append(f"| {name} | {x['w']:.0f} | {x['fit_s']:.1f} s | {x['ess_bulk_min']:.0f} / {x['ess_bulk_median']:.0f} "
+                         f"| {x['r_hat_max']:.3f} | {x['divergences']} | {x['ess_min_per_s']:.0f} |")
+        lines.append(f"| auto / non-centred | | | | | | {g['auto']['ess_min_per_s'] / g['non-centred']['ess_min_per_s']:.1f}x |")
     return "\n".join(lines)
 
 

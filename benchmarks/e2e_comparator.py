@@ -47,8 +47,6 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-# benchmarks/coverage.py would shadow the `coverage` package (numba, via arviz, imports it)
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 sys.path.insert(0, str(ROOT))
 
 RANK_METHODS = ("poe-bt", "poe-g", "win-ratio", "avg-prob")

@@ -88,9 +88,6 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-# run as a script, sys.path[0] is benchmarks/, whose coverage.py would shadow the `coverage`
-# package that numba (imported by arviz) imports: drop it, put the repository root first
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import bayes_judge as bj  # noqa: E402

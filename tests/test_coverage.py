@@ -1,4 +1,4 @@
-"""Calibration of the posterior intervals on a small grid (``benchmarks/coverage.py`` runs 200).
+"""Calibration of the posterior intervals on a small grid (``benchmarks/interval_coverage.py`` runs 200).
 
 Simulation-based calibration (Talts et al. 2018) of Dawid-Skene (``bj.win_rate``) and Bayesian
 soft Bradley-Terry (``bj.rank(bayesian=True)``) with the fast nutpie backend, 40 replications

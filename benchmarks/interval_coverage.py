@@ -27,9 +27,9 @@ chi-square p-value of rank uniformity over the group's scalars (20 bins), times 
 
 Usage::
 
-    .venv/bin/python benchmarks/coverage.py                      # 200 sims each, ~10 min on 2 cores
-    .venv/bin/python benchmarks/coverage.py --quick              # 20 sims, 500 draws (smoke run)
-    .venv/bin/python benchmarks/coverage.py --models softbt --n-sims 50
+    .venv/bin/python benchmarks/interval_coverage.py                      # 200 sims each, ~10 min on 2 cores
+    .venv/bin/python benchmarks/interval_coverage.py --quick              # 20 sims, 500 draws (smoke run)
+    .venv/bin/python benchmarks/interval_coverage.py --models softbt --n-sims 50
 
 Writes ``benchmarks/results/coverage.json`` (gitignored), ``coverage.md`` and
 ``sbc_<model>.png`` (``coverage_quick.*`` / ``sbc_<model>_quick.png`` with ``--quick``).
@@ -49,9 +49,6 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-# this file is named coverage.py: keep its folder off the path, or numba's `import coverage`
-# (coverage.py support) would import this script instead of the coverage package
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 sys.path.insert(0, str(ROOT))
 
 from bayes_judge.sbc import (  # noqa: E402
@@ -273,7 +270,7 @@ def main(argv: list[str] | None = None) -> dict:
                 extra[m + " pooled"] = ds_mode_breakdown(res)
                 print(f"[{m} pooled] {extra[m + ' pooled']}")
 
-    cmd = "python benchmarks/coverage.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    cmd = "python benchmarks/interval_coverage.py " + " ".join(sys.argv[1:] if argv is None else argv)
     record = {
         "command": cmd.strip(),
         "wall_s": wall,
@@ -288,7 +285,7 @@ def main(argv: list[str] | None = None) -> dict:
     }
     (args.out_dir / f"coverage{suffix}.json").write_text(json.dumps(record, indent=1))
 
-    md = [f"# Calibration of the posterior intervals (`benchmarks/coverage.py`{' --quick' if args.quick else ''})", ""]
+    md = [f"# Calibration of the posterior intervals (`benchmarks/interval_coverage.py`{' --quick' if args.quick else ''})", ""]
     md += [f"Command: `{record['command']}`; seed {args.seed}; {n_sims} simulated data sets per model; "
            f"every fit {args.chains} chains x ({draws} tune + {draws} draws), nutpie backend; "
            f"L = {args.rank_draws} thinned draws for the SBC ranks.  Total wall {wall:.0f} s on "
