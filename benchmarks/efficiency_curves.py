@@ -264,16 +264,19 @@ def read_judgments(path: Path, judge: str | None) -> pd.DataFrame:
     missing = {"item", "a", "b", "p_a"} - set(df.columns)
     if missing:
         raise SystemExit(f"--judgments {path}: missing column(s) {sorted(missing)} (need item, a, b, p_a)")
-    if "judge" in df.columns and df["judge"].nunique() > 1:
-        names = sorted(df["judge"].astype(str).unique())
-        if judge is None or judge not in names:
-            raise SystemExit(f"--judgments {path} holds {len(names)} judges {names[:6]}; pick one with --judge")
-        df = df[df["judge"].astype(str) == judge]
     cols = ["item", "a", "b", "p_a"] + [c for c in ("judge", "sample") if c in df.columns]
-    # one judgment per (item, a, b) and aspect: validate each aspect's rows as one table
+    # each aspect's rows (all rows, without an aspect column) are one judge's table: one judgment
+    # per (item, a, b); --judge picks the judge where a group holds several
     groups = df.groupby("aspect", sort=False) if "aspect" in df.columns else [(None, df)]
     parts = []
     for aspect, g in groups:
+        if "judge" in g.columns and g["judge"].nunique() > 1:
+            names = sorted(g["judge"].astype(str).unique())
+            where = f" for aspect {aspect!r}" if aspect is not None else ""
+            if judge is None or judge not in names:
+                raise SystemExit(f"--judgments {path} holds {len(names)} judges{where} {names[:6]}; "
+                                 "pick one with --judge")
+            g = g[g["judge"].astype(str) == judge]
         v = bj.validate_judgments(g[cols].assign(item=g["item"].astype(str)))
         if v["p_a"].isna().any():
             raise SystemExit(f"--judgments {path}: {int(v['p_a'].isna().sum())} row(s) without p_a")
@@ -500,6 +503,21 @@ def main(argv: list[str] | None = None) -> dict:
         f"Seed 004 Table 1 ordering at K = {k20} (20% of {full}), random selection: "
         + ("HOLDS" if ok_order else "DOES NOT HOLD") + "\n" + "\n".join("  - " + s for s in lines)
     )
+    # can this judge test the ordering at all? Its full-set correlation against what a judge with
+    # no signal gives: a null Spearman over N candidates has sd ~ 1/sqrt(N - 1), its mean over
+    # the n (item, aspect) units ~ 1/sqrt((N - 1) n)
+    n_units = sum(int(ok[a].sum()) for a in aspects)
+    null_se = float(1.0 / np.sqrt((n - 1) * n_units))
+    ceiling = at("random", grid[-1]) if grid[-1] == full else None
+    signal = bool(ceiling is not None and max(ceiling.values()) > 2 * null_se)
+    if ceiling is not None:
+        verdict += (
+            f"\n  - the judge's ceiling (K = {full}, all comparisons): "
+            + ", ".join(f"{m} {ceiling[m]:.3f}" for m in METHODS)
+            + f"; a judge with no signal gives 0 ± {2 * null_se:.3f} (2 se over {n_units} "
+            + ("units): the judge has signal, so the ordering is a test of the methods" if signal else
+               "units): no better than no signal, so this ordering compares noise and cannot test the paper's claim")
+        )
     if real:
         source = (f"comparator judgments {args.judgments} ({notes['judgments']['rows']} rows"
                   + (f", judge {judge}" if judge else "") + f"; judged ordered comparisons per item: "
@@ -533,6 +551,7 @@ def main(argv: list[str] | None = None) -> dict:
         "curves": curves,
         "curves_by_aspect": by_aspect,
         "ordering_at_20pct": {"holds": ok_order, "checks": lines, "values": at("random", k20), "sd": sd20},
+        "judge_ceiling": {"values": ceiling, "null_2se": 2 * null_se, "n_units": n_units, "has_signal": signal},
         "table_md": table,
         "aspect_table_md": aspect_table,
         "runtime_s": wall,

@@ -113,3 +113,52 @@ def test_bad_judge_articles_tau():
             load(articles=[])
     with pytest.raises(ValueError, match="tau"):
         bj.load_summeval_pairs(tau=0.0)
+
+
+# ---------------------------------------------------------------- the embedded judge's pairwise file
+
+
+@pytest.mark.parametrize("aspect", SUMMEVAL_ASPECTS)
+def test_comparator_pairs_cover_16_summaries_in_both_orders(aspect):
+    """The seed 004 §5.1 full set: 240 ordered comparisons of 16 summaries per article."""
+    df = bj.load_summeval_comparator(aspect)
+    assert list(df.columns) == ["item", "a", "b", "judge", "p_a", "winner", "human", "order", "label_mass"]
+    n_art = df["item"].nunique()
+    assert n_art == 10 and len(df) == 240 * n_art
+    assert df.groupby("item")["a"].nunique().eq(16).all()
+    assert not df.duplicated(["item", "a", "b"]).any()  # every ordered pair once ...
+    flipped = df.rename(columns={"a": "b", "b": "a"})[["item", "a", "b"]]
+    assert len(df[["item", "a", "b"]].merge(flipped)) == len(df)  # ... and its reverse too
+    assert df["p_a"].between(0, 1).all() and df["label_mass"].between(0, 1).all()
+    assert df["judge"].nunique() == 1 and "SmolLM2" in df["judge"].iloc[0]
+    np.testing.assert_array_equal(df["winner"], np.where(df["p_a"] > 0.5, "a", np.where(df["p_a"] < 0.5, "b", "tie")))
+    bj.validate_judgments(df)  # a valid judgments table as it is
+
+
+def test_comparator_pairs_human_follows_the_expert_means():
+    df = bj.load_summeval_comparator("consistency", articles=3)
+    expert = bj.load_summeval_scores("consistency", articles=list(df["item"].unique()))
+    e = expert.set_index(["item", "candidate"])["score"]
+    d = (e.reindex(pd.MultiIndex.from_frame(df[["item", "a"]])).to_numpy()
+         - e.reindex(pd.MultiIndex.from_frame(df[["item", "b"]])).to_numpy())
+    want = np.where(d > 0, "a", np.where(d < 0, "b", None))
+    assert (df["human"].to_numpy() == want).all()
+    assert df["human"].isna().sum() == (d == 0).sum() > 0  # expert ties stay unlabelled
+
+
+def test_comparator_pairs_carry_the_judges_position_bias():
+    """Real pairwise probabilities: unlike load_summeval_pairs, p_ab + p_ba != 1."""
+    df = bj.load_summeval_comparator("coherence")
+    both = df.merge(df, left_on=["item", "a", "b"], right_on=["item", "b", "a"], suffixes=("", "_swap"))
+    assert np.abs(both["p_a"] + both["p_a_swap"] - 1).mean() > 0.05
+    assert (df["p_a"] > 0.5).mean() > 0.9  # SmolLM2-135M prefers the summary shown first
+
+
+def test_comparator_pairs_bad_input():
+    with pytest.raises(ValueError, match="unknown SummEval aspect"):
+        bj.load_summeval_comparator("style")
+    outside = bj.load_summeval_scores("coherence")["item"].unique()[50]
+    with pytest.raises(ValueError, match="unknown SummEval comparator article"):
+        bj.load_summeval_comparator("coherence", articles=[outside])
+    with pytest.raises(ValueError, match="articles=11"):
+        bj.load_summeval_comparator("coherence", articles=11)
