@@ -34,7 +34,7 @@ difference in favour of position A):
   ``s_raw ~ Normal(0, sigma_s)`` is therefore sampled partially non-centred,
   ``r = alpha^(1 - w) s_raw ~ Normal(0, alpha^(1 - w) sigma_s)``, ``s_raw = alpha^(w - 1) r``,
   with ``w`` chosen from the data before sampling (:func:`gaussian_centring`): ``w = 0``
-  (centred, ``r = delta_raw``) when the pilot scores' spread is at least 4 times their
+  (centred, ``r = delta_raw``) when the pilot scores' spread is at least 4.6 times their
   sampling variance, else ``w = 1`` (``r = s_raw``).  The model, and the posterior reported
   (``s``, ``s_raw``, ``alpha``, ``beta``, ``sigma``), do not depend on ``w``; only the
   sampler's geometry does.  ``idata.attrs`` record ``w`` and the signal-to-noise ratio.
@@ -104,7 +104,7 @@ BAYES_MODELS = ("poe-bt", "poe-g", "bt")
 
 
 #: signal-to-noise ratio of the pilot scores above which the Gaussian experts are sampled centred
-CENTRING_SNR = 4.0
+CENTRING_SNR = 4.6
 
 
 def raw_site(model: str) -> str:
@@ -120,10 +120,12 @@ def gaussian_centring(data: RankData) -> tuple[float, float]:
     ``p - E[p]`` on the fitted differences.  ``snr = var(scores within items) /
     (residual variance / comparisons per candidate)``: how far the comparisons determine the
     scores beyond their own noise.  ``w = 0`` (sample ``alpha s_raw``) when ``snr >=``
-    :data:`CENTRING_SNR`, else ``w = 1`` (sample ``s_raw``).  Measured on simulated designs
-    (N = 6-50, K = 20-500; NumPyro NUTS, 2 x 1000 draws; min bulk ESS of the scores and
-    alpha): at SNR 1.3-3.5 the non-centred form had 2.7-65x the ESS of the centred one, from
-    4.7 to 385 the centred form had 1.5-4.4x the ESS of the other.
+    :data:`CENTRING_SNR` (4.6), else ``w = 1`` (sample ``s_raw``).  The threshold lies between
+    the highest SNR where the non-centred form sampled better and the lowest where the centred
+    one did, on simulated designs (``benchmarks/bench_centring.py``, N = 6-50, K = 24-500,
+    results in ``benchmarks/results/bench_centring.md``): nutpie, non-centred better at SNR
+    2.6-4.5 (1.5-1.8x the min ESS), centred better from 4.8 to 378 (1.3-28x); NumPyro,
+    non-centred better at 1.3-3.5, centred from 4.7.  Near the threshold both forms mix well.
 
     Returns
     -------

@@ -6,7 +6,12 @@ import pandas as pd
 import pytest
 from scipy.stats import spearmanr
 
-from bayes_judge.ranking.bayesian import comparison_log_lik, fit_scores, gaussian_centring
+from bayes_judge.ranking.bayesian import (
+    CENTRING_SNR,
+    comparison_log_lik,
+    fit_scores,
+    gaussian_centring,
+)
 from bayes_judge.ranking.encode import encode_ranking
 from bayes_judge.summary import compare_systems, pairwise_prob, score_summary
 
@@ -63,7 +68,7 @@ def test_gaussian_centring_choice_and_same_posterior(simulate, same_posterior_me
     w_strong, snr_strong = gaussian_centring(encode_ranking(strong))
     w_weak, snr_weak = gaussian_centring(encode_ranking(weak))
     assert (w_strong, w_weak) == (0.0, 1.0)
-    assert snr_strong > 4 > snr_weak
+    assert snr_strong > CENTRING_SNR > snr_weak
     # a design between the regimes, where both forms mix: the same posterior
     mid = strong.assign(p_a=0.5 + 0.5 * (strong["p_a"] - 0.5)
                         + np.random.default_rng(1).normal(0, 0.05, len(strong)))
