@@ -98,13 +98,42 @@ import numpy as np
 from ..inference import sample_numpyro, sample_pymc
 from .encode import RankData
 
-__all__ = ["BAYES_MODELS", "fit_scores", "comparison_log_lik", "decision_log_lik", "loglik_attrs", "raw_site"]
+__all__ = [
+    "BAYES_MODELS", "fit_scores", "comparison_log_lik", "decision_log_lik", "loglik_attrs", "raw_site",
+    "site_names",
+]
 
 BAYES_MODELS = ("poe-bt", "poe-g", "bt")
 
 
 #: signal-to-noise ratio of the pilot scores above which the Gaussian experts are sampled centred
 CENTRING_SNR = 4.6
+
+
+def site_names(model: str, position_bias: bool, has_ties: bool) -> list[str]:
+    """The scalar sites a model samples beside its scores, in order: ``gamma?``, ``alpha``,
+    ``beta``, ``sigma`` (``poe-g``), ``nu?`` (``bt`` with Davidson ties).
+
+    The one statement of which combinations exist, shared by every backend.
+
+    Raises
+    ------
+    ValueError
+        An unknown model; ``has_ties`` for a model other than ``bt``; ``position_bias`` with
+        ``poe-g``, whose ``beta`` is the position-bias offset E[p] of eq. 13 (a ``gamma`` beside
+        it would not be identified).
+    """
+    if model not in BAYES_MODELS:
+        raise ValueError(f"bayesian model must be one of {BAYES_MODELS}, got {model!r}")
+    if has_ties and model != "bt":
+        raise ValueError(f"has_ties (Davidson's nu) applies to model='bt' only, got model={model!r}")
+    if position_bias and model == "poe-g":
+        raise ValueError(
+            "model='poe-g' takes no position_bias: its beta is the position-bias offset E[p] of "
+            "eq. 13 (a gamma beside it would not be identified)"
+        )
+    return (["gamma"] if position_bias else []) + (["alpha", "beta", "sigma"] if model == "poe-g" else []) + (
+        ["nu"] if has_ties else [])
 
 
 def raw_site(model: str) -> str:
@@ -363,17 +392,12 @@ def fit_scores(
     model's prediction, comparable across the three models; see the module docstring);
     ``observed_data`` with the outcomes.
     """
-    if model not in BAYES_MODELS:
-        raise ValueError(f"bayesian model must be one of {BAYES_MODELS}, got {model!r}")
     if ties not in ("davidson", "half"):
         raise ValueError(f"ties must be 'davidson' or 'half', got {ties!r}")
     if backend not in ("nutpie", "numpyro", "pymc"):
         raise ValueError(f"backend must be 'nutpie', 'numpyro' or 'pymc' for rankings, got {backend!r}")
-    if model == "poe-g" and position_bias:
-        raise ValueError(
-            "model='poe-g' takes no position_bias: its beta is the position-bias offset E[p] of "
-            "eq. 13 (a gamma beside it would not be identified)"
-        )
+    has_ties = model == "bt" and ties == "davidson" and bool(np.any(data.y == 0.5))
+    extra = site_names(model, position_bias, has_ties)  # validates the model and its options
     if centring not in ("auto", "centred", "non-centred"):
         raise ValueError(f"centring must be 'auto', 'centred' or 'non-centred', got {centring!r}")
     w, snr = 1.0, float("nan")
@@ -381,11 +405,8 @@ def fit_scores(
         w, snr = gaussian_centring(data)
         if centring != "auto":
             w = 0.0 if centring == "centred" else 1.0
-    has_ties = model == "bt" and ties == "davidson" and bool(np.any(data.y == 0.5))
     labels = [f"{data.items[g]} | {c}" for g, c in zip(data.cand_item, data.candidates, strict=True)]
     counts = np.bincount(data.cand_item, minlength=data.n_items).astype(float)
-    extra = (["gamma"] if position_bias else []) + (["alpha", "beta", "sigma"] if model == "poe-g" else [])
-    extra += ["nu"] if has_ties else []
     if backend == "nutpie":
         from .bayesian_fast import sample_scores_fast
 

@@ -61,11 +61,11 @@ import numba
 import numpy as np
 
 from .._nutpie import EXPAND_SIG, LOGP_SIG, make_model, run
+from .bayesian import site_names
 from .encode import RankData
 
 __all__ = ["sample_scores_fast", "pack_data", "logp_grad", "param_names"]
 
-FAST_MODELS = ("poe-bt", "poe-g", "bt")
 _HEADER = 9  # N, K, G, kind (0 logistic, 1 gaussian, 2 davidson), bias, ties, sigma_s, n_dim, w
 _LOGISTIC, _GAUSSIAN, _DAVIDSON = 0, 1, 2
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -73,23 +73,9 @@ _LOG2 = math.log(2.0)
 
 
 def param_names(model: str, position_bias: bool, has_ties: bool) -> list[str]:
-    """Names of the sites after the raw scores, in the order of the unconstrained vector."""
-    _check_model(model, has_ties, position_bias)
-    names = ["gamma"] if position_bias else []
-    if model == "poe-g":
-        names += ["alpha", "beta", "sigma"]
-    if has_ties:
-        names += ["nu"]
-    return names
-
-
-def _check_model(model: str, has_ties: bool, position_bias: bool = False) -> None:
-    if model not in FAST_MODELS:
-        raise ValueError(f"bayesian model must be one of {FAST_MODELS}, got {model!r}")
-    if has_ties and model != "bt":
-        raise ValueError(f"has_ties (Davidson's nu) applies to model='bt' only, got model={model!r}")
-    if position_bias and model == "poe-g":
-        raise ValueError("model='poe-g' takes no position_bias: its beta is the position-bias offset (eq. 13)")
+    """Names of the sites after the raw scores, in the order of the unconstrained vector
+    (:func:`bayes_judge.ranking.bayesian.site_names`, which also refuses impossible options)."""
+    return site_names(model, position_bias, has_ties)
 
 
 def pack_data(
@@ -120,7 +106,7 @@ def pack_data(
         outcome (``p`` for the PoE models, ``y`` for ``bt``; K), ``cand_item (N)``,
         ``1 / count (G)``.
     """
-    _check_model(model, has_ties, position_bias)
+    names = param_names(model, position_bias, has_ties)
     if not (np.isfinite(sigma_s) and sigma_s > 0):
         raise ValueError(f"sigma_s must be a positive prior scale, got {sigma_s!r}")
     if not 0.0 <= w <= 1.0:
@@ -151,7 +137,7 @@ def pack_data(
         if model == "poe-bt" and ((out < 0) | (out > 1)).any():
             raise ValueError("soft outcomes p must lie in [0, 1] for the soft Bradley-Terry model")
     kind = _GAUSSIAN if model == "poe-g" else (_DAVIDSON if has_ties else _LOGISTIC)
-    n_dim = N + len(param_names(model, position_bias, has_ties))
+    n_dim = N + len(names)
     head = [N, K, G, kind, float(bool(position_bias)), float(bool(has_ties)), float(sigma_s), n_dim, float(w)]
     parts = [np.asarray(head, dtype=np.float64), i, j, out, cand_item, 1.0 / counts]
     return np.ascontiguousarray(np.concatenate([np.asarray(a, dtype=np.float64) for a in parts]))

@@ -216,7 +216,8 @@ def poe_gaussian(
     f_mu, f_sigma : callable, optional
         Vectorized ``f_μ(p)`` and ``f_σ(p)`` (mean and variance of the expert given ``p``,
         eq. 6-7) for the general form; ``f_mu`` replaces ``alpha`` / ``beta``, ``f_sigma``
-        replaces ``sigma2`` (giving both a function and the parameter it replaces is an error).  With ``f_mu`` and ``debias=True`` the experts are shifted by
+        replaces ``sigma2`` (giving both a function and the parameter it replaces is an
+        error).  With ``f_mu`` and ``debias=True`` the experts are shifted by
         ``γ = −E[f_μ(p_ij)]`` so that ``E[s_i − s_j] = 0`` (A.7, eq. 48).
     anchor_var : float, optional
         Variance ``σ_0²`` of the anchoring expert; default ``σ²`` (equal weight, as in eq. 12)
