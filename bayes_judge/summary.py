@@ -11,7 +11,7 @@ import pandas as pd
 
 from .calibration.kde import kde_mode
 
-__all__ = ["win_rate_summary", "score_summary", "pairwise_prob", "compare_systems"]
+__all__ = ["win_rate_summary", "judge_summary", "score_summary", "pairwise_prob", "compare_systems"]
 
 
 def win_rate_summary(
@@ -33,8 +33,11 @@ def win_rate_summary(
     -------
     pandas.DataFrame indexed by pair label, with columns
         system_a, system_b : the pair's orientation; p = P(a human prefers system_a)
-        p_mean, p_mode : posterior mean and KDE mode of p (seed 003 p_mean / p_mode)
-        hdi_low, hdi_high : highest-density interval of p
+        p_mean, p_mode : posterior mean and KDE mode of p (seed 003 p_mean / p_mode); for BWRS,
+            whose eq. 11 draws may leave [0, 1] (a ratio whose mean need not exist), ``p_mean``
+            is the draws' median
+        p_median : posterior median of p
+        hdi_low, hdi_high : highest-density interval of p; for BWRS clipped to [0, 1]
         prob_gt_half : P(p > 0.5 | data), the probability that system_a is the better system
         k_observed : observed win rate (eq. 4) averaged over judges
         r_hat, ess_bulk : convergence diagnostics of p (NaN-free only for MCMC fits)
@@ -69,11 +72,16 @@ def win_rate_summary(
         else np.full(len(pairs), np.nan)
     )
     flat = pv.reshape(-1, len(pairs))
+    is_bwrs = attrs.get("method", "") == "bwrs"
+    median = np.median(flat, axis=0)
+    if is_bwrs:
+        hdi = np.clip(hdi, 0.0, 1.0)
     out = pd.DataFrame(
         {
             "system_a": first,
             "system_b": second,
-            "p_mean": flat.mean(axis=0),
+            "p_mean": median if is_bwrs else flat.mean(axis=0),
+            "p_median": median,
             "p_mode": [kde_mode(flat[:, i]) for i in range(len(pairs))],
             "hdi_low": hdi[:, 0],
             "hdi_high": hdi[:, 1],
@@ -88,6 +96,79 @@ def win_rate_summary(
         },
         index=pd.Index(pairs, name="pair"),
     )
+    return out
+
+
+def _beta_interval(k: np.ndarray, n: np.ndarray, prob: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean and equal-tailed interval of Beta(1 + k, 1 + n − k): a share with a uniform prior."""
+    from scipy import stats
+
+    a, b = 1.0 + k, 1.0 + n - k
+    tail = (1 - prob) / 2
+    return a / (a + b), stats.beta.ppf(tail, a, b), stats.beta.ppf(1 - tail, a, b)
+
+
+def judge_summary(idata: az.InferenceData, *, hdi_prob: float = 0.9) -> pd.DataFrame:
+    """One row per judge: accuracy on each class, position bias and agreement, with intervals.
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        A win-rate fit (:func:`bayes_judge.win_rate`).
+    hdi_prob : float
+        Mass of the intervals.
+
+    Returns
+    -------
+    pandas.DataFrame indexed by judge, with columns
+        acc_g0, acc_g0_low, acc_g0_high : accuracy on items a human prefers G0 (q0 of seed 003
+            eq. 5): the posterior of q0 where the model has it (pooled over pairs), else the
+            Beta(1 + agree, 1 + disagree) posterior from the labelled items
+        acc_g1, acc_g1_low, acc_g1_high : the same for G1 (q1, eq. 6)
+        n_labelled_verdicts : verdicts on labelled items (the basis of a label-based accuracy)
+        p_first, p_first_low, p_first_high : P(the judge names the first-shown answer), seed 001
+            eq. 8 (0.5: no position bias), from every decided row
+        agreement, agreement_low, agreement_high : share of items on which the judge's verdict
+            agrees with the majority of the other judges (items with a decided majority)
+        source : "posterior" (accuracies from the model's q) or "labels"
+    """
+    import json
+
+    if not hasattr(idata, "observed_data") or "n_first" not in idata.observed_data:
+        raise ValueError("judge_summary needs a win-rate fit of bj.win_rate (observed n_first / n_second)")
+    judges = [str(j) for j in idata.observed_data["judge"].to_numpy()]
+    n1 = idata.observed_data["n_first"].to_numpy()
+    n0 = idata.observed_data["n_second"].to_numpy()
+    lab = idata.constant_data["human_label"].to_numpy() if "human_label" in idata.constant_data else np.full(n1.shape[0], -1)
+    out = pd.DataFrame(index=pd.Index(judges, name="judge"))
+    post = idata.posterior
+    q0 = post["q0"] if "q0" in post else post["q"] if "q" in post else None
+    q1 = post["q1"] if "q1" in post else post["q"] if "q" in post else None
+    tail = (1 - hdi_prob) / 2
+    z1, z0 = lab == 1, lab == 0
+    for cls, qv, sel, agree in (("g0", q0, z1, n1), ("g1", q1, z0, n0)):
+        if qv is not None:
+            x = qv.mean("pair").to_numpy().reshape(-1, len(judges)) if "pair" in qv.dims else qv.to_numpy().reshape(-1, len(judges))
+            out[f"acc_{cls}"] = x.mean(axis=0)
+            out[f"acc_{cls}_low"], out[f"acc_{cls}_high"] = np.quantile(x, [tail, 1 - tail], axis=0)
+        else:
+            k, n = agree[sel].sum(axis=0), (n1 + n0)[sel].sum(axis=0)
+            m, lo, hi = _beta_interval(k, n, hdi_prob)
+            out[f"acc_{cls}"], out[f"acc_{cls}_low"], out[f"acc_{cls}_high"] = m, lo, hi
+    out["n_labelled_verdicts"] = (n1 + n0)[lab >= 0].sum(axis=0)
+    attrs = idata.attrs or {}
+    counts = json.loads(str(attrs.get("position_counts", "{}")) or "{}")
+    base = [j.split(" [G0 in ")[0] for j in judges]
+    ka = np.array([counts.get(b, [np.nan, np.nan])[0] for b in base], dtype=float)
+    na = np.array([counts.get(b, [np.nan, np.nan])[1] for b in base], dtype=float)
+    out["p_first"], out["p_first_low"], out["p_first_high"] = _beta_interval(ka, na, hdi_prob)
+    vote = np.sign(n1 - n0)  # (item, judge): +1 G0, -1 G1, 0 tie or no verdict
+    others = vote.sum(axis=1, keepdims=True) - vote
+    has = (vote != 0) & (others != 0)
+    k = ((np.sign(others) == vote) & has).sum(axis=0).astype(float)
+    n = has.sum(axis=0).astype(float)
+    out["agreement"], out["agreement_low"], out["agreement_high"] = _beta_interval(k, n, hdi_prob)
+    out["source"] = "posterior" if q0 is not None else "labels"
     return out
 
 

@@ -24,7 +24,7 @@ import pandas as pd
 
 from .schema import validate_judgments
 
-__all__ = ["WinRateData", "encode_win_rate", "SWAP_MODES", "TIE_MODES"]
+__all__ = ["WinRateData", "VerdictPatterns", "encode_win_rate", "verdict_patterns", "SWAP_MODES", "TIE_MODES"]
 
 SWAP_MODES = ("sum", "none", "split")
 TIE_MODES = ("random", "skip")
@@ -243,6 +243,12 @@ def encode_win_rate(
         score_a = np.where(np.isnan(pa), score_a, pa)
     score_first = np.where(first_in_a, score_a, 1.0 - score_a)
 
+    # position choices per judge (kept rows with a decision): P(first) of seed 001 eq. 8
+    decided = keep & (score_a != 0.5)
+    pos = pd.DataFrame({"judge": v["judge"].to_numpy(dtype=object)[decided], "a": score_a[decided] > 0.5})
+    g = pos.groupby("judge", sort=True)["a"].agg(["sum", "count"])
+    meta["position_counts"] = {str(j): [int(r["sum"]), int(r["count"])] for j, r in g.iterrows()}
+
     judge_col = v["judge"].to_numpy(dtype=object)
     if swap == "split":
         judge_col = np.array(
@@ -388,3 +394,111 @@ def _merge_external_human(
         raise ValueError("human labels: they contradict each other or the table's 'human' column")
     out[units] = labs
     return out
+
+
+@dataclass(frozen=True)
+class VerdictPatterns:
+    """Items with identical verdicts and label merged into weighted patterns (exact).
+
+    Every win-rate model's likelihood depends on the data only through this histogram, so a
+    million judgment rows become at most a few thousand patterns.
+
+    Attributes
+    ----------
+    n1, n0, n_tie : ndarray, shape (K, E)
+        Verdicts of judge ``e`` for G0, for G1, and ties left out (``ties="skip"``).
+    label : ndarray of int, shape (K,)
+        1 = a human preferred G0, 0 = G1, -1 = unlabelled (or labels not used).
+    pair : ndarray of int, shape (K,)
+    weight : ndarray of float, shape (K,)
+        Number of items that share the pattern.
+    unit_pattern : ndarray of int, shape (U,)
+        The pattern of every item (unit) of the :class:`WinRateData`.
+    items_per_pair : ndarray of float, shape (P,)
+    """
+
+    n1: np.ndarray
+    n0: np.ndarray
+    n_tie: np.ndarray
+    label: np.ndarray
+    pair: np.ndarray
+    weight: np.ndarray
+    unit_pattern: np.ndarray
+    items_per_pair: np.ndarray
+
+    @property
+    def n_patterns(self) -> int:
+        return len(self.weight)
+
+    @property
+    def vote(self) -> np.ndarray:
+        """Net vote of judge ``e`` for G0 on a pattern: (n1 − n0) / (n1 + n0 + ties), in [−1, 1]."""
+        tot = self.n1 + self.n0 + self.n_tie
+        return np.where(tot > 0, (self.n1 - self.n0) / np.maximum(tot, 1), 0.0)
+
+    @property
+    def vote_mean(self) -> np.ndarray:
+        """Mean net vote over the judges that judged the pattern's items, shape (K,)."""
+        judged = (self.n1 + self.n0 + self.n_tie) > 0
+        return self.vote.sum(axis=1) / np.maximum(judged.sum(axis=1), 1)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The arrays a win-rate declaration reads, as ``pm.Data`` names → values."""
+        lab = self.label
+        w = self.weight
+        return {
+            "n1": self.n1,
+            "n_total": self.n1 + self.n0,
+            "label": lab.astype(np.int64),
+            "pair": self.pair.astype(np.int64),
+            "weight": w,
+            "vote": self.vote,
+            "vote_mean": self.vote_mean,
+            "n_labelled": np.where(lab >= 0, w, 0.0).astype(np.int64),
+            "n_label_g0": np.where(lab == 1, w, 0.0).astype(np.int64),
+            "n_unlabelled": np.where(lab < 0, w, 0.0).astype(np.int64),
+            "items_per_pair": self.items_per_pair,
+            "judged": self.judged,
+        }
+
+    @property
+    def judged(self) -> np.ndarray:
+        """1.0 where judge e gave a verdict on some item of the pair, shape (P, E)."""
+        P, E = len(self.items_per_pair), self.n1.shape[1]
+        out = np.zeros((P, E))
+        np.add.at(out, self.pair, (self.n1 + self.n0) * self.weight[:, None])
+        return (out > 0).astype(float)
+
+    #: dims of each array of :meth:`arrays` (the declarations' ``pm.Data``)
+    DIMS = {
+        "n1": ("pattern", "judge"), "n_total": ("pattern", "judge"), "vote": ("pattern", "judge"),
+        "label": ("pattern",), "pair": ("pattern",), "weight": ("pattern",),
+        "vote_mean": ("pattern",), "n_labelled": ("pattern",), "n_label_g0": ("pattern",),
+        "n_unlabelled": ("pattern",), "items_per_pair": ("pair",), "judged": ("pair", "judge"),
+    }
+
+
+def verdict_patterns(data: WinRateData, *, use_labels: bool) -> VerdictPatterns:
+    """The pattern histogram of ``data``: items with equal (pair, label, verdicts) merged.
+
+    Parameters
+    ----------
+    data : WinRateData
+    use_labels : bool
+        Whether human labels are part of the pattern (observed); otherwise every label is -1.
+    """
+    label = data.label if use_labels else np.full(data.n_units, -1)
+    key = np.column_stack([data.unit_pair, label, data.n_first, data.n_second, data.n_tie])
+    uniq, inverse, counts = np.unique(key, axis=0, return_inverse=True, return_counts=True)
+    E = len(data.judges)
+    per_pair = np.bincount(data.unit_pair, minlength=len(data.pairs)).astype(float)
+    return VerdictPatterns(
+        n1=uniq[:, 2 : 2 + E].astype(float),
+        n0=uniq[:, 2 + E : 2 + 2 * E].astype(float),
+        n_tie=uniq[:, 2 + 2 * E :].astype(float),
+        label=uniq[:, 1].astype(np.int64),
+        pair=uniq[:, 0].astype(np.int64),
+        weight=counts.astype(float),
+        unit_pattern=inverse.reshape(-1),
+        items_per_pair=per_pair,
+    )

@@ -24,11 +24,13 @@ compiled code has no data baked in.  Unconstrained vector: ``[u_p (P), u_q0 (P*E
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numba
 import numpy as np
 
 from .._nutpie import EXPAND_SIG, LOGP_SIG, make_model, run
+from ..inference.fastpaths import register_fast_path
 
 __all__ = ["sample_ds_fast", "pack_data", "logp_grad"]
 
@@ -301,3 +303,44 @@ def sample_ds_fast(
         model, chains=chains, draws=draws, tune=tune, seed=seed, target_accept=target_accept,
         cores=cores,
     )
+
+
+def _prior_arrays(priors, P: int, E: int) -> SimpleNamespace:
+    b = np.broadcast_to
+    return SimpleNamespace(
+        alpha_p=b(np.asarray(priors.p.alpha, float), (P,)).copy(),
+        beta_p=b(np.asarray(priors.p.beta, float), (P,)).copy(),
+        alpha_q0=b(np.asarray(priors.q0.alpha, float), (P, E)).copy(),
+        beta_q0=b(np.asarray(priors.q0.beta, float), (P, E)).copy(),
+        alpha_q1=b(np.asarray(priors.q1.alpha, float), (P, E)).copy(),
+        beta_q1=b(np.asarray(priors.q1.beta, float), (P, E)).copy(),
+    )
+
+
+def _patterns(arrays) -> SimpleNamespace:
+    return SimpleNamespace(
+        n1=arrays["n1"], n0=arrays["n_total"] - arrays["n1"], label=arrays["label"],
+        pair=arrays["pair"], weight=arrays["weight"],
+    )
+
+
+def fast_path(arrays, coords, priors, *, init, chains, draws, tune, seed, target_accept):
+    """The registered nutpie fast path of the ``"dawid-skene"`` declaration (same posterior)."""
+    P, E = len(coords["pair"]), len(coords["judge"])
+    return sample_ds_fast(
+        _patterns(arrays), _prior_arrays(priors, P, E), chains=chains, draws=draws, tune=tune,
+        seed=seed, init_values=init, target_accept=target_accept,
+    )
+
+
+def _fast_logp_grad(x, arrays, coords, priors):
+    """log-density and gradient of the kernel at ``x`` (logit p, logit q0, logit q1, flattened)."""
+    P, E = len(coords["pair"]), len(coords["judge"])
+    buf = pack_data(_patterns(arrays), _prior_arrays(priors, P, E))
+    grad = np.empty_like(np.asarray(x, dtype=np.float64))
+    lp = logp_grad(np.asarray(x, dtype=np.float64), buf, grad)
+    return float(lp), grad
+
+
+fast_path.logp_grad = _fast_logp_grad  # type: ignore[attr-defined]
+register_fast_path("win-rate", "dawid-skene", fast_path)

@@ -258,6 +258,14 @@ def win_rate_section(ctx: Context) -> Section:
             "k_observed", "verdict", "r_hat", "ess_bulk"]
     if ctx.method == "bwrs":
         cols.insert(-2, "frac_outside_unit")
+        outside = summ[summ["frac_outside_unit"] > 0]
+        for pair, row in outside.iterrows():
+            msg = (f"BWRS draws of p outside [0, 1] for {pair}: {row['frac_outside_unit']:.1%} of them "
+                   "(eq. 11 divides by q0 + q1 − 1, which the label counts let reach 0, so p's mean "
+                   "need not exist). The interval shown is clipped to [0, 1] and the centre is the "
+                   "median; add labels, or use the default estimator (method=None).")
+            sec.blocks.append(Text(msg, cls="fail"))
+            ctx.problems.append(msg)
     sec.blocks.append(table_from_frame(summ[cols], caption="bj.win_rate_summary", cell_cls=_diag_cell_cls))
     return sec
 

@@ -1,0 +1,117 @@
+"""Observation blocks shared by the win-rate declarations.
+
+:func:`judged_truth` is seed 003's Model 1 likelihood for one item, the latent human preference
+``h_i`` summed out; :func:`truth_posterior` is the same two class terms turned into
+P(h_i = G0 | verdicts).  Both call :func:`class_log_lik`, the one statement of the two terms.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["class_log_lik", "judged_truth", "truth_posterior", "independent_verdicts"]
+
+
+def class_log_lik(n1: Any, n_total: Any, p: Any, q0: Any, q1: Any, xp: Any = None) -> tuple[Any, Any]:
+    """log p(h = G0, t) and log p(h = G1, t) of one item (seed 003 Model 1, eq. 5-6).
+
+    ::
+
+        log p(h = G0, t) = log p     + sum_e [n1_e log q0^e       + n0_e log(1 - q0^e)]
+        log p(h = G1, t) = log(1 - p) + sum_e [n1_e log(1 - q1^e) + n0_e log q1^e]
+
+    Parameters
+    ----------
+    n1, n_total : (..., E) verdicts for G0 and all verdicts of each judge
+    p : (...,) P(h = G0);  q0, q1 : (..., E) accuracy on G0- and G1-preferred items
+    xp : module, optional
+        ``pytensor.tensor`` (default) or ``numpy``.
+
+    Returns
+    -------
+    ll_g0, ll_g1 : (...,)
+    """
+    if xp is None:
+        import pytensor.tensor as xp
+    n0 = n_total - n1
+    ll_g0 = xp.log(p) + (n1 * xp.log(q0) + n0 * xp.log1p(-q0)).sum(axis=-1)
+    ll_g1 = xp.log1p(-p) + (n1 * xp.log1p(-q1) + n0 * xp.log(q1)).sum(axis=-1)
+    return ll_g0, ll_g1
+
+
+def _judged_truth_logp(value, p, q0, q1, n_total, label, weight):
+    import pytensor.tensor as pt
+
+    ll_g0, ll_g1 = class_log_lik(value, n_total, p, q0, q1)
+    ll = pt.switch(pt.eq(label, 1), ll_g0, pt.switch(pt.eq(label, 0), ll_g1, pt.logaddexp(ll_g0, ll_g1)))
+    return weight * ll
+
+
+def _judged_truth_random(p, q0, q1, n_total, label, weight, rng=None, size=None):
+    p, q0, q1, n_total, label = np.broadcast_arrays(
+        np.asarray(p)[..., None], q0, q1, n_total, np.asarray(label)[..., None]
+    )
+    shape = q0.shape if size is None else tuple(size) + q0.shape[-1:]
+    h_g0 = np.where(label[..., 0] >= 0, label[..., 0] == 1, rng.random(shape[:-1]) < p[..., 0])
+    rate = np.where(h_g0[..., None], q0, 1.0 - q1)  # P(a verdict for G0 | h)
+    return rng.binomial(np.broadcast_to(n_total, shape).astype(np.int64), np.broadcast_to(rate, shape))
+
+
+def judged_truth(name: str, p, q0, q1, n_total, label, weight, *, observed, dims=None):
+    """Verdicts of E judges on items whose latent human preference is summed out (Model 1).
+
+    ``h_i ~ Bernoulli(p)``; judge e's ``n_ie`` verdicts give ``n1_ie ~ Binomial(n_ie, q0^e)`` for
+    G0 when ``h_i = G0`` and ``Binomial(n_ie, 1 − q1^e)`` when ``h_i = G1``.  A labelled item
+    (``label`` 1 or 0) keeps only its label's term.  ``weight`` items share each row (the
+    pattern histogram; exact).  The log-density counts verdict sequences (no binomial
+    coefficient), as the seed writes it.
+
+    Parameters
+    ----------
+    p : (K,)  q0, q1, n_total : (K, E)  label, weight : (K,)
+    observed : (K, E) verdicts for G0
+    """
+    import pymc as pm
+
+    return pm.CustomDist(
+        name, p, q0, q1, n_total, label, weight,
+        logp=_judged_truth_logp, random=_judged_truth_random,
+        signature="(),(e),(e),(e),(),()->(e)", observed=observed, dims=dims,
+    )
+
+
+def truth_posterior(n1, n_total, p, q0, q1, label):
+    """P(h_i = G0 | verdicts, p, q), 1 or 0 where the label is observed, shape (K,)."""
+    import pytensor.tensor as pt
+
+    ll_g0, ll_g1 = class_log_lik(n1, n_total, p, q0, q1)
+    post = pt.sigmoid(ll_g0 - ll_g1)
+    return pt.switch(pt.eq(label, 1), 1.0, pt.switch(pt.eq(label, 0), 0.0, post))
+
+
+def _independent_logp(value, k, p, n_total, label, weight):
+    import pytensor.tensor as pt
+
+    ll = (value * pt.log(k) + (n_total - value) * pt.log1p(-k)).sum(axis=-1)
+    lab = pt.switch(pt.eq(label, 1), pt.log(p), pt.switch(pt.eq(label, 0), pt.log1p(-p), 0.0))
+    return weight * (ll + lab)
+
+
+def _independent_random(k, p, n_total, label, weight, rng=None, size=None):
+    k, n_total = np.broadcast_arrays(k, n_total)
+    shape = k.shape if size is None else tuple(size) + k.shape[-1:]
+    return rng.binomial(np.broadcast_to(n_total, shape).astype(np.int64), np.broadcast_to(k, shape))
+
+
+def independent_verdicts(name: str, k, p, n_total, label, weight, *, observed, dims=None):
+    """Independent raters, no latent truth: every verdict of judge e prefers G0 with rate ``k^e``;
+    an observed human label is one more rater with rate ``p`` (its log term joins the item's)."""
+    import pymc as pm
+
+    return pm.CustomDist(
+        name, k, p, n_total, label, weight,
+        logp=_independent_logp, random=_independent_random,
+        signature="(e),(),(e),(),()->(e)", observed=observed, dims=dims,
+    )

@@ -1,0 +1,33 @@
+"""Inference: one sampling entry for every declared model, and the registered fast paths.
+
+:func:`fit_model` runs NUTS on a declaration of :mod:`bayes_judge.generative` with
+``sampler="nutpie" | "pymc" | "numpyro"`` and returns InferenceData built one way.
+"""
+
+from .backends import BACKENDS, clear_sampler_cache, sample_numpyro, sample_pymc
+from .fastpaths import fast_path, register_fast_path
+from .fit import (
+    SAMPLERS,
+    Fit,
+    clear_compiled,
+    fit_model,
+    latent_draws,
+    pointwise_log_lik,
+    predictive_draws,
+)
+
+__all__ = [
+    "SAMPLERS",
+    "BACKENDS",
+    "fit_model",
+    "latent_draws",
+    "pointwise_log_lik",
+    "predictive_draws",
+    "Fit",
+    "clear_compiled",
+    "register_fast_path",
+    "fast_path",
+    "sample_numpyro",
+    "sample_pymc",
+    "clear_sampler_cache",
+]

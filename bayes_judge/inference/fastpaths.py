@@ -1,0 +1,43 @@
+"""Optional fast paths: hand-written log-densities registered for a declared model by name.
+
+A fast path is never the definition of a model: it is a speed-up for ``sampler="nutpie"``,
+checked by one generic test (``tests/inference/test_fastpaths.py``) against the declaration's
+own compiled log-density and gradient.  A fast path is a callable::
+
+    fn(arrays, coords, priors, *, init, chains, draws, tune, seed, target_accept)
+        -> (posterior: dict name -> (chains, draws, ...) array, stats: dict name -> (chains, draws))
+
+plus, for the gradient test, ``fn.logp_grad(x, arrays, priors) -> (logp, grad)`` on the
+declaration's unconstrained space (PyMC's value variables in ``fn.value_vars`` order).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["register_fast_path", "fast_path", "fast_paths"]
+
+_FAST: dict[tuple[str, str], Callable[..., Any]] = {}
+
+
+def register_fast_path(task: str, name: str, fn: Callable[..., Any]) -> None:
+    """Register ``fn`` as the nutpie fast path of the model ``name`` of ``task``."""
+    _FAST[(task, name)] = fn
+
+
+def _load_builtin() -> None:
+    from ..annotation import ds_fast  # noqa: F401  (registers Dawid-Skene's kernel)
+    from ..ranking import bayesian_fast  # noqa: F401  (registers the ranking models' kernels)
+
+
+def fast_path(task: str, name: str) -> Callable[..., Any] | None:
+    """The fast path registered for a model, or None."""
+    _load_builtin()
+    return _FAST.get((task, name))
+
+
+def fast_paths() -> dict[tuple[str, str], Callable[..., Any]]:
+    """Every registered fast path by (task, name)."""
+    _load_builtin()
+    return dict(_FAST)

@@ -1,0 +1,363 @@
+"""One sampling entry for every declared generative model.
+
+:func:`fit_model` builds the PyMC model of a declaration (cached per model, priors and
+coordinates, so a refit only swaps the ``pm.Data``), runs NUTS with the chosen sampler and
+returns the draws as plain arrays; :mod:`bayes_judge.inference.idata` makes the InferenceData.
+
+* ``"nutpie"``: nutpie compiles the PyMC model (numba) once per process and cache entry; a refit
+  hands it the new data (``with_data``).  A registered fast path (hand-written log-density) is
+  used instead where one exists (``fast=True``).
+* ``"pymc"``: PyMC's own NUTS (``pm.sample``).
+* ``"numpyro"``: NumPyro's NUTS on the same PyMC model (``pm.sample(nuts_sampler="numpyro")``).
+
+Every chain starts at the declaration's ``init`` (default: the prior means), with no jitter:
+that keeps Dawid-Skene's chains out of the label-switched mode (``DESIGN.md``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+from ..generative.priors import Priors
+from ..generative.registry import ModelSpec
+from .fastpaths import fast_path
+
+__all__ = ["SAMPLERS", "fit_model", "pointwise_log_lik", "latent_draws", "clear_compiled", "Fit"]
+
+SAMPLERS = ("nutpie", "pymc", "numpyro")
+STAT_NAMES = ("diverging", "energy", "n_steps", "acceptance_rate", "lp", "tree_depth", "step_size")
+
+
+@dataclass
+class _Entry:
+    model: Any
+    dims: dict[str, tuple[str, ...]]
+    nutpie: Any = None
+    predict_model: Any = None
+    fns: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+_CACHE: dict[tuple, _Entry] = {}
+
+
+def clear_compiled() -> None:
+    """Forget the PyMC models and compiled samplers kept for refits."""
+    _CACHE.clear()
+
+
+def _coords_key(coords: Mapping[str, Any], fixed: set[str]) -> tuple:
+    return tuple((k, tuple(map(str, coords[k]))) for k in sorted(coords) if k in fixed)
+
+
+def _build(spec: ModelSpec, arrays: Mapping[str, np.ndarray], dims: Mapping[str, tuple[str, ...]],
+           coords: Mapping[str, Any], priors: Priors, predict: bool, options: Mapping[str, Any]):
+    import pymc as pm
+
+    with pm.Model(coords=dict(coords)) as model:
+        d = SimpleNamespace(**{k: pm.Data(k, v, dims=dims.get(k)) for k, v in arrays.items()})
+        spec.declare(d, priors, predict=predict, **options)
+    return model
+
+
+def _entry(spec: ModelSpec, arrays, dims, coords, priors: Priors, data_dims: set[str],
+           options: Mapping[str, Any]) -> _Entry:
+    fixed = set(coords) - data_dims
+    key = (spec.task, spec.name, id(spec.declare), priors.key(), _coords_key(coords, fixed),
+           tuple(sorted((k, np.asarray(v).ndim, np.asarray(v).dtype.kind) for k, v in arrays.items())),
+           tuple(sorted((k, repr(v)) for k, v in options.items())))
+    entry = _CACHE.get(key)
+    if entry is None:
+        entry = _Entry(model=_build(spec, arrays, dims, coords, priors, False, options), dims=dict(dims),
+                       options=dict(options))
+        _CACHE[key] = entry
+    else:
+        _set_data(entry.model, arrays, coords, data_dims)
+    return entry
+
+
+def _set_data(model, arrays, coords, data_dims: set[str]) -> None:
+    import pymc as pm
+
+    pm.set_data(dict(arrays), model=model, coords={k: coords[k] for k in data_dims if k in coords})
+
+
+@dataclass
+class Fit:
+    """Draws of one fit: ``posterior`` and ``stats`` as (chains, draws, ...) arrays."""
+
+    posterior: dict[str, np.ndarray]
+    stats: dict[str, np.ndarray]
+    spec: ModelSpec
+    priors: Priors
+    sampler: str
+    fast: bool
+    entry: Any
+    arrays: dict[str, np.ndarray]
+    coords: dict[str, Any]
+    seed: int
+
+
+def _stored_vars(model, spec: ModelSpec) -> list[str]:
+    names = [rv.name for rv in model.free_RVs]
+    names += [v.name for v in model.deterministics if v.name not in spec.latent]
+    return names
+
+
+def _init_point(spec: ModelSpec, d: Any, priors: Priors, model) -> dict[str, np.ndarray]:
+    from ..generative.winrate_models import prior_mean_init
+
+    init = (spec.init or prior_mean_init)(d, priors)
+    out = {}
+    for name, val in init.items():
+        if name not in model.named_vars:
+            continue
+        shape = tuple(model.initial_point()[model.rvs_to_values[model[name]].name].shape)
+        out[name] = np.broadcast_to(np.asarray(val, dtype=float), shape).copy()
+    return out
+
+
+def _read_idata_stats(ss) -> dict[str, np.ndarray]:
+    rename = {"mean_tree_accept": "acceptance_rate", "logp": "lp", "depth": "tree_depth"}
+    out = {}
+    for name in ss.data_vars:
+        key = rename.get(name, name)
+        if key in STAT_NAMES and key not in out:
+            out[key] = ss[name].to_numpy()
+    return out
+
+
+def fit_model(
+    spec: ModelSpec,
+    arrays: Mapping[str, np.ndarray],
+    *,
+    dims: Mapping[str, tuple[str, ...]],
+    coords: Mapping[str, Any],
+    priors: Priors | None = None,
+    sampler: str = "nutpie",
+    chains: int = 4,
+    draws: int = 1000,
+    tune: int = 1000,
+    seed: int = 0,
+    target_accept: float = 0.8,
+    fast: bool = True,
+    init: Mapping[str, Any] | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> Fit:
+    """Sample the posterior of a declared model by NUTS.
+
+    Parameters
+    ----------
+    spec : ModelSpec
+        A registered declaration (:func:`bayes_judge.generative.get_model`).
+    arrays : mapping name -> ndarray
+        The encoded data, one ``pm.Data`` each (``dims[name]`` names their dims).
+    coords : mapping dim -> labels
+        Coordinates of every dim; dims that data arrays carry (e.g. ``pattern``) may change
+        between refits, the others are part of the cache key.
+    priors : Priors, optional
+        Default: the declaration's defaults.
+    sampler : {"nutpie", "pymc", "numpyro"}
+    fast : bool
+        With ``sampler="nutpie"``, use the model's registered fast path if there is one.
+    init : mapping, optional
+        Start of every chain (constrained values by variable name); default the declaration's.
+    options : mapping, optional
+        Keyword options of the declaration (structural choices such as a parametrization); part
+        of the cache key and handed to a fast path as ``options=``.
+
+    Returns
+    -------
+    Fit
+    """
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
+    for name, val in (("chains", chains), ("draws", draws)):
+        if not isinstance(val, int | np.integer) or val < 1:
+            raise ValueError(f"{name} must be a positive integer, got {val!r}")
+    if not isinstance(tune, int | np.integer) or tune < 0:
+        raise ValueError(f"tune must be a non-negative integer, got {tune!r}")
+    if not 0.0 < float(target_accept) < 1.0:
+        raise ValueError(f"target_accept must be in (0, 1), got {target_accept!r}")
+    priors = spec.default_priors() if priors is None else priors
+    if not isinstance(priors, spec.priors):
+        raise TypeError(f"model {spec.name!r} takes {spec.priors.__name__}, got {type(priors).__name__}")
+    arrays = {k: np.asarray(v) for k, v in arrays.items()}
+    data_dims = {dim for k in arrays for dim in dims.get(k, ())} - {"pair", "judge", "system", "candidate"}
+    coords = dict(coords)
+    for k, v in arrays.items():  # data-carried dims get coordinates from the data's shape
+        for ax, dim in enumerate(dims.get(k, ())):
+            if dim in data_dims and dim not in coords:
+                coords[dim] = np.arange(v.shape[ax])
+
+    fp = fast_path(spec.task, spec.name) if (fast and sampler == "nutpie") else None
+    options = dict(options or {})
+    entry = _entry(spec, arrays, dims, coords, priors, data_dims, options)
+    model = entry.model
+    d = SimpleNamespace(**arrays)
+    start = _init_point(spec, d, priors, model) if init is None else {k: np.asarray(v, float) for k, v in init.items()}
+    if fp is not None:
+        kw = {"options": options} if options else {}
+        post, stats = fp(arrays, coords, priors, init=start, chains=chains, draws=draws, tune=tune,
+                         seed=seed, target_accept=target_accept, **kw)
+    elif sampler == "nutpie":
+        post, stats = _sample_nutpie(entry, spec, start, chains, draws, tune, seed, target_accept, arrays)
+    else:
+        post, stats = _sample_pymc(model, spec, start, sampler, chains, draws, tune, seed, target_accept)
+    return Fit(post, stats, spec, priors, sampler, fp is not None, entry, arrays, coords, seed)
+
+
+def _sample_nutpie(entry: _Entry, spec, start, chains, draws, tune, seed, target_accept, arrays):
+    import nutpie
+
+    from .._nutpie import run
+
+    model = entry.model
+    if entry.nutpie is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            entry.nutpie = nutpie.compile_pymc_model(
+                model, backend="numba", initial_points=start, jitter_rvs=set(),
+                var_names=_stored_vars(model, spec),
+            )
+    compiled = entry.nutpie.with_data(**{k: v for k, v in arrays.items() if k in entry.nutpie.shared_data})
+    compiled = _with_start(compiled, model, start)
+    stored = set(_stored_vars(model, spec))
+    return run(compiled, chains=chains, draws=draws, tune=tune, seed=seed, target_accept=target_accept,
+               read={k: v for k, v in compiled.shapes.items() if k in stored})
+
+
+def _with_start(compiled, model, start):
+    """The compiled model with every chain starting at ``start`` (constrained values)."""
+    import dataclasses
+
+    ip = model.initial_point()
+    for name, val in start.items():
+        rv = model[name]
+        value_var = model.rvs_to_values[rv]
+        tr = model.rvs_to_transforms.get(rv)
+        ip[value_var.name] = tr.forward(val, *rv.owner.inputs).eval() if tr is not None else val
+    flat = np.concatenate([np.ravel(ip[v.name]) for v in model.value_vars]).astype(np.float64)
+    if not hasattr(compiled, "initial_point_func") or flat.shape[0] != compiled.n_dim:
+        return compiled
+    return dataclasses.replace(compiled, initial_point_func=lambda seed: flat.copy())
+
+
+def _sample_pymc(model, spec, start, sampler, chains, draws, tune, seed, target_accept):
+    import pymc as pm
+
+    names = _stored_vars(model, spec)
+    kw: dict[str, Any] = dict(
+        draws=draws, tune=tune, chains=chains, random_seed=seed, initvals=start,
+        target_accept=target_accept, progressbar=False, compute_convergence_checks=False,
+        var_names=names,
+    )
+    if sampler == "numpyro":
+        kw.update(nuts_sampler="numpyro", nuts_sampler_kwargs={"chain_method": "vectorized", "jitter": False})
+    else:
+        # forking a process that already runs JAX's thread pool is unsafe: chains in-process then
+        kw.update(init="adapt_diag", cores=1 if "jax" in sys.modules else min(chains, os.cpu_count() or 1))
+    with model, warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*The number of samples is too small.*")
+        warnings.filterwarnings("ignore", message=".*There were .* divergences.*")
+        idata = pm.sample(**kw)
+    post = {k: idata.posterior[k].to_numpy() for k in names}
+    return post, _read_idata_stats(idata.sample_stats)
+
+
+def _posterior_dataset(fit: Fit, names: list[str]):
+    import xarray as xr
+
+    model = fit.entry.model
+    dv = {}
+    for k in names:
+        arr = fit.posterior[k]
+        vdims = list(model.named_vars_to_dims.get(k, ())) or [f"{k}_dim_{i}" for i in range(arr.ndim - 2)]
+        dv[k] = (("chain", "draw", *vdims), arr)
+    coords = {k: v for k, v in model.coords.items() if v is not None}
+    used = {dim for _, (dd, _) in dv.items() for dim in dd}
+    return xr.Dataset(dv, coords={k: np.asarray(v) for k, v in coords.items() if k in used})
+
+
+def pointwise_log_lik(fit: Fit, var: str) -> np.ndarray:
+    """Log-likelihood of every pattern's *single item* for every draw, shape (chains, draws, K).
+
+    The declaration's observed variable ``var`` scores each pattern row with its weight (the
+    number of items sharing it); dividing by the weight gives one item's value.
+    """
+    import pymc as pm
+
+    model = fit.entry.model
+    free = [rv.name for rv in model.free_RVs]
+    ds = _posterior_dataset(fit, free)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ll = pm.compute_log_likelihood(
+            _as_idata(ds), var_names=[var], model=model, extend_inferencedata=False, progressbar=False
+        )
+    out = ll[var].to_numpy()
+    w = fit.arrays.get("weight")
+    if w is not None:
+        out = out / np.where(w > 0, w, 1.0)
+    return out
+
+
+def latent_draws(fit: Fit, var: str) -> np.ndarray:
+    """A latent deterministic of the declaration (e.g. ``h_prob``) for every draw."""
+    import pymc as pm
+
+    model = fit.entry.model
+    free = [rv.name for rv in model.free_RVs]
+    ds = _posterior_dataset(fit, free)
+    out = pm.compute_deterministics(ds, var_names=[var], model=model, progressbar=False)
+    return out[var].to_numpy()
+
+
+def predictive_draws(fit: Fit, names: list[str]) -> dict[str, np.ndarray]:
+    """Posterior predictive draws of the declaration's ``predict=True`` variables."""
+    import pymc as pm
+
+    entry = fit.entry
+    if entry.predict_model is None:
+        dims = entry.dims
+        entry.predict_model = _build(fit.spec, fit.arrays, dims, fit.coords, fit.priors, True, entry.options)
+    else:
+        data_dims = {dim for k in fit.arrays for dim in entry.dims.get(k, ())} - {"pair", "judge"}
+        _set_data(entry.predict_model, fit.arrays, fit.coords, data_dims)
+    free = [rv.name for rv in entry.model.free_RVs]
+    ds = _posterior_dataset(fit, free)
+    with warnings.catch_warnings(), _quiet_pymc():
+        warnings.simplefilter("ignore")
+        pp = pm.sample_posterior_predictive(
+            _as_idata(ds), model=entry.predict_model, var_names=list(names), random_seed=fit.seed + 104729,
+            progressbar=False, return_inferencedata=True,
+        )
+    return {k: pp.posterior_predictive[k].to_numpy() for k in names}
+
+
+@contextlib.contextmanager
+def _quiet_pymc():
+    """PyMC logs "Sampling: [...]" at INFO for every predictive draw; hold it back."""
+    log = logging.getLogger("pymc")
+    level = log.level
+    log.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
+
+
+def _as_idata(ds):
+    import arviz as az
+
+    return az.InferenceData(posterior=ds)

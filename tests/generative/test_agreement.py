@@ -1,0 +1,78 @@
+"""One agreement test per declared model: every sampler samples the same posterior.
+
+nutpie (on the declaration, and on the registered fast path where there is one), PyMC's NUTS
+and NumPyro's NUTS run the same PyMC declaration; posterior means of every sampled parameter
+agree within their Monte Carlo standard errors (MCSE from ESS).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import arviz as az
+import numpy as np
+import pytest
+
+import bayes_judge as bj
+from bayes_judge.generative import list_models
+from bayes_judge.inference import fast_path, fit_model
+from bayes_judge.verdicts import VerdictPatterns, verdict_patterns
+
+KW = dict(chains=2, draws=600, tune=600, seed=1)
+
+
+@pytest.fixture(scope="module")
+def win_rate_case():
+    df = bj.simulate_win_rate(160, p=0.65, q0=[0.85, 0.7, 0.8], q1=[0.7, 0.8, 0.75], seed=5)
+    df = df.assign(human=df["human"].where(df["item"] % 4 == 0, None))
+    data = bj.encode_win_rate(df, ties="skip")
+    return data
+
+
+def _mean_mcse(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Posterior mean and its MCSE per scalar, from (chains, draws, ...) draws."""
+    flat = draws.reshape(draws.shape[0], draws.shape[1], -1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ess = np.array([float(az.ess(flat[:, :, i], method="mean")) for i in range(flat.shape[2])])
+    return flat.mean(axis=(0, 1)), flat.std(axis=(0, 1)) / np.sqrt(ess)
+
+
+def _variants(task: str, name: str) -> list[tuple[str, bool]]:
+    out = [("nutpie", False), ("pymc", False), ("numpyro", False)]
+    if fast_path(task, name) is not None:
+        out.insert(0, ("nutpie", True))
+    return out
+
+
+BUILTIN = ("dawid-skene", "one-coin", "independent", "regression")
+
+
+@pytest.mark.parametrize("name", BUILTIN)
+def test_samplers_agree(name, win_rate_case):
+    assert {m.name for m in list_models("win-rate")} >= set(BUILTIN)
+    data = win_rate_case
+    pat = verdict_patterns(data, use_labels=True)
+    coords = {"pair": data.pair_labels, "judge": list(data.judges)}
+    from bayes_judge.generative import get_model
+
+    spec = get_model(name, "win-rate")
+    fits = {}
+    for sampler, fast in _variants("win-rate", name):
+        fit = fit_model(spec, pat.arrays(), dims=VerdictPatterns.DIMS, coords=coords,
+                        sampler=sampler, fast=fast, **KW)
+        assert fit.fast == fast
+        fits[(sampler, fast)] = fit
+    ref_key = next(iter(fits))
+    ref = fits[ref_key]
+    for key, fit in fits.items():
+        if key == ref_key:
+            continue
+        for var in ref.posterior:
+            if var.endswith("__"):
+                continue
+            ma, sa = _mean_mcse(ref.posterior[var])
+            mb, sb = _mean_mcse(fit.posterior[var])
+            tol = 4.5 * np.sqrt(sa**2 + sb**2) + 1e-3
+            assert (np.abs(ma - mb) < tol).all(), (name, key, var, ma, mb, tol)
+        assert fit.stats["diverging"].sum() <= 0.01 * fit.stats["diverging"].size, (name, key)
