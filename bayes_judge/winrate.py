@@ -206,7 +206,7 @@ def _fit_declared(
 ) -> tuple[dict, dict]:
     """Fit a declared win-rate model of :mod:`bayes_judge.generative` by NUTS."""
     from .generative import get_model
-    from .inference import fit_model, latent_draws, pointwise_log_lik, predictive_draws
+    from .inference.fit import fit_model, item_quantities, predictive_draws
     from .verdicts import VerdictPatterns, verdict_patterns
 
     spec = get_model(name, "win-rate")
@@ -231,19 +231,23 @@ def _fit_declared(
         post.update({k: v for k, v in predictive_draws(fit, list(spec.predictive)).items() if k == "p"})
     if name == "one-coin":
         _label_switch_check(post["q"], post["q"], data)
-    elif name == "dawid-skene":
+    elif name in ("dawid-skene", "hierarchical"):
         _label_switch_check(post["q0"], post["q1"], data)
     C, D = post["p"].shape[:2]
     if pointwise is None:  # per-item arrays per draw only while they stay small (<= ~400 MB)
         pointwise = C * D * data.n_units * (1 + len(spec.latent)) <= 5e7
+    model = fit.entry.model  # the declaration names every variable's dims
+    var_dims = {k: list(model.named_vars_to_dims.get(k, ())) for k in post}
+    var_dims.update({"p": ["pair"], **{lat: ["item"] for lat in spec.latent}, "t": ["item"]})
     extra: dict = {"sample_stats": fit.stats, "n_patterns": pat.n_patterns, "priors": pri,
-                   "sampler": "nutpie (fast path)" if fit.fast else sampler}
+                   "sampler": "nutpie (fast path)" if fit.fast else sampler, "dims": var_dims}
     if pointwise:
         idx = pat.unit_pattern
-        extra["log_likelihood"] = {"t": pointwise_log_lik(fit, spec.observed[0])[..., idx]}
+        ll, lat = item_quantities(fit, spec.observed[0], spec.latent)
+        extra["log_likelihood"] = {"t": ll[..., idx]}
         extra["loglik_attrs"] = loglik_attrs(use_labels)
-        for lat in spec.latent:
-            post[lat] = latent_draws(fit, lat)[..., idx]
+        for name_lat, val in zip(spec.latent, lat, strict=True):
+            post[name_lat] = val[..., idx]
     if name in ("dawid-skene", "one-coin"):
         extra["prior_const"] = (
             {"alpha_q": pri.q.alpha, "beta_q": pri.q.beta} if name == "one-coin"
@@ -389,6 +393,11 @@ def win_rate(
             f"method={method!r} has no judge accuracies for an OOD prior to inform; use "
             "prior='none' or 'in-distribution'"
         )
+    if method in ("regression", "ppi") and not labelled:
+        raise ValueError(
+            f"{method}: needs human labels on some items: fill the 'human' column or pass a "
+            "human= table (with no labels at all, leave method unset: Dawid-Skene)"
+        )
     if method in ("regression", "ppi") and prior == "none":
         raise ValueError(f"method={method!r} calibrates the judges on human labels; it needs prior='in-distribution' (the default when labels are given)")
     if priors is not None and method in ("observed", "bwrs", "ppi"):
@@ -470,8 +479,7 @@ def win_rate(
             data, name=name, prior=prior, ood=ood_data, priors=priors, sampler=sampler, chains=chains,
             draws=draws, tune=tune, seed=seed, target_accept=target_accept, pointwise=pointwise,
         )
-        dims.update({k: ["pair", "judge"] for k in ("q0", "q1", "q", "k")})
-        dims.update({"h_prob": ["item"], "t": ["item"], "b0": ["pair"], "z": ["judge"]})
+        dims.update(extra.pop("dims"))
 
     attrs = _attrs(data, method, prior, seed)
     if method == "dawid-skene":

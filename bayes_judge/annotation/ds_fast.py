@@ -342,5 +342,11 @@ def _fast_logp_grad(x, arrays, coords, priors):
     return float(lp), grad
 
 
+def accepts(priors, options=None) -> bool:
+    """The kernel is written for Beta priors on p, q0 and q1."""
+    return all(getattr(priors, k).family == "Beta" for k in ("p", "q0", "q1"))
+
+
 fast_path.logp_grad = _fast_logp_grad  # type: ignore[attr-defined]
+fast_path.accepts = accepts  # type: ignore[attr-defined]
 register_fast_path("win-rate", "dawid-skene", fast_path)

@@ -26,6 +26,8 @@ __all__ = [
     "one_coin",
     "independent",
     "label_regression",
+    "HierarchicalPriors",
+    "hierarchical",
 ]
 
 
@@ -125,7 +127,7 @@ def _regression_init(d: Any, prior: Priors) -> dict[str, Any]:
 
 
 @generative_model(
-    "regression", task="win-rate", priors=RegressionPriors, observed=("y",),
+    "regression", task="win-rate", priors=RegressionPriors, observed=("y",), latent=("h_prob",),
     predictive=("g0_unlabelled", "p"), summary=("p", "b", "b0", "tau"), init=_regression_init,
     reference="Bayesian label regression on the verdict pattern; finite-population win rate",
 )
@@ -154,8 +156,10 @@ def label_regression(d: Any, prior: RegressionPriors, *, predict: bool = False) 
     eta = b0[d.pair] + b * d.vote_mean + pt.dot(d.vote - d.vote_mean[:, None], tau * z)
     pi = pm.math.sigmoid(eta)
     pm.Binomial("y", n=d.n_labelled, p=pi, observed=d.n_label_g0, dims="pattern")
+    h = pt.switch(pt.eq(d.label, 1), 1.0, pt.switch(pt.eq(d.label, 0), 0.0, pi))
+    pm.Deterministic("h_prob", h, dims="pattern")  # P(a human prefers G0 | theta) per item
     if predict:
-        g = pm.Binomial("g0_unlabelled", n=d.n_unlabelled, p=pi, dims="pattern")
+        g = pm.Binomial("g0_unlabelled", n=d.n_unlabelled, p=pi)  # size from the data: vectorizes over draws
         g0 = pt.inc_subtensor(pt.zeros_like(d.items_per_pair)[d.pair], d.n_label_g0 + g)
         pm.Deterministic("p", g0 / d.items_per_pair, dims="pair")
 
@@ -163,3 +167,56 @@ def label_regression(d: Any, prior: RegressionPriors, *, predict: bool = False) 
 def prior_mean_init(d: Any, prior: Priors) -> dict[str, Any]:
     """Start of every chain: each prior's mean (keeps Dawid-Skene out of the label-switched mode)."""
     return {name: np.asarray(pr.mean(), dtype=float) for name, pr in prior.items()}
+
+
+@dataclass(frozen=True)
+class HierarchicalPriors(Priors):
+    """Priors of the hierarchical Dawid-Skene (logit scale).
+
+    ``accuracy``: the typical judge's logit accuracy (Normal(1, 1): about 0.73, rarely below
+    chance); ``spread``: sd of the judges' logit accuracies around it; ``asymmetry``: sd of a
+    judge's difference between its two classes' logit accuracies (0: one-coin).
+    """
+
+    p: Prior = Beta(1, 1)
+    accuracy: Prior = Normal(1.0, 1.0)
+    spread: Prior = HalfNormal(1.0)
+    asymmetry: Prior = HalfNormal(0.5)
+
+
+def _hierarchical_init(d: Any, prior: Priors) -> dict[str, Any]:
+    return {"p": 0.5, "mu": 1.0, "sigma": 0.5, "tau": 0.25, "z": 0.0, "w": 0.0}
+
+
+@generative_model(
+    "hierarchical", task="win-rate", priors=HierarchicalPriors, observed=("t",), latent=("h_prob",),
+    summary=("p", "q0", "q1", "mu", "sigma", "tau"), init=_hierarchical_init,
+    reference="seed 003 Model 1 with judges drawn from a population and class asymmetry shrunk to 0",
+)
+def hierarchical(d: Any, prior: HierarchicalPriors, *, predict: bool = False) -> None:
+    """Dawid-Skene whose judges come from one population (seed 003 Model 1, hierarchical q).
+
+    ::
+
+        a_e = mu + sigma z_e,   delta_e = tau w_e,   z_e, w_e ~ N(0, 1)
+        logit q0^e = a_e + delta_e / 2,   logit q1^e = a_e − delta_e / 2
+        h_i ~ Bernoulli(p);  verdicts as in Model 1
+
+    Between the one-coin model (``tau = 0``) and the seed's two-coin model (``tau`` free): a
+    judge may be better on one class, but a large gap must be paid for by the data, which keeps
+    the two-coin model from explaining a skewed verdict share by a lopsided judge.
+    """
+    import pymc as pm
+
+    p = prior.p.rv("p", dims="pair")
+    mu = prior.accuracy.rv("mu")
+    sigma = prior.spread.rv("sigma")
+    tau = prior.asymmetry.rv("tau")
+    z = pm.Normal("z", 0.0, 1.0, dims=("pair", "judge"))
+    w = pm.Normal("w", 0.0, 1.0, dims=("pair", "judge"))
+    a = mu + sigma * z
+    q0 = pm.Deterministic("q0", pm.math.sigmoid(a + tau * w / 2), dims=("pair", "judge"))
+    q1 = pm.Deterministic("q1", pm.math.sigmoid(a - tau * w / 2), dims=("pair", "judge"))
+    args = (p[d.pair], q0[d.pair], q1[d.pair])
+    judged_truth("t", *args, d.n_total, d.label, d.weight, observed=d.n1, dims=("pattern", "judge"))
+    pm.Deterministic("h_prob", truth_posterior(d.n1, d.n_total, *args, d.label), dims="pattern")

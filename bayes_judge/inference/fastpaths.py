@@ -7,8 +7,10 @@ own compiled log-density and gradient.  A fast path is a callable::
     fn(arrays, coords, priors, *, init, chains, draws, tune, seed, target_accept)
         -> (posterior: dict name -> (chains, draws, ...) array, stats: dict name -> (chains, draws))
 
-plus, for the gradient test, ``fn.logp_grad(x, arrays, priors) -> (logp, grad)`` on the
-declaration's unconstrained space (PyMC's value variables in ``fn.value_vars`` order).
+plus, for the gradient test, ``fn.logp_grad(x, arrays, coords, priors) -> (logp, grad)`` on the
+declaration's unconstrained space (PyMC's value variables in ``model.value_vars`` order), and
+optionally ``fn.accepts(priors, options) -> bool``: a kernel written for particular prior
+families declines others, and the declaration is sampled instead.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ def register_fast_path(task: str, name: str, fn: Callable[..., Any]) -> None:
 
 
 def _load_builtin() -> None:
-    from ..annotation import ds_fast  # noqa: F401  (registers Dawid-Skene's kernel)
+    from ..annotation import ds_fast, regression_fast  # noqa: F401  (register their kernels)
     from ..ranking import bayesian_fast  # noqa: F401  (registers the ranking models' kernels)
 
 

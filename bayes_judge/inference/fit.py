@@ -32,9 +32,15 @@ from ..generative.priors import Priors
 from ..generative.registry import ModelSpec
 from .fastpaths import fast_path
 
-__all__ = ["SAMPLERS", "fit_model", "pointwise_log_lik", "latent_draws", "clear_compiled", "Fit"]
+__all__ = [
+    "SAMPLERS", "fit_model", "pointwise_log_lik", "latent_draws", "predictive_draws", "item_quantities",
+    "clear_compiled", "Fit",
+]
 
 SAMPLERS = ("nutpie", "pymc", "numpyro")
+# the derived functions (pointwise log-likelihood, latent and predictive draws) are small
+# elementwise graphs evaluated once per fit: PyTensor's full rewrite pass costs more than it saves
+_DERIVED_MODE = "FAST_COMPILE"
 STAT_NAMES = ("diverging", "energy", "n_steps", "acceptance_rate", "lp", "tree_depth", "step_size")
 
 
@@ -201,6 +207,8 @@ def fit_model(
                 coords[dim] = np.arange(v.shape[ax])
 
     fp = fast_path(spec.task, spec.name) if (fast and sampler == "nutpie") else None
+    if fp is not None and not getattr(fp, "accepts", lambda p, o: True)(priors, options or {}):
+        fp = None
     options = dict(options or {})
     entry = _entry(spec, arrays, dims, coords, priors, data_dims, options)
     model = entry.model
@@ -275,18 +283,64 @@ def _sample_pymc(model, spec, start, sampler, chains, draws, tune, seed, target_
     return post, _read_idata_stats(idata.sample_stats)
 
 
-def _posterior_dataset(fit: Fit, names: list[str]):
-    import xarray as xr
+def _full_model(fit: Fit):
+    """The declaration built with ``predict=True`` (all variables), its data set to the fit's."""
+    entry = fit.entry
+    if entry.predict_model is None:
+        entry.predict_model = _build(fit.spec, fit.arrays, entry.dims, fit.coords, fit.priors, True, entry.options)
+    else:
+        data_dims = {dim for k in fit.arrays for dim in entry.dims.get(k, ())} - {"pair", "judge", "system", "candidate"}
+        _set_data(entry.predict_model, fit.arrays, fit.coords, data_dims)
+    return entry.predict_model
 
-    model = fit.entry.model
-    dv = {}
-    for k in names:
-        arr = fit.posterior[k]
-        vdims = list(model.named_vars_to_dims.get(k, ())) or [f"{k}_dim_{i}" for i in range(arr.ndim - 2)]
-        dv[k] = (("chain", "draw", *vdims), arr)
-    coords = {k: v for k, v in model.coords.items() if v is not None}
-    used = {dim for _, (dd, _) in dv.items() for dim in dd}
-    return xr.Dataset(dv, coords={k: np.asarray(v) for k, v in coords.items() if k in used})
+
+def _vectorized(fit: Fit, logp_names: tuple[str, ...], value_names: tuple[str, ...]):
+    """One compiled function per cache entry: free-parameter draws (batched) -> outputs.
+
+    The elementwise log-densities of the observed variables ``logp_names``, then the variables
+    ``value_names`` themselves (deterministics and predictive draws).  Compiled once per process
+    and cache entry (PyTensor keeps the C code on disk), evaluated for all draws at once.
+    """
+    import pymc as pm
+    import pytensor
+    import pytensor.tensor as pt
+    from pytensor.graph.replace import vectorize_graph
+
+    key = (logp_names, value_names)
+    if key in fit.entry.fns:
+        return fit.entry.fns[key]
+    model = _full_model(fit)
+    free = [model[rv.name] for rv in fit.entry.model.free_RVs]
+    outs = [pm.logp(model[n], model.rvs_to_values[model[n]]) for n in logp_names]
+    outs += [model[n] for n in value_names]
+    ins = [pt.tensor(name=rv.name, shape=(None,) + (None,) * rv.ndim, dtype=rv.dtype) for rv in free]
+    vec = vectorize_graph(outs, replace=dict(zip(free, ins, strict=True)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fn = pytensor.function(ins, vec, on_unused_input="ignore", mode=_DERIVED_MODE)
+    rngs = [v for v in fn.get_shared() if isinstance(v.get_value(borrow=True), np.random.Generator)]
+    fit.entry.fns[key] = (fn, [rv.name for rv in free], rngs)
+    return fit.entry.fns[key]
+
+
+def _evaluate(fit: Fit, logp_names: tuple[str, ...], value_names: tuple[str, ...] = (),
+              seed: int | None = None, chunk: int = 2000) -> list[np.ndarray]:
+    """Outputs of :func:`_vectorized` for every draw, shape (chains, draws, ...) each."""
+    names = logp_names + value_names
+    fresh = (logp_names, value_names) not in fit.entry.fns
+    fn, inputs, rngs = _vectorized(fit, logp_names, value_names)
+    if not fresh:
+        _full_model(fit)  # a refit: the full model's data follow the fit's
+    for i, r in enumerate(rngs):
+        r.set_value(np.random.default_rng([int(seed or 0), i]), borrow=True)
+    C, D = fit.posterior[inputs[0]].shape[:2] if inputs else (1, 1)
+    flat = [np.ascontiguousarray(fit.posterior[n].reshape((C * D,) + fit.posterior[n].shape[2:])) for n in inputs]
+    parts: list[list[np.ndarray]] = [[] for _ in names]
+    for s in range(0, C * D, chunk):
+        outs = fn(*[x[s:s + chunk] for x in flat])
+        for j, o in enumerate(outs):
+            parts[j].append(np.asarray(o))
+    return [np.concatenate(p, axis=0).reshape((C, D) + p[0].shape[1:]) for p in parts]
 
 
 def pointwise_log_lik(fit: Fit, var: str) -> np.ndarray:
@@ -295,17 +349,7 @@ def pointwise_log_lik(fit: Fit, var: str) -> np.ndarray:
     The declaration's observed variable ``var`` scores each pattern row with its weight (the
     number of items sharing it); dividing by the weight gives one item's value.
     """
-    import pymc as pm
-
-    model = fit.entry.model
-    free = [rv.name for rv in model.free_RVs]
-    ds = _posterior_dataset(fit, free)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        ll = pm.compute_log_likelihood(
-            _as_idata(ds), var_names=[var], model=model, extend_inferencedata=False, progressbar=False
-        )
-    out = ll[var].to_numpy()
+    (out,) = _evaluate(fit, (var,))
     w = fit.arrays.get("weight")
     if w is not None:
         out = out / np.where(w > 0, w, 1.0)
@@ -314,35 +358,25 @@ def pointwise_log_lik(fit: Fit, var: str) -> np.ndarray:
 
 def latent_draws(fit: Fit, var: str) -> np.ndarray:
     """A latent deterministic of the declaration (e.g. ``h_prob``) for every draw."""
-    import pymc as pm
-
-    model = fit.entry.model
-    free = [rv.name for rv in model.free_RVs]
-    ds = _posterior_dataset(fit, free)
-    out = pm.compute_deterministics(ds, var_names=[var], model=model, progressbar=False)
-    return out[var].to_numpy()
+    (out,) = _evaluate(fit, (), (var,))
+    return out
 
 
 def predictive_draws(fit: Fit, names: list[str]) -> dict[str, np.ndarray]:
-    """Posterior predictive draws of the declaration's ``predict=True`` variables."""
-    import pymc as pm
+    """Posterior predictive draws of the declaration's ``predict=True`` variables (seeded by the
+    fit's seed)."""
+    outs = _evaluate(fit, (), tuple(names), seed=fit.seed + 104729)
+    return dict(zip(names, outs, strict=True))
 
-    entry = fit.entry
-    if entry.predict_model is None:
-        dims = entry.dims
-        entry.predict_model = _build(fit.spec, fit.arrays, dims, fit.coords, fit.priors, True, entry.options)
-    else:
-        data_dims = {dim for k in fit.arrays for dim in entry.dims.get(k, ())} - {"pair", "judge"}
-        _set_data(entry.predict_model, fit.arrays, fit.coords, data_dims)
-    free = [rv.name for rv in entry.model.free_RVs]
-    ds = _posterior_dataset(fit, free)
-    with warnings.catch_warnings(), _quiet_pymc():
-        warnings.simplefilter("ignore")
-        pp = pm.sample_posterior_predictive(
-            _as_idata(ds), model=entry.predict_model, var_names=list(names), random_seed=fit.seed + 104729,
-            progressbar=False, return_inferencedata=True,
-        )
-    return {k: pp.posterior_predictive[k].to_numpy() for k in names}
+
+def item_quantities(fit: Fit, observed: str, latent: tuple[str, ...]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The pointwise log-likelihood of ``observed`` (per single item of each pattern) and the
+    ``latent`` deterministics, from one evaluation of the declaration's graph."""
+    ll, *lat = _evaluate(fit, (observed,), latent)
+    w = fit.arrays.get("weight")
+    if w is not None:
+        ll = ll / np.where(w > 0, w, 1.0)
+    return ll, lat
 
 
 @contextlib.contextmanager

@@ -1,0 +1,184 @@
+"""Registered nutpie fast path of the ``"regression"`` win-rate declaration.
+
+A hand-differentiated numba log-density of
+:func:`bayes_judge.generative.winrate_models.label_regression` on PyMC's unconstrained space
+(``b0`` (P), ``b``, ``log tau``, ``z`` (E), in that order), compiled once and cached on disk
+by numba, so that a fresh process fits in about a second.  It is checked against the
+declaration's own compiled log-density and gradient by ``tests/inference/test_fastpaths.py``;
+it is never the definition.  Only labelled patterns enter the likelihood::
+
+    eta_k = b0[pair_k] + b m_k + tau sum_e (v_ke − m_k) z_e,     r_k = y_k − n_k sigmoid(eta_k)
+    log p = sum_k [y_k log sigmoid(eta_k) + (n_k − y_k) log sigmoid(−eta_k)]
+            − (b0 − mu0)² / (2 s0²) − (b − mub)² / (2 sb²) − tau² / (2 st²) + log tau − |z|² / 2
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from .._nutpie import EXPAND_SIG, LOGP_SIG, make_model, run
+from ..inference.fastpaths import register_fast_path
+
+__all__ = ["fast_path", "pack_data", "logp_grad"]
+
+_HEADER = 3  # P, E, K
+
+
+def pack_data(arrays, priors, P: int) -> np.ndarray:
+    """One float64 buffer: header, prior parameters, then the labelled patterns' rows."""
+    n = np.asarray(arrays["n_labelled"], dtype=np.float64)
+    keep = n > 0
+    E = int(np.shape(arrays["vote"])[1])
+    m = np.asarray(arrays["vote_mean"], dtype=np.float64)[keep]
+    dev = np.asarray(arrays["vote"], dtype=np.float64)[keep] - m[:, None]
+    rows = np.column_stack([
+        np.asarray(arrays["pair"], dtype=np.float64)[keep], m,
+        np.asarray(arrays["n_label_g0"], dtype=np.float64)[keep], n[keep], dev,
+    ])
+    pri = [
+        np.broadcast_to(np.asarray(priors.intercept.mu, float), (P,)),
+        np.broadcast_to(np.asarray(priors.intercept.sigma, float), (P,)),
+        [float(priors.slope.mu), float(priors.slope.sigma), float(priors.spread.sigma)],
+    ]
+    parts = [np.array([P, E, rows.shape[0]], dtype=np.float64), *pri, rows.ravel()]
+    return np.ascontiguousarray(np.concatenate([np.asarray(x, dtype=np.float64).ravel() for x in parts]))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _log_sigmoid(u):
+    if u >= 0.0:
+        return -math.log1p(math.exp(-u))
+    return u - math.log1p(math.exp(u))
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def logp_grad(x, buf, grad):
+    """Log-density (up to a constant) and its gradient at the unconstrained point ``x``."""
+    P = int(buf[0])
+    E = int(buf[1])
+    K = int(buf[2])
+    o = _HEADER
+    mu0 = buf[o:o + P]; o += P
+    s0 = buf[o:o + P]; o += P
+    mub = buf[o]; sb = buf[o + 1]; st = buf[o + 2]; o += 3
+    W = 4 + E
+    b = x[P]
+    u = x[P + 1]
+    tau = math.exp(u)
+    z = x[P + 2:P + 2 + E]
+    for i in range(grad.shape[0]):
+        grad[i] = 0.0
+    total = 0.0
+    g_u = 0.0
+    for k in range(K):
+        r0 = o + k * W
+        j = int(buf[r0])
+        m = buf[r0 + 1]
+        y = buf[r0 + 2]
+        n = buf[r0 + 3]
+        dz = 0.0
+        for e in range(E):
+            dz += buf[r0 + 4 + e] * z[e]
+        eta = x[j] + b * m + tau * dz
+        total += y * _log_sigmoid(eta) + (n - y) * _log_sigmoid(-eta)
+        r = y - n * math.exp(_log_sigmoid(eta))
+        grad[j] += r
+        grad[P] += r * m
+        g_u += r * dz
+        for e in range(E):
+            grad[P + 2 + e] += r * tau * buf[r0 + 4 + e]
+    for j in range(P):
+        d = x[j] - mu0[j]
+        total -= 0.5 * d * d / (s0[j] * s0[j])
+        grad[j] -= d / (s0[j] * s0[j])
+    total -= 0.5 * (b - mub) * (b - mub) / (sb * sb)
+    grad[P] -= (b - mub) / (sb * sb)
+    total += -0.5 * tau * tau / (st * st) + u
+    grad[P + 1] = tau * g_u - tau * tau / (st * st) + 1.0
+    for e in range(E):
+        total -= 0.5 * z[e] * z[e]
+        grad[P + 2 + e] -= z[e]
+    return total
+
+
+@numba.njit(cache=True, nogil=True)
+def _buf_view(ptr):
+    head = numba.carray(ptr, (_HEADER,))
+    P = int(head[0])
+    E = int(head[1])
+    K = int(head[2])
+    size = _HEADER + 2 * P + 3 + K * (4 + E)
+    return numba.carray(ptr, (size,)), P + 2 + E
+
+
+@numba.cfunc(LOGP_SIG, cache=True, nogil=True)
+def _logp_cfunc(dim, x_, out_, logp_, user_data_):
+    buf, n = _buf_view(user_data_)
+    if dim != n:
+        return -1
+    x = numba.carray(x_, (n,))
+    out = numba.carray(out_, (n,))
+    lp = logp_grad(x, buf, out)
+    logp_[0] = lp
+    for i in range(n):
+        if not np.isfinite(out[i]):
+            return 3
+    if not np.isfinite(lp):
+        return 4
+    return 0
+
+
+@numba.cfunc(EXPAND_SIG, cache=True, nogil=True)
+def _expand_cfunc(dim, n_expanded, x_, out_, user_data_):
+    buf, n = _buf_view(user_data_)
+    if dim != n or n_expanded != n:
+        return -1
+    P = int(buf[0])
+    x = numba.carray(x_, (n,))
+    out = numba.carray(out_, (n,))
+    for i in range(n):
+        out[i] = x[i]
+    out[P + 1] = math.exp(x[P + 1])  # tau = exp(log tau)
+    return 0
+
+
+def accepts(priors, options=None) -> bool:
+    """The kernel is written for Normal / Normal / HalfNormal priors with scalar slope and spread."""
+    return (
+        (priors.intercept.family, priors.slope.family, priors.spread.family) == ("Normal", "Normal", "HalfNormal")
+        and all(np.ndim(v) == 0 for v in (priors.slope.mu, priors.slope.sigma, priors.spread.sigma))
+    )
+
+
+def fast_path(arrays, coords, priors, *, init, chains, draws, tune, seed, target_accept):
+    """Sample the regression declaration's posterior with nutpie on the numba kernel."""
+    P, E = len(coords["pair"]), len(coords["judge"])
+    buf = pack_data(arrays, priors, P)
+    start = np.concatenate([
+        np.broadcast_to(np.asarray(init.get("b0", 0.0), float), (P,)),
+        [float(np.asarray(init.get("b", 0.0)))],
+        [math.log(float(np.asarray(init.get("tau", 0.5))))],
+        np.broadcast_to(np.asarray(init.get("z", 0.0), float), (E,)),
+    ])
+    model = make_model(
+        logp_cfunc=_logp_cfunc, expand_cfunc=_expand_cfunc, logp_grad=logp_grad, buf=buf, init_flat=start,
+        shapes={"b0": (P,), "b": (), "tau": (), "z": (E,)},
+        dims={"b0": ("pair",), "z": ("judge",)},
+        coords={"pair": np.arange(P), "judge": np.arange(E)},
+    )
+    return run(model, chains=chains, draws=draws, tune=tune, seed=seed, target_accept=target_accept)
+
+
+def _fast_logp_grad(x, arrays, coords, priors):
+    buf = pack_data(arrays, priors, len(coords["pair"]))
+    grad = np.empty_like(np.asarray(x, dtype=np.float64))
+    lp = logp_grad(np.asarray(x, dtype=np.float64), buf, grad)
+    return float(lp), grad
+
+
+fast_path.logp_grad = _fast_logp_grad  # type: ignore[attr-defined]
+fast_path.accepts = accepts  # type: ignore[attr-defined]
+register_fast_path("win-rate", "regression", fast_path)
