@@ -61,9 +61,10 @@ def logp_grad(x, buf, grad):
     E = int(buf[1])
     K = int(buf[2])
     o = _HEADER
-    mu0 = buf[o:o + P]; o += P
-    s0 = buf[o:o + P]; o += P
-    mub = buf[o]; sb = buf[o + 1]; st = buf[o + 2]; o += 3
+    mu0 = buf[o:o + P]
+    s0 = buf[o + P:o + 2 * P]
+    mub, sb, st = buf[o + 2 * P], buf[o + 2 * P + 1], buf[o + 2 * P + 2]
+    o += 2 * P + 3
     W = 4 + E
     b = x[P]
     u = x[P + 1]
