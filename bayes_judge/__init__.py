@@ -7,60 +7,107 @@ models turn it into posterior win rates with honest uncertainty.
 >>> df = bj.load_dataset("mtbench")                    # doctest: +SKIP
 >>> idata = bj.win_rate(df, method="dawid-skene")      # doctest: +SKIP
 >>> bj.win_rate_summary(idata)                         # doctest: +SKIP
+
+The public names are imported on first use (PEP 562), so that ``import bayes_judge`` and
+``bayes-judge --help`` do not pay for PyMC, ArviZ, JAX and numba.  To add a public name, add one
+line to ``_LAZY`` (and the same import under ``TYPE_CHECKING``, for type checkers).
 """
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-from .datasets import (
-    assign_generators,
-    list_datasets,
-    load_dataset,
-    load_hanna_pairs,
-    load_hanna_scores,
-    load_hanna_texts,
-    load_items,
-    load_summeval_comparator,
-    load_summeval_pairs,
-    load_summeval_scores,
-    load_summeval_texts,
-)
-from .model_comparison import compare_models
-from .ranking import rank
-from .report import report
-from .runs import load_run, save_run
-from .schema import validate_judgments
-from .selection import select_comparisons
-from .simulate import simulate_win_rate
-from .summary import compare_systems, pairwise_prob, score_summary, win_rate_summary
-from .verdicts import encode_win_rate
-from .winrate import LabelSwitchingWarning, win_rate
+# public name -> "module" (the attribute of the same name) or "module:attribute"; a function
+# named like a subpackage (rank, report) is imported from the module that defines it
+_LAZY: dict[str, str] = {
+    "validate_judgments": ".schema",
+    "datasets": ".datasets:",
+    "generative": ".generative:",
+    "load_dataset": ".datasets:load",
+    "load_items": ".datasets:items",
+    "assign_generators": ".datasets",
+    "simulate_win_rate": ".simulate",
+    "encode_win_rate": ".verdicts",
+    "win_rate": ".winrate",
+    "win_rate_summary": ".summary",
+    "judge_summary": ".summary",
+    "next_labels": ".labelling",
+    "select_comparisons": ".selection",
+    "rank": ".ranking.rank",
+    "save_run": ".runs",
+    "load_run": ".runs",
+    "score_summary": ".summary",
+    "pairwise_prob": ".summary",
+    "compare_systems": ".summary",
+    "compare_models": ".model_comparison",
+    "report": ".report.core",
+    "LabelSwitchingWarning": ".winrate",
+}
 
-__all__ = [
-    "__version__",
-    "validate_judgments",
-    "load_dataset",
-    "load_items",
-    "list_datasets",
-    "assign_generators",
-    "load_summeval_comparator",
-    "load_summeval_pairs",
-    "load_summeval_scores",
-    "load_summeval_texts",
-    "load_hanna_scores",
-    "load_hanna_pairs",
-    "load_hanna_texts",
-    "simulate_win_rate",
-    "encode_win_rate",
-    "win_rate",
-    "win_rate_summary",
-    "select_comparisons",
-    "rank",
-    "save_run",
-    "load_run",
-    "score_summary",
-    "pairwise_prob",
-    "compare_systems",
-    "compare_models",
-    "report",
-    "LabelSwitchingWarning",
-]
+if TYPE_CHECKING:  # the same names, for type checkers (tests/test_lazy_imports.py compares them)
+    from . import datasets as datasets
+    from . import generative as generative
+    from .datasets import assign_generators as assign_generators
+    from .datasets import items as load_items  # noqa: F401 - in __all__ through _LAZY
+    from .datasets import load as load_dataset  # noqa: F401 - in __all__ through _LAZY
+    from .labelling import next_labels as next_labels
+    from .model_comparison import compare_models as compare_models
+    from .ranking.rank import rank as rank
+    from .report.core import report as report
+    from .runs import load_run as load_run
+    from .runs import save_run as save_run
+    from .schema import validate_judgments as validate_judgments
+    from .selection import select_comparisons as select_comparisons
+    from .simulate import simulate_win_rate as simulate_win_rate
+    from .summary import compare_systems as compare_systems
+    from .summary import judge_summary as judge_summary
+    from .summary import pairwise_prob as pairwise_prob
+    from .summary import score_summary as score_summary
+    from .summary import win_rate_summary as win_rate_summary
+    from .verdicts import encode_win_rate as encode_win_rate
+    from .winrate import LabelSwitchingWarning as LabelSwitchingWarning
+    from .winrate import win_rate as win_rate
+
+__all__ = ["__version__", *_LAZY]
+
+
+if not TYPE_CHECKING:  # hidden from type checkers, so that they flag a name missing above
+
+    def __getattr__(name: str) -> Any:
+        """Import a public name on first use (and keep it, so this runs once per name)."""
+        target = _LAZY.get(name)
+        if target is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        module_name, _, attr = target.partition(":")
+        module = importlib.import_module(module_name, __name__)
+        value = module if target.endswith(":") else getattr(module, attr or name)
+        globals()[name] = value
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+class _Package(types.ModuleType):
+    """This package's module type: a public name shadows the subpackage of the same name.
+
+    Importing a submodule binds it on its parent (``bayes_judge.report`` = the subpackage), which
+    would hide the public function ``bj.report`` once anything imported ``bayes_judge.report.*``
+    first.  Such a binding is dropped, so the name keeps resolving to the public object; the
+    subpackage stays importable as ``bayes_judge.report`` (``sys.modules``).
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if (isinstance(value, types.ModuleType) and value.__name__ == f"{__name__}.{name}"
+                and name in _LAZY and _LAZY[name] != f".{name}:"):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

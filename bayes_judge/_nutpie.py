@@ -43,6 +43,13 @@ EXPAND_SIG = numba.types.int64(
 )
 
 
+# the required fields of nutpie 0.16.8's CompiledPyMCModel, which make_model fills
+_KNOWN_FIELDS = {
+    "dims", "compiled_logp_func", "compiled_expand_func", "initial_point_func", "shared_data",
+    "user_data", "n_expanded", "shape_info", "logp_func", "expand_func", "_n_dim", "_shapes", "_coords",
+}
+
+
 def make_model(
     *,
     logp_cfunc,
@@ -77,8 +84,20 @@ def make_model(
     -------
     nutpie.compile_pymc.CompiledPyMCModel
     """
+    import dataclasses
+
     from nutpie.compile_pymc import CompiledPyMCModel
 
+    fields = {f.name for f in dataclasses.fields(CompiledPyMCModel) if f.default is dataclasses.MISSING
+              and f.default_factory is dataclasses.MISSING}
+    if fields - _KNOWN_FIELDS:
+        import nutpie
+
+        raise RuntimeError(
+            f"nutpie {nutpie.__version__}'s CompiledPyMCModel needs fields {sorted(fields - _KNOWN_FIELDS)} that "
+            "the hand-written fast paths do not provide (they were written for nutpie 0.16.8, which "
+            "pyproject.toml pins); install nutpie==0.16.8 or fit with fast=False"
+        )
     buf = np.ascontiguousarray(buf, dtype=np.float64)
     init_flat = np.array(init_flat, dtype=np.float64)
     if init_flat.ndim != 1:

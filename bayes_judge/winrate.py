@@ -17,7 +17,7 @@ from .verdicts import WinRateData, encode_win_rate
 
 __all__ = ["win_rate", "LabelSwitchingWarning", "METHODS", "PRIORS", "DS_MODELS"]
 
-METHODS = ("regression", "dawid-skene", "bwrs", "observed", "independent", "ppi")
+METHODS = ("regression", "ppi", "dawid-skene", "hierarchical", "bwrs", "observed", "independent")
 PRIORS = ("none", "in-distribution", "ood")
 DS_MODELS = ("two-coin", "one-coin")
 
@@ -234,8 +234,8 @@ def _fit_declared(
     elif name in ("dawid-skene", "hierarchical"):
         _label_switch_check(post["q0"], post["q1"], data)
     C, D = post["p"].shape[:2]
-    if pointwise is None:  # per-item arrays per draw only while they stay small (<= ~400 MB)
-        pointwise = C * D * data.n_units * (1 + len(spec.latent)) <= 5e7
+    if pointwise is None:  # per-item arrays per draw only while they stay small (<= ~160 MB)
+        pointwise = C * D * data.n_units * (1 + len(spec.latent)) <= 2e7
     model = fit.entry.model  # the declaration names every variable's dims
     var_dims = {k: list(model.named_vars_to_dims.get(k, ())) for k in post}
     var_dims.update({"p": ["pair"], **{lat: ["item"] for lat in spec.latent}, "t": ["item"]})
@@ -299,7 +299,8 @@ def win_rate(
         ``"ppi"``: prediction-powered inference, power-tuned (PPI++), the judges' share of
         verdicts for G0 as the prediction (a reference; its normal interval as draws);
         ``"dawid-skene"``: seed 003 Model 1 with the true label marginalized (``ds_model``
-        picks two coins or one); ``"bwrs"``: Algorithm 1 / eq. 11; ``"observed"``: k of eq. 4
+        picks two coins or one); ``"hierarchical"``: Model 1 with the judges drawn from one
+        population and each judge's class asymmetry shrunk toward 0; ``"bwrs"``: Algorithm 1 / eq. 11; ``"observed"``: k of eq. 4
         with its Beta-Bernoulli posterior; ``"independent"``: independent raters with no latent
         truth, the baseline :func:`bayes_judge.compare_models` ranks Dawid-Skene against.  Any
         win-rate model added with :func:`bayes_judge.generative.register_model` by its name.
@@ -338,8 +339,8 @@ def win_rate(
         ``method="ppi"`` only: the interval's error rate (``hdi_prob = 1 − alpha`` reads it).
     pointwise : bool, optional
         Store per-item arrays per draw (the ``log_likelihood`` group and the latent ``h_prob``).
-        Default: only while they stay small (≤ 5e7 values); ``False`` keeps a fit of a million
-        judgments small.
+        Default: only while they stay small (≤ 2e7 values, e.g. 2,500 items at 4 × 1000 draws);
+        ``False`` keeps a fit of a million judgments small.
 
     Returns
     -------

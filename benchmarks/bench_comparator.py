@@ -162,7 +162,7 @@ def build(judge, articles: int):
 
     import bayes_judge as bj
 
-    texts, contexts = bj.load_summeval_texts(articles=articles)
+    texts, contexts = bj.datasets.summeval.texts(articles=articles)
     rows = []
     for item, sub in texts.groupby("item", sort=False):
         rows += [(item, a, b) for a, b in itertools.permutations(sub["candidate"].tolist(), 2)]

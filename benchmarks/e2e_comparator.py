@@ -4,17 +4,17 @@ The default judge is the embedded SmolLM2-135M-Instruct (``Comparator()``, float
 small model: the numbers below measure the pipeline on real data, and near-chance quality is
 expected and reported as it is.
 
-(1) SummEval (bundled, ``bj.load_summeval_texts``), ``--articles`` articles, all 16 summaries
+(1) SummEval (bundled, ``bj.datasets.summeval.texts``), ``--articles`` articles, all 16 summaries
     (``--abstractive`` for the 12 abstractive ones), aspect coherence: every unordered pair in
     both orders (``symmetric=True``, prob mode, template ``summeval-coherence``), stored in a
     SQLite file so that a rerun resumes.  Ranked with ``bj.rank(method=...)`` for poe-bt,
     poe-g, win-ratio and avg-prob, on the raw p and on the position-debiased p
     (``debias="reweight"``, seed 001 eq. 9); Spearman ρ of the scores against the expert means
-    (``bj.load_summeval_scores``) per article and averaged.  Also: the judge's pairwise accuracy
+    (``bj.datasets.summeval.scores``) per article and averaged.  Also: the judge's pairwise accuracy
     against the experts (expert ties left out), P(A) (``df.attrs["position_bias"]``), the mass of
     the label tokens, and ranks from 20 % of the pairs chosen by ``bj.select_comparisons``
     (greedy D-optimal, and random no-repeat for reference), read from the same judgments.  For
-    context, the bundled GPT-3.5 pointwise scores (``bj.load_summeval_pairs``, 12 abstractive
+    context, the bundled GPT-3.5 pointwise scores (``bj.datasets.summeval.pairs``, 12 abstractive
     systems) ranked the same way.
 (2) MT-Bench (bundled LLMBar copy, ``bj.load_items("mtbench")``): ``--mtbench-items`` random
     items (seed 0), template ``instruction`` (LLMBar rules), prob mode, both orders.  Accuracy
@@ -121,10 +121,10 @@ def summeval(args, judge, store: Path) -> dict:
 
     systems = None
     if args.abstractive:
-        sc = bj.load_summeval_scores("coherence", articles=1)
+        sc = bj.datasets.summeval.scores("coherence", articles=1)
         systems = sorted(sc.loc[sc["system_type"] == "abstractive", "candidate"])
-    texts, contexts = bj.load_summeval_texts(articles=args.articles, systems=systems)
-    expert = bj.load_summeval_scores("coherence", articles=args.articles)
+    texts, contexts = bj.datasets.summeval.texts(articles=args.articles, systems=systems)
+    expert = bj.datasets.summeval.scores("coherence", articles=args.articles)
     expert = expert[expert["candidate"].isin(texts["candidate"].unique())]
     rows = []
     for item, sub in texts.groupby("item", sort=False):
@@ -176,8 +176,8 @@ def summeval(args, judge, store: Path) -> dict:
 
     # context: the bundled GPT-3.5 pointwise scores, turned into soft pairs, ranked the same way
     try:
-        ref = bj.load_summeval_pairs("coherence", articles=list(texts["item"].unique()))
-        exp12 = bj.load_summeval_scores("coherence", articles=list(texts["item"].unique()))
+        ref = bj.datasets.summeval.pairs("coherence", articles=list(texts["item"].unique()))
+        exp12 = bj.datasets.summeval.scores("coherence", articles=list(texts["item"].unique()))
         per = spearman_per_item(bj.rank(ref, method="poe-bt", debias=False), exp12)
         res["reference_gpt35_pointwise_poe_bt"] = {"per_article": per, "mean": mean(per.values()),
                                                    "systems": 12}

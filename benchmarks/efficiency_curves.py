@@ -7,7 +7,7 @@ the default; HANNA and comparator judgments below):
   extractive systems of the paper's N = 16 have none), so N = 12 and N(N-1) = 132 ordered pairs;
 * comparisons: soft probabilities from pointwise LLM scores,
   ``p_ij = sigmoid((s_i - s_j) / tau)`` with tau = 1 score point
-  (:func:`bayes_judge.load_summeval_pairs`; the paper's ``P(A) / (P(A) + P(B))`` needs
+  (:func:`bayes_judge.datasets.summeval.pairs`; the paper's ``P(A) / (P(A) + P(B))`` needs
   pairwise token probabilities these data do not have); hard decisions are ``p > 0.5`` / ties;
 * K grid: N ... N(N-1), including K = 20% of N(N-1) (the paper's K = 48 of 240);
 * ``random`` selection: ``bj.select_comparisons(..., method="random", seed=...)`` (ordered
@@ -34,11 +34,11 @@ break the LLM's ties by opponent luck, which lowers Spearman against the experts
 their curves stay below the K = N(N-1) value until K reaches it.
 
 HANNA (``--dataset hanna``): the same protocol within each of the 96 writing prompts, whose 11
-stories (one per system, :func:`bayes_judge.load_hanna_scores`) are the candidates: N = 11,
+stories (one per system, :func:`bayes_judge.datasets.hanna.scores`) are the candidates: N = 11,
 N(N-1) = 110, K = 20% is 22.  Truth: the mean of the 3 human ratings of a criterion (relevance,
 coherence, empathy, surprise, engagement, complexity; ``--aspect all`` averages the 6).
 Comparisons: ``p_ij = sigmoid((s_i - s_j) / tau)`` from one of the 20 pointwise LLM evaluator
-settings (``--judge``, default ``ChatGPT/1``; :func:`bayes_judge.load_hanna_pairs`), again with
+settings (``--judge``, default ``ChatGPT/1``; :func:`bayes_judge.datasets.hanna.pairs`), again with
 ``debias=False``.  A story whose LLM score averages in a failed answer (``mean_score < 1``, the
 source's -1 code) has no score: its prompt is left out of that criterion's average, and the
 number left out is reported (with ChatGPT/1: 3 of 96 prompts, all for empathy).  This per-prompt set-up
@@ -91,12 +91,7 @@ from scipy.sparse.csgraph import connected_components
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import bayes_judge as bj  # noqa: E402
-from bayes_judge.datasets import (  # noqa: E402
-    HANNA_CRITERIA,
-    HANNA_TAU,
-    SUMMEVAL_ASPECTS,
-    SUMMEVAL_TAU,
-)
+from bayes_judge.datasets import hanna, summeval  # noqa: E402
 
 METHODS = ("win-ratio", "bt", "avg-prob", "poe-g-hard", "poe-g", "poe-bt")
 RESULTS = Path(__file__).parent / "results"
@@ -191,7 +186,7 @@ def score_designs(
 
 
 def load(aspect: str, judge: str, articles: int, tau: float):
-    pairs = bj.load_summeval_pairs(aspect, judge=judge, articles=articles, tau=tau)
+    pairs = bj.datasets.summeval.pairs(aspect, judge=judge, articles=articles, tau=tau)
     systems = np.sort(pairs["a"].unique()).astype(object)
     arts = list(pd.unique(pairs["item"]))
     n = len(systems)
@@ -200,7 +195,7 @@ def load(aspect: str, judge: str, articles: int, tau: float):
     sj = pd.Index(systems).get_indexer(pairs["b"])
     pmat = np.full((len(arts), n, n), 0.5)
     pmat[ai, si, sj] = pairs["p_a"].to_numpy()
-    sc = bj.load_summeval_scores(aspect, articles=arts)
+    sc = bj.datasets.summeval.scores(aspect, articles=arts)
     sc = sc[sc["system_type"] == "abstractive"]
     truth = (
         sc.set_index(["item", "candidate"])["score"]
@@ -229,8 +224,8 @@ def load_hanna(criterion: str, judge: str, prompts: int, tau: float):
     A prompt with a story whose LLM score contains a failed answer is kept in the arrays (its
     missing probabilities set to 0.5) but flagged ``ok = False``: it is left out of the averages.
     """
-    pairs = bj.load_hanna_pairs(criterion, judge=judge, prompts=prompts, tau=tau, on_failure="skip")
-    sc = bj.load_hanna_scores(criterion, prompts=prompts)
+    pairs = bj.datasets.hanna.pairs(criterion, judge=judge, prompts=prompts, tau=tau, on_failure="skip")
+    sc = bj.datasets.hanna.scores(criterion, prompts=prompts)
     items = list(pd.unique(sc["item"]))
     systems = np.sort(sc["candidate"].unique()).astype(object)
     n = len(systems)
@@ -290,12 +285,12 @@ def load_judgments(df: pd.DataFrame, dataset: str, aspect: str):
     items = list(pd.unique(df["item"]))
     if dataset == "summeval":
         try:
-            sc = bj.load_summeval_scores(aspect, articles=items)
+            sc = bj.datasets.summeval.scores(aspect, articles=items)
         except ValueError as err:
             raise SystemExit(f"--judgments: {err} (items must be SummEval doc ids)") from None
     else:
         try:
-            sc = bj.load_hanna_scores(aspect, prompts=items)
+            sc = bj.datasets.hanna.scores(aspect, prompts=items)
         except ValueError as err:
             raise SystemExit(f"--judgments: {err} (items must be HANNA prompt ids)") from None
     cands = pd.concat([df[["item", "a"]].set_axis(["item", "c"], axis=1), df[["item", "b"]].set_axis(["item", "c"], axis=1)])
@@ -347,9 +342,9 @@ def pool_designs(pools: list[np.ndarray], n: int, k: int, draws: int, seed: int)
 
 
 DATASETS = {
-    "summeval": {"aspects": SUMMEVAL_ASPECTS, "judge": "gpt-3.5-turbo-0301/rts", "tau": SUMMEVAL_TAU,
+    "summeval": {"aspects": summeval.ASPECTS, "judge": "gpt-3.5-turbo-0301/rts", "tau": summeval.TAU,
                  "truth": "expert mean scores", "items": "articles", "out": "efficiency_curves.json"},
-    "hanna": {"aspects": HANNA_CRITERIA, "judge": "ChatGPT/1", "tau": HANNA_TAU,
+    "hanna": {"aspects": hanna.CRITERIA, "judge": "ChatGPT/1", "tau": hanna.TAU,
               "truth": "human mean ratings", "items": "prompts", "out": "efficiency_curves_hanna.json"},
 }
 
@@ -362,7 +357,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--prompts", type=int, default=96,
                         help="HANNA: first n prompts (default all 96; with --judgments the file's first n)")
     parser.add_argument("--draws", type=int, default=20, help="random draws per K and article")
-    parser.add_argument("--aspect", default="all", choices=["all", *dict.fromkeys([*SUMMEVAL_ASPECTS, *HANNA_CRITERIA])],
+    parser.add_argument("--aspect", default="all", choices=["all", *dict.fromkeys([*summeval.ASPECTS, *hanna.CRITERIA])],
                         help="aspect (SummEval) or criterion (HANNA); 'all' averages them")
     parser.add_argument("--judge", default=None,
                         help="LLM judge setting (default gpt-3.5-turbo-0301/rts for SummEval, ChatGPT/1 for "

@@ -93,6 +93,24 @@ def test_help_subprocess():
     assert res.stdout.strip().splitlines()[-1].startswith("Example: bayes-judge fit ")
 
 
+def test_help_imports_no_heavy_module():
+    """``--help`` builds every parser without importing the libraries the commands need."""
+    code = (
+        "import sys\n"
+        "from bayes_judge.cli import main\n"
+        "for argv in (['--help'], ['fit', '--help'], ['demo', '--help'], ['compare', '--help']):\n"
+        "    try:\n"
+        "        main(argv)\n"
+        "    except SystemExit as e:\n"
+        "        assert e.code == 0, (argv, e.code)\n"
+        "heavy = [m for m in ('pymc', 'jax', 'arviz', 'numba', 'pytensor', 'torch', 'scipy', 'pandas')\n"
+        "         if m in sys.modules]\n"
+        "assert not heavy, f'bayes-judge --help imported {heavy}'\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+
+
 @pytest.mark.parametrize("cmd", SUBCOMMANDS, ids=" ".join)
 def test_help_every_subcommand_ends_with_example(cmd, capsys):
     with pytest.raises(SystemExit) as exc:

@@ -1,3 +1,5 @@
+"""The bundled LLMBar family (``bj.datasets.llmbar``) and the ``bj.datasets`` namespace."""
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -37,10 +39,10 @@ def test_orientation_matches_the_source_items():
 def test_accuracies_reproduce_the_authors_statistics():
     """correct_False / correct_True of LLMBar's statistics.json: accuracy of the un-swapped and
     swapped queries, recomputed from our table."""
-    from bayes_judge.datasets import _read
+    from bayes_judge.datasets._files import read_csv
 
     df = bj.load_dataset("mtbench")
-    stats = _read("mtbench", "evaluator_statistics.csv").set_index("evaluator")
+    stats = read_csv("llmbar/mtbench/evaluator_statistics.csv").set_index("evaluator")
     for judge, g in df.groupby("judge"):
         for swap, col in ((0, "correct_False"), (1, "correct_True")):
             r = g[g["swap"] == swap]
@@ -77,3 +79,20 @@ def test_assign_generators_needs_labels():
 def test_unknown_dataset():
     with pytest.raises(ValueError, match="unknown dataset 'hanna'"):
         bj.load_dataset("hanna")
+
+
+def test_the_namespace_and_its_top_level_aliases():
+    ds = bj.datasets
+    assert bj.load_dataset is ds.load is ds.llmbar.load
+    assert bj.load_items is ds.items and bj.assign_generators is ds.assign_generators
+    assert ds.names() == sorted(SIZES) + ["llmbar"]
+    for source, names in ((ds.summeval, ("scores", "pairs", "comparator", "texts", "judges")),
+                          (ds.hanna, ("scores", "pairs", "texts", "judges"))):
+        assert all(callable(getattr(source, n)) for n in names), source.__name__
+    # the per-source loaders live only in the namespace
+    assert {n for n in bj.__all__ if n.startswith(("load_", "list_"))} == {"load_dataset", "load_items", "load_run"}
+
+
+def test_aliases_name_the_same_set():
+    pd.testing.assert_frame_equal(bj.load_dataset("llmbar_mtbench"), bj.load_dataset("mtbench"))
+    pd.testing.assert_frame_equal(bj.load_items("natural"), bj.load_items("llmbar_natural"))

@@ -91,18 +91,21 @@ def build_parser() -> argparse.ArgumentParser:
                      help="winrate: P(system a beats b) per pair (bj.win_rate); rank: scores and ranks of the "
                           "candidates of every item (bj.rank, bayesian=True)")
     fit.add_argument("--method", choices=[*WINRATE_METHODS, *RANK_METHODS], metavar="METHOD",
-                     help=f"winrate: {', '.join(WINRATE_METHODS)} (default dawid-skene); "
+                     help=f"winrate: {', '.join(WINRATE_METHODS)} (default: regression when the table has "
+                          "human labels, else dawid-skene); "
                           f"rank: {', '.join(RANK_METHODS)} (default poe-bt)")
     fit.add_argument("--prior", choices=PRIORS,
-                     help="winrate: human knowledge: none (default), in-distribution (the table's human "
-                          "column), ood (labelled judgments in --ood)")
+                     help="winrate: human knowledge: in-distribution (the table's human column; the default "
+                          "when it has labels), none (the default otherwise), ood (labelled judgments in --ood)")
     fit.add_argument("--ood", metavar="FILE", help="winrate, --prior ood: labelled judgments table of other items")
     fit.add_argument("--ds-model", choices=DS_MODELS, help="winrate, dawid-skene: two-coin (default) or one-coin")
     fit.add_argument("--systems", metavar="A,B,...", help="winrate: system order (pairs are earlier vs later)")
     fit.add_argument("--swap", choices=SWAP_MODES, help="winrate: a judge's two orders: sum (default), none, split")
-    fit.add_argument("--ties", choices=TIE_MODES, help="winrate: ties broken by a seeded coin (random, default) or skipped")
+    fit.add_argument("--ties", choices=TIE_MODES, help="winrate: ties broken by a seeded coin (random; default "
+                     "for the seed's methods) or skipped (default for regression and ppi)")
     fit.add_argument("--no-debias", action="store_true", help="rank: no latent position-bias shift")
-    fit.add_argument("--backend", choices=BACKENDS, default="nutpie", help="NUTS implementation (default nutpie)")
+    fit.add_argument("--sampler", "--backend", dest="sampler", choices=BACKENDS, default="nutpie",
+                     help="NUTS implementation: nutpie (default), pymc or numpyro, all on the same declaration")
     fit.add_argument("--draws", type=int, default=1000, help="draws per chain (default 1000)")
     fit.add_argument("--tune", type=int, help="tuning steps per chain (default: --draws)")
     fit.add_argument("--chains", type=int, default=4, help="chains (default 4)")

@@ -30,7 +30,7 @@ __all__ = ["cmd_fit", "cmd_summary", "cmd_report", "cmd_select", "cmd_compare", 
 
 # the package's option values, repeated here so that `--help` needs no heavy imports
 # (tests/test_cli.py checks that they equal the package's own tuples)
-WINRATE_METHODS = ("dawid-skene", "bwrs", "observed", "independent")
+WINRATE_METHODS = ("regression", "ppi", "dawid-skene", "hierarchical", "bwrs", "observed", "independent")
 RANK_METHODS = ("poe-bt", "poe-g", "poe-g-hard", "bt")  # the generative ones (bayesian=True)
 BACKENDS = ("nutpie", "numpyro", "pymc")
 PRIORS = ("none", "in-distribution", "ood")
@@ -60,8 +60,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
     import bayes_judge as bj
 
     if args.task == "winrate":
-        method = args.method or "dawid-skene"
-        if method not in WINRATE_METHODS:
+        method = args.method  # None: the recommended estimator (regression with labels, else Dawid-Skene)
+        if method is not None and method not in WINRATE_METHODS:
             raise CLIError(f"--method {method!r} is not a win-rate method; --task winrate takes one of "
                            f"{', '.join(WINRATE_METHODS)}")
         if args.no_debias:
@@ -87,17 +87,16 @@ def cmd_fit(args: argparse.Namespace) -> int:
     check_output(js, "run manifest")
     df = read_table(args.judgments, "judgments table")
     tune = args.draws if args.tune is None else args.tune
-    kw = dict(backend=args.backend, chains=args.chains, draws=args.draws, tune=tune, seed=args.seed)
+    kw = dict(sampler=args.sampler, chains=args.chains, draws=args.draws, tune=tune, seed=args.seed)
     if args.task == "winrate":
-        prior = args.prior or "none"
         ood = read_table(args.ood, "OOD judgments table") if args.ood else None
-        if ood is not None and prior != "ood":
+        if ood is not None and args.prior not in (None, "ood"):
             raise CLIError("--ood needs --prior ood")
-        idata = bj.win_rate(df, method=method, prior=prior, ood=ood, ds_model=args.ds_model or "two-coin",
+        idata = bj.win_rate(df, method=method, prior=args.prior, ood=ood, ds_model=args.ds_model or "two-coin",
                             systems=_split_list(args.systems), swap=args.swap or "sum",
-                            ties=args.ties or "random", **kw)
+                            ties=args.ties, **kw)
         table = bj.win_rate_summary(idata)[WINRATE_COLUMNS]
-        what = f"win rate, {method} (prior {prior})"
+        what = f"win rate, {idata.attrs['method']} (prior {idata.attrs['prior']})"
     else:
         # method is one of RANK_METHODS (checked above)
         idata = bj.rank(df, method=cast("RankMethod", method), bayesian=True, debias=not args.no_debias, **kw)

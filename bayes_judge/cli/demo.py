@@ -12,12 +12,11 @@
 from __future__ import annotations
 
 import argparse
+import math
 import time
 import warnings
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from ._common import CLIError, check_output, format_table, load_runs
 
@@ -29,6 +28,7 @@ TEMPLATE = "summeval-coherence"
 
 def spearman(x, y) -> float:
     """Spearman's rank correlation; NaN when either side is constant (no ranking to compare)."""
+    import numpy as np
     from scipy.stats import rankdata
 
     rx, ry = rankdata(np.asarray(x, float)), rankdata(np.asarray(y, float))
@@ -60,6 +60,7 @@ def _abstractive_systems(scores) -> list[str]:
 
 def summeval_part(args: argparse.Namespace, out_dir: Path, kw: dict, say) -> tuple[dict, list[dict]]:
     """Comparator → judgments → Bayesian PoE-BT ranking; returns the saved runs and summary rows."""
+    import numpy as np
     import pandas as pd
 
     import bayes_judge as bj
@@ -68,9 +69,9 @@ def summeval_part(args: argparse.Namespace, out_dir: Path, kw: dict, say) -> tup
     from ..comparator.planning import plan_pairs
 
     t0 = time.perf_counter()
-    scores = bj.load_summeval_scores(ASPECT, articles=args.articles)
+    scores = bj.datasets.summeval.scores(ASPECT, articles=args.articles)
     systems = _abstractive_systems(scores)[: args.summaries]
-    texts, contexts = bj.load_summeval_texts(articles=args.articles, systems=systems)
+    texts, contexts = bj.datasets.summeval.texts(articles=args.articles, systems=systems)
     n = len(systems)
     k = min(3 * n, n * (n - 1) // 2)
     pairs = plan_pairs(texts[["item", "candidate"]], "greedy-d-optimal", k=k, seed=args.seed)
@@ -132,11 +133,12 @@ def summeval_part(args: argparse.Namespace, out_dir: Path, kw: dict, say) -> tup
 
 
 def _fmt(x: float) -> str:
-    return "n/a" if not np.isfinite(x) else f"{x:.2f}"
+    return "n/a" if not math.isfinite(x) else f"{x:.2f}"
 
 
 def mtbench_part(args: argparse.Namespace, out_dir: Path, kw: dict, say) -> tuple[dict, list[dict]]:
     """Calibrated win rates on bundled MT-Bench judges (seed 003 protocol)."""
+    import numpy as np
     import pandas as pd
 
     import bayes_judge as bj
@@ -153,9 +155,11 @@ def mtbench_part(args: argparse.Namespace, out_dir: Path, kw: dict, say) -> tupl
     g_lab = g.assign(human=g["human"].where(g["item"].isin(labelled), None))
     share = f"{args.label_share:.0%}"
     specs: dict[str, tuple[str, pd.DataFrame, dict[str, Any]]] = {
+        f"recommended: label regression ({share} human labels)": ("mtbench_recommended", g_lab, {}),
+        f"PPI++ ({share}, reference)": ("mtbench_ppi", g_lab, dict(method="ppi")),
         "observed k": ("mtbench_observed_k", g, dict(method="observed")),
         f"BWRS ({share} human labels)": ("mtbench_bwrs", g_lab, dict(method="bwrs", prior="in-distribution")),
-        "Dawid-Skene, no prior": ("mtbench_dawid-skene_no_prior", g, dict(method="dawid-skene", prior="none")),
+        "Dawid-Skene, no labels": ("mtbench_dawid-skene_no_prior", g, dict(method="dawid-skene", prior="none")),
         f"Dawid-Skene, in-distribution ({share})": (
             "mtbench_dawid-skene_in-distribution", g_lab, dict(method="dawid-skene", prior="in-distribution")),
     }
@@ -166,17 +170,19 @@ def mtbench_part(args: argparse.Namespace, out_dir: Path, kw: dict, say) -> tupl
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", BWRSWarning)  # reported in the table (share outside [0, 1])
             idata = bj.win_rate(data, **opts, **kw)
-        s = bj.win_rate_summary(idata).iloc[0]
+        s = bj.win_rate_summary(idata, hdi_prob=0.9).iloc[0]
         rows.append({
-            "estimator": name, "p_mean": s["p_mean"], "p_mode": s["p_mode"],
-            "hdi_94": f"[{s['hdi_low']:.3f}, {s['hdi_high']:.3f}]", "|p_mode - p|": abs(s["p_mode"] - p_true),
-            "p outside [0,1]": s["frac_outside_unit"], "r_hat": s["r_hat"],
+            "estimator": name, "p_mean": s["p_mean"], "interval_90": f"[{s['hdi_low']:.3f}, {s['hdi_high']:.3f}]",
+            "true p": p_true, "covers": "yes" if s["hdi_low"] <= p_true <= s["hdi_high"] else "NO",
+            "|p_mean - p|": abs(s["p_mean"] - p_true), "p outside [0,1]": s["frac_outside_unit"], "r_hat": s["r_hat"],
         })
         runs[slug] = bj.save_run(idata, out_dir / slug)
         summary.append({"run": slug, "fit": f"win rate, {name}",
                         "result": f"p = {s['p_mean']:.3f} [{s['hdi_low']:.3f}, {s['hdi_high']:.3f}] (true {p_true})",
                         "r_hat_max": float(s["r_hat"]), "ess_bulk_min": float(s["ess_bulk"])})
     say(format_table(pd.DataFrame(rows).set_index("estimator")))
+    say("      One draw proves little: benchmarks/results/real_calibration.md measures every estimator's "
+        "90% coverage on 7 real judge sets with known truth (the recommended one is built to hold it).")
     say(f"      part 2 took {time.perf_counter() - t0:.1f} s; runs saved under {out_dir}/")
     return runs, summary
 

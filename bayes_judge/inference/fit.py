@@ -38,9 +38,10 @@ __all__ = [
 ]
 
 SAMPLERS = ("nutpie", "pymc", "numpyro")
-# the derived functions (pointwise log-likelihood, latent and predictive draws) are small
-# elementwise graphs evaluated once per fit: PyTensor's full rewrite pass costs more than it saves
-_DERIVED_MODE = "FAST_COMPILE"
+# the derived functions (pointwise log-likelihood, latent and predictive draws): PyTensor's default
+# C mode; FAST_COMPILE would evaluate elementwise ops one scalar at a time in Python (measured:
+# 70 s for 4000 draws x 2200 patterns, against well under a second compiled)
+_DERIVED_MODE = None
 STAT_NAMES = ("diverging", "energy", "n_steps", "acceptance_rate", "lp", "tree_depth", "step_size")
 
 

@@ -22,7 +22,7 @@ Usage (from the repository root, with the ``llm`` extra and ``bayes-judge models
 ``Comparator(model=...)``; on a GPU when there is one) and ``--out`` names its table; read such a
 table with ``benchmarks/efficiency_curves.py --judgments FILE``.
 
-Read it with :func:`bayes_judge.load_summeval_comparator`.
+Read it with :func:`bayes_judge.datasets.summeval.comparator`.
 """
 
 from __future__ import annotations
@@ -40,7 +40,6 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 
 import bayes_judge as bj  # noqa: E402
-from bayes_judge.datasets import SUMMEVAL_ASPECTS  # noqa: E402
 
 COLUMNS = ["item", "aspect", "a", "b", "order", "judge", "p_a", "label_mass"]
 
@@ -55,8 +54,8 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
     ap.add_argument("--store-dir", type=Path, default=ROOT / "models" / "derive")
     ap.add_argument("--out", type=Path, default=HERE / "smollm2_pairwise.csv")
     args = ap.parse_args(argv)
-    aspects = list(SUMMEVAL_ASPECTS) if args.aspects == "all" else args.aspects.split(",")
-    texts, contexts = bj.load_summeval_texts(articles=args.articles)
+    aspects = list(bj.datasets.summeval.ASPECTS) if args.aspects == "all" else args.aspects.split(",")
+    texts, contexts = bj.datasets.summeval.texts(articles=args.articles)
     pairs = pd.DataFrame(
         [(item, a, b) for item, g in texts.groupby("item", sort=False)
          for a, b in itertools.combinations(sorted(g["candidate"]), 2)],

@@ -42,7 +42,7 @@ def observed_fit():
 @pytest.fixture(scope="session")
 def ranking_fit():
     """Bayesian soft Bradley-Terry on two SummEval articles (24 candidates)."""
-    df = bj.load_summeval_pairs("coherence", articles=2)
+    df = bj.datasets.summeval.pairs("coherence", articles=2)
     return bj.rank(df, method="poe-bt", bayesian=True, **FAST)
 
 
