@@ -48,8 +48,8 @@ def next_labels(idata: az.InferenceData, n: int) -> pd.DataFrame:
     h = idata.posterior["h_prob"]
     draws = h.to_numpy().reshape(-1, h.shape[-1])  # (S, U)
     items = [str(x) for x in h["item"].to_numpy()]
-    label = idata.constant_data["human_label"].to_numpy()
-    pair = idata.constant_data["item_pair"].to_numpy()
+    label = idata["constant_data"]["human_label"].to_numpy()
+    pair = idata["constant_data"]["item_pair"].to_numpy()
     pair_names = [str(x) for x in idata.posterior["pair"].to_numpy()]
     unl = label < 0
     if not unl.any():

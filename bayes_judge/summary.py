@@ -139,9 +139,9 @@ def judge_summary(idata: az.InferenceData, *, hdi_prob: float = 0.9) -> pd.DataF
     judges = [str(j) for j in idata.observed_data["judge"].to_numpy()]
     n1 = idata.observed_data["n_first"].to_numpy()
     n0 = idata.observed_data["n_second"].to_numpy()
-    lab = idata.constant_data["human_label"].to_numpy() if "human_label" in idata.constant_data else np.full(n1.shape[0], -1)
+    lab = idata["constant_data"]["human_label"].to_numpy() if "human_label" in idata["constant_data"] else np.full(n1.shape[0], -1)
     out = pd.DataFrame(index=pd.Index(judges, name="judge"))
-    post = idata.posterior
+    post = idata["posterior"]
     q0 = post["q0"] if "q0" in post else post["q"] if "q" in post else None
     q1 = post["q1"] if "q1" in post else post["q"] if "q" in post else None
     tail = (1 - hdi_prob) / 2

@@ -47,7 +47,7 @@ def win_rate_ppc_applies(idata: az.InferenceData) -> bool:
     """True for the win-rate fits that model every verdict: Dawid-Skene and independent raters."""
     post = idata["posterior"]
     method = str((idata.attrs or {}).get("method", ""))
-    if method == "dawid-skene":
+    if method in ("dawid-skene", "hierarchical"):
         return ("q0" in post and "q1" in post) or "q" in post
     return method == "independent" and "k" in post
 

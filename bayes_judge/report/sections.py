@@ -79,7 +79,7 @@ def _win_rate_data_rows(ctx: Context) -> list[tuple[str, str]]:
         ("systems", _list(systems)),
         ("pairs", fmt(post.sizes["pair"])),
         ("items (pair × prompt)", fmt(obs.sizes["item"])),
-        ("judges", f"{post.sizes['judge']}: {_list(post['judge'].to_numpy())}"),
+        ("judges", f"{obs.sizes['judge']}: {_list(obs['judge'].to_numpy())}"),
         ("rows of the judgments table", fmt(ctx.attrs.get("n_rows"))),
         ("verdicts in the model", fmt(int(n_tot.sum()))),
         ("ties broken by a coin flip", fmt(ctx.attrs.get("n_random_ties"))),
@@ -95,7 +95,7 @@ def win_rate_position_bias(idata: az.InferenceData) -> pd.DataFrame | None:
 
     Returns None when the fit stores verdicts only in the pair's orientation.
     """
-    judges = [str(j) for j in idata["posterior"]["judge"].to_numpy()]
+    judges = [str(j) for j in idata["observed_data"]["judge"].to_numpy()]
     tags = (" [G0 in A]", " [G0 in B]")
     if not any(j.endswith(tags) for j in judges):
         return None
