@@ -442,6 +442,12 @@ class VerdictPatterns:
         judged = (self.n1 + self.n0 + self.n_tie) > 0
         return self.vote.sum(axis=1) / np.maximum(judged.sum(axis=1), 1)
 
+    @property
+    def vote_dev(self) -> np.ndarray:
+        """Judge e's net vote minus the judges' mean on the pattern, 0 where e gave no verdict, (K, E)."""
+        judged = (self.n1 + self.n0 + self.n_tie) > 0
+        return np.where(judged, self.vote - self.vote_mean[:, None], 0.0)
+
     def arrays(self) -> dict[str, np.ndarray]:
         """The arrays a win-rate declaration reads, as ``pm.Data`` names → values."""
         lab = self.label
@@ -454,6 +460,7 @@ class VerdictPatterns:
             "weight": w,
             "vote": self.vote,
             "vote_mean": self.vote_mean,
+            "vote_dev": self.vote_dev,
             "n_labelled": np.where(lab >= 0, w, 0.0).astype(np.int64),
             "n_label_g0": np.where(lab == 1, w, 0.0).astype(np.int64),
             "n_unlabelled": np.where(lab < 0, w, 0.0).astype(np.int64),
@@ -472,6 +479,7 @@ class VerdictPatterns:
     #: dims of each array of :meth:`arrays` (the declarations' ``pm.Data``)
     DIMS = {
         "n1": ("pattern", "judge"), "n_total": ("pattern", "judge"), "vote": ("pattern", "judge"),
+        "vote_dev": ("pattern", "judge"),
         "label": ("pattern",), "pair": ("pattern",), "weight": ("pattern",),
         "vote_mean": ("pattern",), "n_labelled": ("pattern",), "n_label_g0": ("pattern",),
         "n_unlabelled": ("pattern",), "items_per_pair": ("pair",), "judged": ("pair", "judge"),

@@ -33,7 +33,7 @@ def pack_data(arrays, priors, P: int) -> np.ndarray:
     keep = n > 0
     E = int(np.shape(arrays["vote"])[1])
     m = np.asarray(arrays["vote_mean"], dtype=np.float64)[keep]
-    dev = np.asarray(arrays["vote"], dtype=np.float64)[keep] - m[:, None]
+    dev = np.asarray(arrays["vote_dev"], dtype=np.float64)[keep]
     rows = np.column_stack([
         np.asarray(arrays["pair"], dtype=np.float64)[keep], m,
         np.asarray(arrays["n_label_g0"], dtype=np.float64)[keep], n[keep], dev,

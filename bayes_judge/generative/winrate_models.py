@@ -135,9 +135,11 @@ def label_regression(d: Any, prior: RegressionPriors, *, predict: bool = False) 
     """The human label regressed on the item's whole verdict pattern.
 
     For item i with judge e's net vote ``x_ie`` for G0 (all of its verdicts, both presentation
-    orders; ties count 0) and the judges' mean ``x̄_i``::
+    orders; ties count 0) and the mean ``x̄_i`` over the judges that judged it::
 
         logit π_i = β0[pair] + β x̄_i + Σ_e τ z_e (x_ie − x̄_i),   z_e ~ N(0, 1)
+
+    (a judge that did not judge item i adds nothing to it).
         h_i ~ Bernoulli(π_i)                    observed on the labelled items
         p = (Σ_labelled h_i + Σ_unlabelled h_i) / N      (unlabelled h_i drawn from the posterior)
 
@@ -153,7 +155,7 @@ def label_regression(d: Any, prior: RegressionPriors, *, predict: bool = False) 
     b = prior.slope.rv("b")
     tau = prior.spread.rv("tau")
     z = pm.Normal("z", 0.0, 1.0, dims="judge")
-    eta = b0[d.pair] + b * d.vote_mean + pt.dot(d.vote - d.vote_mean[:, None], tau * z)
+    eta = b0[d.pair] + b * d.vote_mean + pt.dot(d.vote_dev, tau * z)
     pi = pm.math.sigmoid(eta)
     pm.Binomial("y", n=d.n_labelled, p=pi, observed=d.n_label_g0, dims="pattern")
     h = pt.switch(pt.eq(d.label, 1), 1.0, pt.switch(pt.eq(d.label, 0), 0.0, pi))

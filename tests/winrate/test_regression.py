@@ -128,3 +128,24 @@ def test_judge_summary_next_labels_and_bwrs_summary():
     s = _summary(bw)
     assert 0.0 <= s["hdi_low"] <= s["hdi_high"] <= 1.0
     assert s["p_mean"] == s["p_median"]
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast-path", "declaration"])
+def test_a_judge_with_no_verdicts_on_the_labelled_items(fast):
+    """The judge's own weight is then informed by its prior only: an answer, not an error (and
+    not a start that nutpie refuses for an exactly-zero gradient)."""
+    from bayes_judge.generative import get_model
+    from bayes_judge.inference import fit_model
+    from bayes_judge.verdicts import VerdictPatterns, verdict_patterns
+
+    df = bj.simulate_win_rate(60, p=0.7, q0=[0.8, 0.8, 0.8], q1=[0.8, 0.8, 0.8], seed=1)
+    df = df[~((df["judge"] == "judge2") & (df["item"] % 5 == 0))]
+    df = _label(df, 5)
+    data = bj.encode_win_rate(df, ties="skip")
+    pat = verdict_patterns(data, use_labels=True)
+    fit = fit_model(get_model("regression", "win-rate"), pat.arrays(), dims=VerdictPatterns.DIMS,
+                    coords={"pair": data.pair_labels, "judge": data.judges}, fast=fast, chains=2,
+                    draws=300, tune=300)
+    assert fit.fast == fast
+    z2 = fit.posterior["z"][..., 2]  # judge2: prior N(0, 1) only
+    assert abs(float(z2.mean())) < 0.3 and 0.7 < float(z2.std()) < 1.3
