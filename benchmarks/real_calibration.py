@@ -850,7 +850,9 @@ def write_markdown(path: Path, payload: dict, agg: pd.DataFrame, agg_set: pd.Dat
         "",
         f"{payload['created']}; git {payload['environment'].get('git', '?')}; "
         f"{payload['environment']['platform']}, Python {payload['environment']['python']}; "
-        f"total wall time {payload.get('wall_s', float('nan')):.0f} s with {st.get('jobs', 1)} job(s).",
+        f"wall time {payload.get('wall_s', float('nan')):.0f} s"
+        + (f" summed over {len(str(st.get('jobs')).split('+'))} runs (jobs {st.get('jobs')})" if "+" in str(st.get("jobs", ""))
+           else f" with {st.get('jobs', 1)} job(s)") + ".",
         "",
         f"Grid: sets {', '.join(SHORT[s] for s in st['sets'])}; G0 shares {st['shares']}; label budgets "
         f"{[_budget_label(b) for b in st['budgets']]} of the items (at least 2 labels); {st['reps']} draws per "
@@ -916,7 +918,7 @@ def write_plot(path: Path, agg: pd.DataFrame, protocols: Sequence[str]) -> None:
 
     protocols = [p for p in protocols if p in set(agg["protocol"])]
     fig, axes = plt.subplots(3, len(protocols), figsize=(6.5 * len(protocols), 11), squeeze=False, sharex=True)
-    cmap = plt.get_cmap("tab20")
+    palette = [plt.get_cmap("tab10")(i) for i in range(10)] + [plt.get_cmap("tab20")(2 * i + 1) for i in range(10)]
     names = [e for e in ESTIMATORS if e in set(agg["estimator"])]
     for j, protocol in enumerate(protocols):
         s = agg[(agg["protocol"] == protocol) & (agg["n"] > 0)]
@@ -930,7 +932,9 @@ def write_plot(path: Path, agg: pd.DataFrame, protocols: Sequence[str]) -> None:
                 if r.empty:
                     continue
                 x = 100 * r["budget"].to_numpy()
-                ax.plot(x, r[metric], marker="o", ms=4, lw=1.3, color=cmap(k % 20), label=est)
+                # "default" may be the very call of another row: dashed, so that both stay visible
+                style = {"ls": "--", "marker": "x", "ms": 7, "lw": 1.0} if est == "default" else {"marker": "o", "ms": 4, "lw": 1.8}
+                ax.plot(x, r[metric], color=palette[k % 20], label=est, **style)
             if metric == "coverage":
                 ax.axhline(0.9, color="k", ls="--", lw=1)
                 ax.set_ylim(-0.02, 1.02)
