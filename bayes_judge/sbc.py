@@ -24,9 +24,10 @@ Models (``model=``):
     prior, where a truth in the mirror region cannot be recovered by a sampler that stays in R.
 
 ``"softbt"``  Bayesian soft Bradley-Terry (:func:`bayes_judge.rank`, ``method="poe-bt"``,
-    ``bayesian=True``, ``debias=True``): ``s_raw ~ Normal(0, sigma_s)`` i.i.d. (``sigma_s`` the
-    default of :func:`~bayes_judge.ranking.bayesian.fit_scores`), scores ``s`` = ``s_raw``
-    centred within each item, position bias ``gamma ~ Normal(0, 1)``.  The model's likelihood is
+    ``bayesian=True``, ``debias=True``): ``s_raw ~ Normal(0, sigma_s)`` i.i.d., scores ``s`` =
+    ``s_raw`` centred within each item, position bias ``gamma ~ Normal(mu_g, sd_g)``, the priors
+    read from the declaration's defaults (:class:`bayes_judge.generative.ranking_models.
+    SoftBTPriors`: ``Normal(0, 1)`` both).  The model's likelihood is
     the fractional-Bernoulli pseudo-likelihood ``p log sigma(d) + (1 - p) log sigma(-d)``,
     ``d = s_i - s_j + gamma``, which is a proper likelihood only for ``p`` in {0, 1}: there it is
     hard Bradley-Terry.  So the data are simulated as hard outcomes
@@ -46,7 +47,6 @@ Example::
 
 from __future__ import annotations
 
-import inspect
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -68,7 +68,6 @@ __all__ = [
 ]
 
 MODELS = ("ds", "ds-full", "softbt")
-GAMMA_PRIOR_SD = 1.0  # gamma ~ Normal(0, 1) in ranking/bayesian.py and bayesian_fast.py
 
 
 # --------------------------------------------------------------------------- interval helpers
@@ -370,7 +369,7 @@ class _DS:
     def fit(self, df: pd.DataFrame, seed: int, chains: int, draws: int, tune: int):
         from .winrate import win_rate
 
-        idata = win_rate(df, method="dawid-skene", prior="none", backend="nutpie",
+        idata = win_rate(df, method="dawid-skene", prior="none", sampler="nutpie",
                          chains=chains, draws=draws, tune=tune, seed=seed)
         post = idata["posterior"]
         assert list(post["judge"].values) == self.judges
@@ -391,9 +390,11 @@ class _SoftBT:
     group_order = ("s", "gamma")
 
     def __init__(self, *, n_groups: int = 3, n_candidates: int = 6, reps: int = 2):
-        from .ranking.bayesian import fit_scores
+        from .generative import get_model
 
-        self.sigma_s = float(inspect.signature(fit_scores).parameters["sigma_s"].default)
+        prior = get_model("poe-bt", "ranking").default_priors()
+        self.sigma_s = float(prior.scores.sigma)  # type: ignore[attr-defined]
+        self.gamma_mu, self.gamma_sd = float(prior.gamma.mu), float(prior.gamma.sigma)  # type: ignore[attr-defined]
         self.G, self.N, self.reps = n_groups, n_candidates, reps
         self.items = [f"q{g}" for g in range(n_groups)]
         self.cands = [f"c{c}" for c in range(n_candidates)]
@@ -406,12 +407,12 @@ class _SoftBT:
     def settings(self) -> dict:
         return {"n_groups": self.G, "n_candidates": self.N, "reps": self.reps,
                 "comparisons": self.G * len(self.i), "sigma_s": self.sigma_s,
-                "gamma_sd": GAMMA_PRIOR_SD, "outcome": "hard y ~ Bernoulli(sigmoid(s_i - s_j + gamma)) as p_a"}
+                "gamma_mu": self.gamma_mu, "gamma_sd": self.gamma_sd, "outcome": "hard y ~ Bernoulli(sigmoid(s_i - s_j + gamma)) as p_a"}
 
     def draw(self, rng: np.random.Generator) -> np.ndarray:
         s_raw = rng.normal(0.0, self.sigma_s, size=(self.G, self.N))
         s = s_raw - s_raw.mean(axis=1, keepdims=True)  # what the model reports
-        gamma = rng.normal(0.0, GAMMA_PRIOR_SD)
+        gamma = rng.normal(self.gamma_mu, self.gamma_sd)
         return np.concatenate([s.ravel(), [gamma]])
 
     def simulate(self, theta: np.ndarray, seed: int) -> pd.DataFrame:
@@ -431,7 +432,7 @@ class _SoftBT:
     def fit(self, df: pd.DataFrame, seed: int, chains: int, draws: int, tune: int):
         from .ranking import rank
 
-        idata = rank(df, method="poe-bt", bayesian=True, debias=True, backend="nutpie",
+        idata = rank(df, method="poe-bt", bayesian=True, debias=True, sampler="nutpie",
                      chains=chains, draws=draws, tune=tune, seed=seed)
         post = idata["posterior"]
         got = [f"s[{g} | {c}]" for g, c in zip(post["item"].values, post["candidate_id"].values, strict=True)]

@@ -13,7 +13,7 @@ Designs: ``p = 0.5 + shrink (sigmoid(s_i - s_j) - 0.5) + Normal(0, noise)`` clip
 Usage::
 
     .venv/bin/python benchmarks/bench_centring.py                      # nutpie, 2 x 1000 draws
-    .venv/bin/python benchmarks/bench_centring.py --backend numpyro    # slower, ~12 s a fit
+    .venv/bin/python benchmarks/bench_centring.py --sampler numpyro    # slower, ~12 s a fit
 
 Writes ``benchmarks/results/bench_centring.json`` and ``.md`` (``--out``).
 """
@@ -55,7 +55,7 @@ def design(n: int, k: int, shrink: float, noise: float, seed: int = 2) -> pd.Dat
 
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--backend", default="nutpie", choices=["nutpie", "numpyro", "pymc"])
+    ap.add_argument("--sampler", default="nutpie", choices=["nutpie", "numpyro", "pymc"])
     ap.add_argument("--draws", type=int, default=1000, help="draws and tuning steps per chain (2 chains)")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "bench_centring.json")
     args = ap.parse_args(argv)
@@ -67,8 +67,8 @@ def main(argv: list[str] | None = None) -> dict:
         row = {"N": n, "K": k, "shrink": shrink, "noise": noise, "snr": snr,
                "auto": "centred" if w_auto == 0 else "non-centred"}
         for name in ("non-centred", "centred"):
-            idata = fit_scores(data, model="poe-g", centring=name, backend=args.backend, chains=2,
-                               draws=args.draws, tune=args.draws, seed=1)
+            idata = fit_scores(data, model="poe-g", centring=name, sampler=args.sampler, chains=2,
+                               draws=args.draws, tune=args.draws, seed=1, pointwise=False)
             sm = az.summary(idata, var_names=["s", "alpha"], round_to="none")
             row[name] = {"ess_min": float(sm["ess_bulk"].min()), "r_hat_max": float(sm["r_hat"].max()),
                          "divergences": int(idata.sample_stats["diverging"].sum())}
@@ -91,11 +91,11 @@ def main(argv: list[str] | None = None) -> dict:
                      f"{ratio:.1f}x {r['better']} | {pick} |")
     table = "\n".join(lines)
     text = (f"# Gaussian PoE: centred vs non-centred scores by SNR\n\nCommand: `.venv/bin/python {command}` "
-            f"(backend {args.backend}, 2 x ({args.draws} + {args.draws}) draws, {wall:.0f} s); the rule "
+            f"(sampler {args.sampler}, 2 x ({args.draws} + {args.draws}) draws, {wall:.0f} s); the rule "
             f"samples centred from SNR {CENTRING_SNR:g} up.\n\n{table}\n")
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"command": command, "backend": args.backend, "rows": rows, "wall_s": wall}, indent=2))
+    args.out.write_text(json.dumps({"command": command, "sampler": args.sampler, "rows": rows, "wall_s": wall}, indent=2))
     args.out.with_suffix(".md").write_text(text)
     return {"rows": rows}
 

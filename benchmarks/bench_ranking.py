@@ -1,12 +1,14 @@
 """Benchmark: ranking at N = 1000 candidates, one run, fast paths side by side with references.
 
 * (a) Bayesian soft Bradley-Terry (``poe-bt``), N = 1000, K = 10N random comparisons,
-  4 chains x (1000 tune + 1000 draws), with :func:`bayes_judge.ranking.bayesian_fast.
-  sample_scores_fast` (nutpie + numba) in a fresh subprocess: "process wall" is the subprocess
-  wall time seen from outside (interpreter start, imports, data simulation and encoding, numba
-  cache load, sampling); "fit wall" is the ``sample_scores_fast`` call alone.  ESS bulk (min /
-  median over the N scores) and max r_hat by ArviZ.  Target: process wall <= 30 s.
-* (b) the same posterior with ``fit_scores(backend="numpyro")`` in a fresh subprocess, killed after
+  4 chains x (1000 tune + 1000 draws), with :func:`bayes_judge.ranking.bayesian.fit_scores`
+  (``sampler="nutpie"``: the registered numba fast path of the declaration,
+  :mod:`bayes_judge.ranking.bayesian_fast`) in a fresh subprocess: "process wall" is the
+  subprocess wall time seen from outside (interpreter start, imports, data simulation and
+  encoding, numba cache load, sampling, the pointwise log-likelihoods from the declaration and the
+  InferenceData); "fit wall" is the ``fit_scores`` call alone.  ESS bulk (min / median over the N
+  scores) and max r_hat by ArviZ.  Target: process wall <= 30 s.
+* (b) the same posterior with ``fit_scores(sampler="numpyro")`` in a fresh subprocess, killed after
   ``--numpyro-timeout`` seconds (reported as timed out).
 * (c) Gaussian PoE closed form (``poe_gaussian``, seed 004 eq. 12), N = 1000, K = 20N: median of
   ``--repeats`` calls (target <= 50 ms).
@@ -26,13 +28,20 @@
   and ``alpha``: the thin ``alpha |s| = const`` ridge) and ``"auto"`` (here the centred form,
   ``alpha s_raw``).  Same posterior; ESS bulk (min / median over the N scores and alpha), r_hat,
   fit wall and ESS per second; the second fit of a process reuses the compiled density.
+* (g) Bayesian soft-BT, N = 100, K = 10N, 4 x (1000 + 1000), one declaration on every sampler:
+  nutpie's fast path, nutpie on the compiled declaration (``fast=False``), PyMC and NumPyro, each in
+  a fresh subprocess: the first fit (compiling, or loading the compiled code from the disk caches
+  of numba and PyTensor), a refit on the same data and a refit on new data of the same shape (a
+  compiled sampler reused), and the min bulk ESS of the scores.  Not part of the default run
+  (``--only g``; several minutes).
 
 The load average before and after is recorded: other work on the machine inflates wall times.
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_ranking.py            # all cases
+    .venv/bin/python benchmarks/bench_ranking.py            # cases a-f
     .venv/bin/python benchmarks/bench_ranking.py --only e   # case (e) alone
+    .venv/bin/python benchmarks/bench_ranking.py --only g   # the four samplers at N = 100
 
 Writes ``benchmarks/results/bench_ranking.json`` (``bench_ranking_only_<cases>.json`` with
 ``--only``; or ``--out``) and prints a markdown table.
@@ -70,29 +79,25 @@ def soft_comparisons(n: int, k: int, seed: int):
     return pd.DataFrame({"item": "q", "a": names[i], "b": names[j], "p_a": p, "sample": np.arange(k)})
 
 
+SAMPLERS_G = ("nutpie-fast", "nutpie", "pymc", "numpyro")
+
+
 def _worker(name: str, out: Path, n: int, k: int) -> None:
     t0 = time.perf_counter()
     import numpy as np
 
+    from bayes_judge.ranking.bayesian import fit_scores
     from bayes_judge.ranking.encode import encode_ranking
 
+    if name.startswith("g-"):
+        return _worker_g(name[2:], out, n)
     data = encode_ranking(soft_comparisons(n, k, seed=0))
     kw = dict(chains=4, draws=1000, tune=1000, seed=0)
     t1 = time.perf_counter()
-    if name == "nutpie":
-        from bayes_judge.ranking.bayesian_fast import sample_scores_fast
-
-        post, stats = sample_scores_fast(data, model="poe-bt", **kw)
-        s = post["s"]
-        div = int(stats["diverging"].sum())
-        steps = float(stats["n_steps"].mean())
-    else:
-        from bayes_judge.ranking.bayesian import fit_scores
-
-        idata = fit_scores(data, model="poe-bt", backend="numpyro", **kw)
-        s = idata.posterior["s"].to_numpy()
-        div = int(idata.sample_stats["diverging"].sum())
-        steps = float(idata.sample_stats["n_steps"].mean())
+    idata = fit_scores(data, model="poe-bt", sampler=name, **kw)
+    s = idata.posterior["s"].to_numpy()
+    div = int(idata.sample_stats["diverging"].sum())
+    steps = float(idata.sample_stats["n_steps"].mean())
     t2 = time.perf_counter()
     import arviz as az
 
@@ -104,6 +109,29 @@ def _worker(name: str, out: Path, n: int, k: int) -> None:
         "ess_bulk_median": float(np.median(ess)), "r_hat_max": float(rhat.max()),
         "divergences": div, "mean_leapfrog_steps": steps,
     }))
+
+
+def _worker_g(sampler: str, out: Path, n: int) -> None:
+    """Case (g), one sampler: first fit, refit on the same data, refit on new data of one shape."""
+    import arviz as az
+
+    from bayes_judge.ranking.bayesian import fit_scores
+    from bayes_judge.ranking.encode import encode_ranking
+
+    fits = [("first", encode_ranking(soft_comparisons(n, 10 * n, seed=0)), 0),
+            ("refit_same", None, 1), ("refit_new", encode_ranking(soft_comparisons(n, 10 * n, seed=1)), 2)]
+    kw = dict(model="poe-bt", chains=4, draws=1000, tune=1000, sampler=sampler.removesuffix("-fast"),
+              fast=sampler == "nutpie-fast")
+    res: dict = {}
+    data = fits[0][1]
+    for label, new, seed in fits:
+        data = data if new is None else new
+        t0 = time.perf_counter()
+        idata = fit_scores(data, seed=seed, **kw)
+        res[f"{label}_s"] = time.perf_counter() - t0
+        res[f"{label}_ess_min"] = float(az.ess(idata.posterior["s"], method="bulk")["s"].min())
+    res["sampler_attr"] = idata.attrs["sampler"]
+    out.write_text(json.dumps(res))
 
 
 def _run_worker(name: str, n: int, k: int, timeout: float) -> dict:
@@ -140,9 +168,11 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--repeats", type=int, default=21)
     parser.add_argument("--numpyro-timeout", type=float, default=180.0)
     parser.add_argument("--only", default="abcdef",
-                        help="cases to run, e.g. 'e' or 'cde' (default: all, 'abcdef'; a and b run together)")
+                        help="cases to run, e.g. 'e' or 'cde' (default 'abcdef'; a and b run together; "
+                             "g, the four samplers at N = 100, only when named)")
     parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--worker", choices=["nutpie", "numpyro"], help=argparse.SUPPRESS)
+    parser.add_argument("--worker", choices=["nutpie", "numpyro", *(f"g-{x}" for x in SAMPLERS_G)],
+                        help=argparse.SUPPRESS)
     parser.add_argument("--worker-out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     n = args.n
@@ -150,8 +180,8 @@ def main(argv: list[str] | None = None) -> dict:
         _worker(args.worker, args.worker_out, n, 10 * n)
         return {}
     only = "".join(sorted(set(args.only.lower())))
-    if not only or set(only) - set("abcdef"):
-        parser.error(f"--only takes letters of 'abcdef', got {args.only!r}")
+    if not only or set(only) - set("abcdefg"):
+        parser.error(f"--only takes letters of 'abcdefg', got {args.only!r}")
     if "a" in only or "b" in only:
         only = "".join(sorted(set(only) | {"a", "b"}))
     full = only == "abcdef"
@@ -190,6 +220,9 @@ def main(argv: list[str] | None = None) -> dict:
 
     if "f" in only:
         res["gaussian_centring"] = _bench_gaussian_centring(n)
+
+    if "g" in only:
+        res["samplers_n100"] = {x: _run_worker(f"g-{x}", 100, 1000, timeout=600) for x in SAMPLERS_G}
     load.append(os.getloadavg())
     res["load_avg_before_after"] = load
 
@@ -331,6 +364,17 @@ def _table(r: dict) -> str:
             lines.append(f"| {name} | {x['w']:.0f} | {x['fit_s']:.1f} s | {x['ess_bulk_min']:.0f} / {x['ess_bulk_median']:.0f} "
                          f"| {x['r_hat_max']:.3f} | {x['divergences']} | {x['ess_min_per_s']:.0f} |")
         lines.append(f"| auto / non-centred | | | | | | {g['auto']['ess_min_per_s'] / g['non-centred']['ess_min_per_s']:.1f}x |")
+    if "samplers_n100" in r:
+        lines += ["", "(g) Bayesian soft-BT, N=100, K=10N, 4x(1000+1000), one declaration on every sampler, "
+                  "each in a fresh process", "",
+                  "| sampler | first fit (compile + sample) | refit, same data | refit, new data | ESS bulk min (s) |",
+                  "|---|---|---|---|---|"]
+        for name, x in r["samplers_n100"].items():
+            if "first_s" not in x:
+                lines.append(f"| {name} | {'timed out' if x.get('timed_out') else 'error'} | | | |")
+                continue
+            lines.append(f"| {name} ({x['sampler_attr']}) | {x['first_s']:.1f} s | {x['refit_same_s']:.1f} s "
+                         f"| {x['refit_new_s']:.1f} s | {x['refit_new_ess_min']:.0f} |")
     return "\n".join(lines)
 
 

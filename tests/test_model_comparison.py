@@ -24,12 +24,12 @@ def asym():
 
 @pytest.fixture(scope="module")
 def two_coin(asym):
-    return bj.win_rate(asym, **FAST)
+    return bj.win_rate(asym, method="dawid-skene", prior="none", **FAST)
 
 
 @pytest.fixture(scope="module")
 def independent(asym):
-    return bj.win_rate(asym, method="independent", backend="pymc", **FAST)
+    return bj.win_rate(asym, method="independent", prior="none", sampler="pymc", **FAST)
 
 
 def soft_table(n=8, k=150, seed=0, hard=False):
@@ -147,14 +147,14 @@ def test_soft_and_hard_bradley_terry_agree_on_hard_data():
 def test_different_data_sets_are_refused(two_coin):
     other = bj.simulate_win_rate(300, p=0.5, q0=[0.9, 0.85, 0.8], q1=[0.6, 0.65, 0.7], seed=12)
     with pytest.raises(ValueError, match=r"fitted to different data \(data hash"):
-        bj.compare_models({"a": two_coin, "b": bj.win_rate(other, **FAST)})
+        bj.compare_models({"a": two_coin, "b": bj.win_rate(other, method="dawid-skene", prior="none", **FAST)})
     smaller = bj.simulate_win_rate(200, p=0.7, q0=[0.9, 0.85, 0.8], q1=[0.6, 0.65, 0.7], seed=11)
     with pytest.raises(ValueError, match="different numbers of observations"):
-        bj.compare_models({"a": two_coin, "b": bj.win_rate(smaller, **FAST)})
+        bj.compare_models({"a": two_coin, "b": bj.win_rate(smaller, method="dawid-skene", prior="none", **FAST)})
 
 
 def test_labels_in_one_fit_only_are_refused(asym, two_coin):
-    labelled = bj.win_rate(asym, prior="in-distribution", **FAST)
+    labelled = bj.win_rate(asym, method="dawid-skene", prior="in-distribution", **FAST)
     assert "human labels" in labelled.log_likelihood["t"].attrs["scores"]
     with pytest.raises(ValueError, match="'t' scores different observations"):
         bj.compare_models({"none": two_coin, "labels": labelled}, var_name="t")
@@ -197,9 +197,9 @@ def test_three_win_rate_models_on_mtbench():
     df = bj.assign_generators(bj.load_dataset("mtbench"), share=0.8, seed=0)
     kw = dict(chains=4, draws=1000, tune=1000, seed=0)
     fits = {
-        "two-coin": bj.win_rate(df, **kw),
-        "one-coin": bj.win_rate(df, ds_model="one-coin", backend="pymc", **kw),
-        "independent": bj.win_rate(df, method="independent", backend="pymc", **kw),
+        "two-coin": bj.win_rate(df, method="dawid-skene", prior="none", **kw),
+        "one-coin": bj.win_rate(df, method="dawid-skene", ds_model="one-coin", prior="none", sampler="pymc", **kw),
+        "independent": bj.win_rate(df, method="independent", prior="none", sampler="pymc", **kw),
     }
     table = bj.compare_models(fits)
     assert table.index[0] == "two-coin"

@@ -169,18 +169,8 @@ def davidson(name: str, diff: Any, nu: Any, *, observed: Any, dims: Any = None) 
 
 def ranking_start(d: Any, prior: Priors) -> dict[str, Any]:
     """Start of every chain: the prior means (the sampled raw scores, ``s_raw`` or, for the
-    Gaussian experts, ``r``, at the scores' prior mean), the Normal ones moved 1e-6 off their
-    mode.
-
-    nutpie refuses a start where a coordinate of the gradient is exactly zero, which the prior
-    mode gives wherever the likelihood's gradient vanishes there too (a candidate whose
-    comparisons cancel, ``gamma`` on a symmetric design); off the mode the prior's own gradient
-    is not zero.
-    """
-    out: dict[str, Any] = {}
-    for name, pr in prior.items():
-        mean = np.asarray(pr.mean(), dtype=float)
-        out[name] = mean + 1e-6 if isinstance(pr, Normal) else mean
+    Gaussian experts, ``r``, at the scores' prior mean)."""
+    out = {name: np.asarray(pr.mean(), dtype=float) for name, pr in prior.items()}
     out["r" if isinstance(prior, GaussianPoEPriors) else "s_raw"] = out.pop("scores")
     return out
 

@@ -7,7 +7,8 @@ own compiled log-density and gradient.  A fast path is a callable::
     fn(arrays, coords, priors, *, init, chains, draws, tune, seed, target_accept)
         -> (posterior: dict name -> (chains, draws, ...) array, stats: dict name -> (chains, draws))
 
-plus, for the gradient test, ``fn.logp_grad(x, arrays, coords, priors) -> (logp, grad)`` on the
+plus, for the gradient test, ``fn.logp_grad(x, arrays, coords, priors[, options]) -> (logp, grad)``
+(and ``fn.option_cases``, the declaration options to check) on the
 declaration's unconstrained space (PyMC's value variables in ``model.value_vars`` order), and
 optionally ``fn.accepts(priors, options) -> bool``: a kernel written for particular prior
 families declines others, and the declaration is sampled instead.

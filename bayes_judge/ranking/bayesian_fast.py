@@ -1,27 +1,34 @@
-"""Fast NUTS for the Bayesian ranking models: nutpie driven by numba C callbacks.
+"""Registered nutpie fast paths of the Bayesian ranking models: numba log-densities.
 
-The three models of :mod:`bayes_judge.ranking.bayesian` ("poe-bt", "poe-g", "bt", each with
-an optional position bias ``gamma``; seed 004 §3.1-3.5, eq. 1-2, 12-13, A.7-A.8), with the same
-parameterization, priors and unconstrained transforms as the NumPyro model there, so that both
-samplers target the same posterior.  The log density and its gradient are written by hand in
-numba and handed to nutpie's Rust NUTS as C callbacks (see :mod:`bayes_judge._nutpie`): no
-Python in the sampling loop, chains on native threads, callbacks cached on disk
-(``cache=True``), data in one float64 buffer.
+The declarations ``"poe-bt"``, ``"poe-g"`` and ``"bt"`` of
+:mod:`bayes_judge.generative.ranking_models` (seed 004 §3.1-3.5, eq. 1-2, 12-13, A.7-A.8) are the
+models; this module is an optional speed-up for ``sampler="nutpie"``: the same log-density with
+its gradient written by hand in numba and handed to nutpie's Rust NUTS as C callbacks (see
+:mod:`bayes_judge._nutpie`): no Python in the sampling loop, chains on native threads, callbacks
+cached on disk (``cache=True``), data and prior parameters in one float64 buffer, so a refit only
+packs a new buffer.  Registered with :func:`bayes_judge.inference.register_fast_path`; each
+``fast_path.logp_grad`` is checked against the declaration's compiled log-density and gradient
+(``tests/inference/test_fastpaths.py``).  Priors: any scalar parameters of the declared families
+(scores ``Normal(0, sigma_s)``, ``gamma`` and ``beta`` Normal, ``alpha``, ``sigma``, ``nu``
+HalfNormal); :func:`supports` says whether a :class:`~bayes_judge.generative.priors.Priors` is
+one, and :func:`bayes_judge.ranking.bayesian.fit_scores` falls back to the compiled declaration
+when it is not.
 
-Unconstrained vector (extras in the order of ``fit_scores``' sites)::
+Unconstrained vector of the kernel (the declaration's value variables, reordered: see
+:func:`value_order`)::
 
     x = [r (N), gamma?, log alpha?, beta?, log sigma?, log nu?]
 
 ``r`` is ``s_raw ~ Normal(0, sigma_s)`` for ``poe-bt`` and ``bt``.  For ``poe-g`` it is
 ``r = alpha^(1 - w) s_raw ~ Normal(0, alpha^(1 - w) sigma_s)``, the same prior partially
-non-centred (:mod:`bayes_judge.ranking.bayesian`): ``w = 1`` samples ``s_raw`` itself, ``w = 0``
+non-centred (the declaration's option ``w``): ``w = 1`` samples ``s_raw`` itself, ``w = 0``
 samples ``delta_raw = alpha s_raw``; the likelihood reads ``delta_raw = alpha^w r``.  ``poe-g`` has
 no ``gamma``.
 
-``gamma ~ Normal(0, 1)``, ``beta ~ Normal(0.5, 0.25)`` live on the real line; the HalfNormal
-sites ``alpha ~ HN(1)``, ``sigma ~ HN(0.5)``, ``nu ~ HN(1)`` are sampled on the log scale
-(NumPyro's ``ExpTransform``) with the log-Jacobian ``u = log v``, so their density on ``u`` is
-``log 2 - log(tau sqrt(2 pi)) - v^2 / (2 tau^2) + u`` with gradient ``1 - v^2 / tau^2``.
+``gamma ~ Normal(mu_g, sd_g)``, ``beta ~ Normal(mu_b, sd_b)`` live on the real line; the
+HalfNormal sites ``alpha ~ HN(tau_a)``, ``sigma ~ HN(tau_s)``, ``nu ~ HN(tau_n)`` are sampled on
+the log scale (PyMC's log transform) with the log-Jacobian ``u = log v``, so their density on
+``u`` is ``log 2 - log(tau sqrt(2 pi)) - v^2 / (2 tau^2) + u`` with gradient ``1 - v^2 / tau^2``.
 
 Scores: ``s = C s_raw`` with ``C`` the within-item centering (``s_n = s_raw_n - mean of
 s_raw over n's item``), a symmetric projection, so ``d logp / d r = C (d logp / d (C r))``.
@@ -61,84 +68,146 @@ import numba
 import numpy as np
 
 from .._nutpie import EXPAND_SIG, LOGP_SIG, make_model, run
-from .bayesian import site_names
-from .encode import RankData
+from ..generative.priors import HalfNormal, Normal, Priors
+from ..inference.fastpaths import register_fast_path
 
-__all__ = ["sample_scores_fast", "pack_data", "logp_grad", "param_names"]
+__all__ = ["pack_data", "logp_grad", "site_names", "value_order", "supports", "fast_paths"]
 
-_HEADER = 9  # N, K, G, kind (0 logistic, 1 gaussian, 2 davidson), bias, ties, sigma_s, n_dim, w
+# N, K, G, kind (0 logistic, 1 gaussian, 2 davidson), bias, ties, sigma_s, n_dim, w, then the
+# prior parameters mu_g, sd_g (gamma), tau_a (alpha), mu_b, sd_b (beta), tau_s (sigma), tau_n (nu)
+_HEADER = 16
 _LOGISTIC, _GAUSSIAN, _DAVIDSON = 0, 1, 2
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 _LOG2 = math.log(2.0)
 
 
-def param_names(model: str, position_bias: bool, has_ties: bool) -> list[str]:
-    """Names of the sites after the raw scores, in the order of the unconstrained vector
-    (:func:`bayes_judge.ranking.bayesian.site_names`, which also refuses impossible options)."""
-    return site_names(model, position_bias, has_ties)
+def site_names(model: str, position_bias: bool, has_ties: bool) -> list[str]:
+    """The scalar sites of the kernel after the raw scores, in order: ``gamma?``, ``alpha``,
+    ``beta``, ``sigma`` (``poe-g``), ``nu?`` (``bt`` with Davidson ties)."""
+    return (["gamma"] if position_bias else []) + (["alpha", "beta", "sigma"] if model == "poe-g" else []) + (
+        ["nu"] if has_ties else [])
 
 
-def pack_data(
-    data: RankData, *, model: str, position_bias: bool, has_ties: bool, sigma_s: float = 1.0,
-    w: float = 1.0,
-) -> np.ndarray:
+def _options(model: str, options: dict | None) -> tuple[bool, bool, float]:
+    """(position_bias, ties, w) of a declaration's options, refusing the ones it does not take."""
+    options = dict(options or {})
+    allowed = {"poe-bt": {"position_bias"}, "poe-g": {"w"}, "bt": {"position_bias", "ties"}}[model]
+    bad = sorted(set(options) - allowed)
+    if bad:
+        raise ValueError(f"model {model!r} takes the options {sorted(allowed)}, got {bad}")
+    return bool(options.get("position_bias", False)), bool(options.get("ties", False)), float(options.get("w", 1.0))
+
+
+def value_order(model: str, position_bias: bool, has_ties: bool, n: int) -> np.ndarray:
+    """Index of every kernel coordinate in the declaration's value variables.
+
+    The declaration creates ``alpha`` before the scores of ``poe-g`` (their prior scale is
+    ``alpha^(1 - w)``), so its value variables are ``[log alpha, r (N), beta, log sigma]``; the
+    kernel keeps the scores first.  ``x_kernel = x_declared[value_order(...)]``.
+    """
+    sites = site_names(model, position_bias, has_ties)
+    kernel = [("scores", n)] + [(k, 1) for k in sites]
+    declared = ([("alpha", 1)] + [("scores", n)] + [(k, 1) for k in sites if k != "alpha"]) if model == "poe-g" \
+        else kernel
+    start, pos = {}, 0
+    for name, size in declared:
+        start[name] = pos
+        pos += size
+    return np.concatenate([np.arange(start[name], start[name] + size) for name, size in kernel])
+
+
+def _scalar(v) -> float | None:
+    """The value of a scalar (or constant array) prior parameter, else None."""
+    a = np.asarray(v, dtype=float)
+    return float(a.flat[0]) if a.size and np.all(a == a.flat[0]) else None
+
+
+def supports(priors: Priors) -> bool:
+    """Whether the kernel states these priors: the declared families with scalar parameters and
+    scores centred at 0."""
+    for name, pr in priors.items():
+        family = HalfNormal if name in ("alpha", "sigma", "nu") else Normal
+        if type(pr) is not family or any(_scalar(v) is None for v in pr.params().values()):
+            return False
+    return _scalar(priors.scores.mu) == 0.0  # type: ignore[attr-defined]
+
+
+def _prior_header(priors: Priors) -> list[float]:
+    """``[mu_g, sd_g, tau_a, mu_b, sd_b, tau_s, tau_n]`` (defaults where the model has no such prior)."""
+    get = dict(priors.items())
+
+    def par(name: str, field: str, default: float) -> float:
+        return float(np.asarray(getattr(get[name], field), dtype=float).flat[0]) if name in get else default
+
+    return [par("gamma", "mu", 0.0), par("gamma", "sigma", 1.0), par("alpha", "sigma", 1.0),
+            par("beta", "mu", 0.5), par("beta", "sigma", 0.25), par("sigma", "sigma", 0.5), par("nu", "sigma", 1.0)]
+
+
+def pack_data(arrays: dict, priors: Priors, *, model: str, position_bias: bool = False, has_ties: bool = False,
+              w: float = 1.0) -> np.ndarray:
     """One contiguous float64 buffer for the callbacks.
 
     Parameters
     ----------
-    data : RankData
-        ``K`` comparisons over ``N`` candidates in ``G`` items.
+    arrays : dict
+        :meth:`bayes_judge.ranking.encode.RankData.arrays`: ``K`` comparisons over ``N``
+        candidates in ``G`` items.
+    priors : Priors
+        The declaration's priors (:func:`supports` must hold).
     model : {"poe-bt", "poe-g", "bt"}
     position_bias : bool
         Whether the model has ``gamma``.
     has_ties : bool
         ``model="bt"`` only: Davidson's ``nu`` (else a tie counts half a win each way).
-    sigma_s : float
-        Prior scale of ``s_raw``.
     w : float in [0, 1]
         ``poe-g`` only: the partial non-centring exponent (1: sample ``s_raw``, 0: sample
         ``alpha s_raw``); ignored by the other models.
 
     Returns
     -------
-    ndarray of float64, shape (9 + 3K + N + G,)
-        Header ``[N, K, G, kind, bias, ties, sigma_s, n_dim, w]``, then ``i (K)``, ``j (K)``, the
-        outcome (``p`` for the PoE models, ``y`` for ``bt``; K), ``cand_item (N)``,
-        ``1 / count (G)``.
+    ndarray of float64, shape (16 + 3K + N + G,)
+        Header ``[N, K, G, kind, bias, ties, sigma_s, n_dim, w, mu_g, sd_g, tau_a, mu_b, sd_b,
+        tau_s, tau_n]``, then ``i (K)``, ``j (K)``, the outcome (``p`` for the PoE models, ``y``
+        for ``bt``; K), ``cand_item (N)``, ``1 / count (G)``.
     """
-    names = param_names(model, position_bias, has_ties)
+    if not supports(priors):
+        raise ValueError(f"the {model!r} fast path states Normal / HalfNormal priors with scalar parameters "
+                         f"and scores centred at 0; got\n{priors}")
+    names = site_names(model, position_bias, has_ties)
+    sigma_s = float(priors.scores.sigma)  # type: ignore[attr-defined]
     if not (np.isfinite(sigma_s) and sigma_s > 0):
         raise ValueError(f"sigma_s must be a positive prior scale, got {sigma_s!r}")
     if not 0.0 <= w <= 1.0:
         raise ValueError(f"w must lie in [0, 1], got {w!r}")
-    N, K, G = data.n_candidates, data.n_comparisons, data.n_items
-    i = np.asarray(data.i, dtype=np.int64)
-    j = np.asarray(data.j, dtype=np.int64)
-    cand_item = np.asarray(data.cand_item, dtype=np.int64)
+    i = np.asarray(arrays["i"], dtype=np.int64)
+    j = np.asarray(arrays["j"], dtype=np.int64)
+    cand_item = np.asarray(arrays["cand_item"], dtype=np.int64)
+    counts = np.asarray(arrays["n_per_item"], dtype=np.float64)
+    N, K, G = len(cand_item), len(i), len(counts)
     if K == 0:
         raise ValueError("no comparisons to fit")
-    if i.shape != (K,) or j.shape != (K,) or cand_item.shape != (N,):
-        raise ValueError("RankData arrays i, j (K,) and cand_item (N,) have inconsistent shapes")
+    if j.shape != (K,):
+        raise ValueError("comparison arrays i, j have inconsistent shapes")
     if min(i.min(), j.min()) < 0 or max(i.max(), j.max()) >= N:
         raise ValueError(f"comparison indices must lie in [0, {N}), the candidate index")
     if cand_item.min() < 0 or cand_item.max() >= G:
         raise ValueError(f"cand_item must lie in [0, {G}), the item index")
-    counts = np.bincount(cand_item, minlength=G).astype(np.float64)
-    if (counts == 0).any():
+    if (counts <= 0).any():
         raise ValueError("every item needs at least one candidate")
     if model == "bt":
-        out = np.asarray(data.y, dtype=np.float64)
+        out = np.asarray(arrays["y"], dtype=np.float64)
         if not np.isin(out, (0.0, 0.5, 1.0)).all():
             raise ValueError("hard outcomes y must be 1 (i wins), 0 (j wins) or 0.5 (tie)")
     else:
-        out = np.asarray(data.p, dtype=np.float64)
+        out = np.asarray(arrays["p"], dtype=np.float64)
         if not np.isfinite(out).all():
             raise ValueError("soft outcomes p must be finite")
         if model == "poe-bt" and ((out < 0) | (out > 1)).any():
             raise ValueError("soft outcomes p must lie in [0, 1] for the soft Bradley-Terry model")
     kind = _GAUSSIAN if model == "poe-g" else (_DAVIDSON if has_ties else _LOGISTIC)
     n_dim = N + len(names)
-    head = [N, K, G, kind, float(bool(position_bias)), float(bool(has_ties)), float(sigma_s), n_dim, float(w)]
+    head = [N, K, G, kind, float(bool(position_bias)), float(bool(has_ties)), sigma_s, n_dim, float(w),
+            *_prior_header(priors)]
     parts = [np.asarray(head, dtype=np.float64), i, j, out, cand_item, 1.0 / counts]
     return np.ascontiguousarray(np.concatenate([np.asarray(a, dtype=np.float64) for a in parts]))
 
@@ -240,10 +309,12 @@ def logp_grad(x, buf, grad):
     for n in range(N):
         s[n] = x[n] - mean[int(item[n])]
 
+    mu_g, sd_g, tau_a, mu_b, sd_b, tau_s, tau_n = buf[9], buf[10], buf[11], buf[12], buf[13], buf[14], buf[15]
     gamma = 0.0
     if bias:
         gamma = x[q]
-        total -= 0.5 * gamma * gamma + _HALF_LOG_2PI
+        zg = (gamma - mu_g) / sd_g
+        total -= 0.5 * zg * zg + math.log(sd_g) + _HALF_LOG_2PI
         q += 1
     g_gamma = 0.0
 
@@ -285,11 +356,11 @@ def logp_grad(x, buf, grad):
         aw = math.exp(w * la)
         sigma = math.exp(ls)
         inv_s = 1.0 / sigma
-        lp_a, g_la = _half_normal_logp(la, 1.0)
-        lp_s, g_ls = _half_normal_logp(ls, 0.5)
-        zb = (beta - 0.5) / 0.25
-        total += lp_a + lp_s - 0.5 * zb * zb - math.log(0.25) - _HALF_LOG_2PI
-        g_beta = -zb / 0.25
+        lp_a, g_la = _half_normal_logp(la, tau_a)
+        lp_s, g_ls = _half_normal_logp(ls, tau_s)
+        zb = (beta - mu_b) / sd_b
+        total += lp_a + lp_s - 0.5 * zb * zb - math.log(sd_b) - _HALF_LOG_2PI
+        g_beta = -zb / sd_b
         zz = 0.0
         zs = 0.0
         zd = 0.0
@@ -305,7 +376,7 @@ def logp_grad(x, buf, grad):
             gs[a] += r
             gs[b] -= r
         total += -0.5 * zz - K * (ls + _HALF_LOG_2PI)
-        # HalfNormal(1) on log alpha, the prior scale of r, and the likelihood through alpha^w
+        # HalfNormal(tau_a) on log alpha, the prior scale of r, and the likelihood through alpha^w
         grad[q] = g_la + (1.0 - w) * (ssq * inv_var - N) + w * zd * inv_s
         grad[q + 1] = g_beta + zs * inv_s
         grad[q + 2] = g_ls + zz - K
@@ -313,7 +384,7 @@ def logp_grad(x, buf, grad):
         # Davidson: l = w - |h| - log(1 + t^2 + nu t), h = d / 2, t = exp(-|h|)
         lnu = x[q]
         nu = math.exp(lnu)
-        lp_n, g_lnu = _half_normal_logp(lnu, 1.0)
+        lp_n, g_lnu = _half_normal_logp(lnu, tau_n)
         total += lp_n
         for k in range(K):
             a = int(ii[k])
@@ -329,16 +400,16 @@ def logp_grad(x, buf, grad):
             if h < 0.0:
                 dn = -dn
             if y == 1.0:
-                w = h
+                wk = h
                 r = 0.5 - dn
             elif y == 0.0:
-                w = -h
+                wk = -h
                 r = -0.5 - dn
             else:
-                w = lnu
+                wk = lnu
                 r = -dn
                 g_lnu += 1.0
-            total += w - ah - math.log(D)
+            total += wk - ah - math.log(D)
             g_lnu -= nu * t * inv_d
             gs[a] += r
             gs[b] -= r
@@ -346,7 +417,7 @@ def logp_grad(x, buf, grad):
         grad[q] = g_lnu
 
     if bias:
-        grad[N] = g_gamma - gamma
+        grad[N] = g_gamma - (gamma - mu_g) / (sd_g * sd_g)
     # d/dr = C gs (C the symmetric centering) plus the prior
     for g in range(G):
         mean[g] = 0.0
@@ -411,89 +482,101 @@ def _expand_cfunc(dim, n_expanded, x_, out_, user_data_):
     return 0
 
 
-def center_scores(data: RankData, s_raw: np.ndarray) -> np.ndarray:
+def center_scores(cand_item: np.ndarray, n_items: int, s_raw: np.ndarray) -> np.ndarray:
     """``s_raw`` minus its item mean along the last axis, shape (..., N)."""
     import scipy.sparse as sp
 
-    N, G = data.n_candidates, data.n_items
+    cand_item = np.asarray(cand_item, dtype=np.int64)
+    N = len(cand_item)
     s_raw = np.asarray(s_raw, dtype=np.float64)
-    counts = np.bincount(data.cand_item, minlength=G).astype(np.float64)
-    avg = sp.csr_matrix((1.0 / counts[data.cand_item], (data.cand_item, np.arange(N))), shape=(G, N))
+    counts = np.bincount(cand_item, minlength=n_items).astype(np.float64)
+    avg = sp.csr_matrix((1.0 / counts[cand_item], (cand_item, np.arange(N))), shape=(n_items, N))
     flat = s_raw.reshape(-1, N)
     mean = np.asarray(avg @ flat.T).T  # (rows, G)
-    return (flat - mean[:, data.cand_item]).reshape(s_raw.shape)
+    return (flat - mean[:, cand_item]).reshape(s_raw.shape)
 
 
-def sample_scores_fast(
-    data: RankData,
-    *,
-    model: str = "poe-bt",
-    position_bias: bool = False,
-    has_ties: bool = False,
-    sigma_s: float = 1.0,
-    w: float = 1.0,
-    chains: int = 4,
-    draws: int = 1000,
-    tune: int = 1000,
-    seed: int = 0,
-    target_accept: float = 0.8,
-    cores: int | None = None,
-) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """Sample a Bayesian ranking model with nutpie's NUTS on the numba log density.
+_LOG_SCALE = ("alpha", "sigma", "nu")
 
-    Parameters
-    ----------
-    data : RankData
-        From :func:`bayes_judge.ranking.encode.encode_ranking`: ``K`` comparisons, ``N``
-        candidates, ``G`` items.
-    model : {"poe-bt", "poe-g", "bt"}
-        See :mod:`bayes_judge.ranking.bayesian` (seed 004 §3.1-3.4).
-    position_bias : bool
-        Add the latent shift ``gamma`` of every score difference (eq. 13, A.7-A.8).
-    has_ties : bool
-        ``model="bt"`` only: Davidson's tie parameter ``nu``; otherwise a tie counts half a win
-        each way.  (``fit_scores`` sets it when ``ties="davidson"`` and the data have ties.)
-    sigma_s : float
-        Prior scale of the raw scores.
-    w : float in [0, 1]
-        ``poe-g`` only: partial non-centring of ``s_raw`` (see :func:`pack_data`).
-    chains, draws, tune : int
-        Chains, post-warmup draws and warmup draws per chain.
-    seed : int
-        nutpie's seed; every chain has its own stream derived from it (results do not depend on
-        ``cores``).  Every chain starts at 0 on the unconstrained space, as the NumPyro backend.
-    target_accept : float
-        Step-size adaptation target in (0, 1).
-    cores : int, optional
-        Threads for the chains (default ``min(chains, os.cpu_count())``).
 
-    Returns
-    -------
-    posterior : dict of (chains, draws, ...) arrays
-        ``"s"`` and ``"s_raw"`` (…, N), and the scalar sites ``"gamma"``, ``"alpha"``,
-        ``"beta"``, ``"sigma"``, ``"nu"`` the model has (…,).
-    stats : dict of (chains, draws) arrays
-        ``"diverging"``, ``"energy"``, ``"n_steps"``, ``"acceptance_rate"``, ``"lp"``, as
-        :func:`bayes_judge.inference.sample_numpyro`.
+def _start(model: str, init: dict, sites: list[str], n: int) -> np.ndarray:
+    """The kernel's unconstrained start from the declaration's (constrained) start values."""
+    raw = np.broadcast_to(np.asarray(init.get("r" if model == "poe-g" else "s_raw", 0.0), dtype=float), (n,))
+    rest = []
+    for k in sites:
+        v = float(np.asarray(init.get(k, 1.0 if k in _LOG_SCALE else 0.0), dtype=float))
+        rest.append(math.log(v) if k in _LOG_SCALE else v)
+    return np.concatenate([raw, np.asarray(rest, dtype=float)])
+
+
+def _sample(model: str, arrays: dict, coords: dict, priors: Priors, *, init: dict, chains: int, draws: int,
+            tune: int, seed: int, target_accept: float, options: dict | None = None,
+            cores: int | None = None) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Sample a declared ranking model with nutpie's NUTS on the numba log-density.
+
+    Returns the draws of the declaration's stored variables, ``(chains, draws, ...)``: the raw
+    scores (``s_raw``; ``r`` as well for ``poe-g``), ``s`` and the scalar sites the model has,
+    and nutpie's sampler statistics (:func:`bayes_judge._nutpie.read_trace`).
     """
-    extra = param_names(model, position_bias, has_ties)
-    buf = pack_data(data, model=model, position_bias=position_bias, has_ties=has_ties, sigma_s=sigma_s, w=w)
-    N = data.n_candidates
-    init = np.zeros(N + len(extra))
-    shapes = {"s_raw": (N,), **{k: () for k in extra}}
+    bias, ties, w = _options(model, options)
+    sites = site_names(model, bias, ties)
+    buf = pack_data(arrays, priors, model=model, position_bias=bias, has_ties=ties, w=w)
+    N = len(arrays["cand_item"])
     m = make_model(
         logp_cfunc=_logp_cfunc,
         expand_cfunc=_expand_cfunc,
         logp_grad=logp_grad,
         buf=buf,
-        init_flat=init,
-        shapes=shapes,
+        init_flat=_start(model, init, sites, N),
+        shapes={"s_raw": (N,), **{k: () for k in sites}},
         dims={"s_raw": ("candidate",)},
         coords={"candidate": np.arange(N)},
     )
-    post, stats = run(
-        m, chains=chains, draws=draws, tune=tune, seed=seed, target_accept=target_accept,
-        cores=cores, save_warmup=False,
-    )
-    post["s"] = center_scores(data, post["s_raw"])
-    return {k: post[k] for k in ["s", "s_raw", *extra]}, stats
+    post, stats = run(m, chains=chains, draws=draws, tune=tune, seed=seed, target_accept=target_accept,
+                      cores=cores, save_warmup=False)
+    post["s"] = center_scores(arrays["cand_item"], len(arrays["n_per_item"]), post["s_raw"])
+    if model == "poe-g":
+        post["r"] = post["s_raw"] * post["alpha"][..., None] ** (1.0 - w)
+    return post, stats
+
+
+def _logp_grad_declared(model: str, x, arrays: dict, coords: dict, priors: Priors,
+                        options: dict | None = None) -> tuple[float, np.ndarray]:
+    """Log-density and gradient at ``x``, the declaration's value variables flattened in
+    ``model.value_vars`` order (PyMC's log transform for the HalfNormal sites)."""
+    bias, ties, w = _options(model, options)
+    buf = pack_data(arrays, priors, model=model, position_bias=bias, has_ties=ties, w=w)
+    order = value_order(model, bias, ties, len(arrays["cand_item"]))
+    xk = np.ascontiguousarray(np.asarray(x, dtype=np.float64)[order])
+    g = np.empty_like(xk)
+    lp = logp_grad(xk, buf, g)
+    grad = np.empty_like(g)
+    grad[order] = g
+    return float(lp), grad
+
+
+#: option combinations of every model (what a gradient check should cover)
+OPTION_CASES: dict[str, list[dict]] = {
+    "poe-bt": [{}, {"position_bias": True}],
+    "poe-g": [{"w": 1.0}, {"w": 0.0}, {"w": 0.3}],
+    "bt": [{}, {"position_bias": True}, {"ties": True}, {"position_bias": True, "ties": True}],
+}
+
+
+def _register(model: str):
+    from functools import partial
+
+    def fast_path(arrays, coords, priors, *, init, chains, draws, tune, seed, target_accept, options=None):
+        return _sample(model, arrays, coords, priors, init=init, chains=chains, draws=draws, tune=tune,
+                       seed=seed, target_accept=target_accept, options=options)
+
+    fast_path.__doc__ = f"The registered nutpie fast path of the {model!r} declaration (same posterior)."
+    fast_path.logp_grad = partial(_logp_grad_declared, model)  # type: ignore[attr-defined]
+    fast_path.supports = supports  # type: ignore[attr-defined]
+    fast_path.option_cases = OPTION_CASES[model]  # type: ignore[attr-defined]
+    register_fast_path("ranking", model, fast_path)
+    return fast_path
+
+
+#: the registered fast paths by model name
+fast_paths = {name: _register(name) for name in ("poe-bt", "poe-g", "bt")}

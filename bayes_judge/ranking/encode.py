@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 import pandas as pd
@@ -94,6 +94,26 @@ class RankData:
     judges: list[str]
     row: np.ndarray
     meta: dict = field(default_factory=dict)
+
+    #: dims of :meth:`arrays`, the data a ranking declaration reads as ``pm.Data``
+    #: (:mod:`bayes_judge.generative.ranking_models`)
+    DIMS: ClassVar[dict[str, tuple[str, ...]]] = {
+        "i": ("comparison",), "j": ("comparison",), "p": ("comparison",), "y": ("comparison",),
+        "cand_item": ("candidate",), "n_per_item": ("item",),
+    }
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The comparisons as the arrays a ranking declaration reads (dims :attr:`DIMS`).
+
+        ``i``, ``j`` (K,) int, ``p``, ``y`` (K,) float, ``cand_item`` (N,) int and
+        ``n_per_item`` (G,) float.
+        """
+        return {
+            "i": np.asarray(self.i, dtype=np.int64), "j": np.asarray(self.j, dtype=np.int64),
+            "p": np.asarray(self.p, dtype=np.float64), "y": np.asarray(self.y, dtype=np.float64),
+            "cand_item": np.asarray(self.cand_item, dtype=np.int64),
+            "n_per_item": self.n_per_item.astype(np.float64),
+        }
 
     @property
     def n_items(self) -> int:

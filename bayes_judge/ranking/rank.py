@@ -10,6 +10,7 @@ import arviz as az
 import numpy as np
 import pandas as pd
 
+from ..generative.priors import Priors
 from .baselines import avg_prob, bradley_terry, win_ratio
 from .encode import BiasBy, RankData, check_finite_scores, encode_ranking
 from .poe import Clip, poe_bt, poe_gaussian
@@ -62,7 +63,8 @@ def rank(
     prior: float | Literal["paper"] = ...,
     tol: float | None = ...,
     max_iter: int | None = ...,
-    backend: str = ...,
+    sampler: str = ...,
+    priors: Priors | None = ...,
     ties: str = ...,
     chains: int = ...,
     draws: int = ...,
@@ -85,7 +87,8 @@ def rank(
     prior: float | Literal["paper"] = ...,
     tol: float | None = ...,
     max_iter: int | None = ...,
-    backend: str = ...,
+    sampler: str = ...,
+    priors: Priors | None = ...,
     ties: str = ...,
     chains: int = ...,
     draws: int = ...,
@@ -108,7 +111,8 @@ def rank(
     prior: float | Literal["paper"] = ...,
     tol: float | None = ...,
     max_iter: int | None = ...,
-    backend: str = ...,
+    sampler: str = ...,
+    priors: Priors | None = ...,
     ties: str = ...,
     chains: int = ...,
     draws: int = ...,
@@ -130,7 +134,8 @@ def rank(
     prior: float | Literal["paper"] = "paper",
     tol: float | None = None,
     max_iter: int | None = None,
-    backend: str = "nutpie",
+    sampler: str = "nutpie",
+    priors: Priors | None = None,
     ties: str = "davidson",
     chains: int = 4,
     draws: int = 1000,
@@ -176,6 +181,15 @@ def rank(
         InferenceData (read it with :func:`bayes_judge.score_summary`; ``attrs["method"]`` names
         the method); fits of different methods on one table compare by PSIS-LOO on the hard
         decisions with :func:`bayes_judge.compare_models`.
+    sampler : {"nutpie", "pymc", "numpyro"}
+        ``bayesian=True`` only: the NUTS implementation running the model's declaration
+        (:mod:`bayes_judge.generative.ranking_models`); nutpie uses its registered fast path.
+    priors : Priors, optional
+        ``bayesian=True`` only: the model's priors (default the declaration's; see
+        :func:`~bayes_judge.ranking.bayesian.fit_scores`).
+    ties, chains, draws, tune, seed :
+        ``bayesian=True`` only: Davidson ties for ``bt`` (``"davidson"`` or ``"half"``) and the
+        NUTS settings.
     candidates : sequence of str or mapping item -> sequence of str, optional
         The candidates to rank (see :func:`~bayes_judge.ranking.encode.encode_ranking`).
     debias_by : {"item", "judge"}
@@ -227,8 +241,8 @@ def rank(
             data = dataclasses.replace(data, p=data.y)
         idata = fit_scores(
             data, model="poe-g" if method.startswith("poe-g") else method,
-            position_bias=debias and method in ("poe-bt", "bt"), ties=ties, backend=backend,
-            chains=chains, draws=draws, tune=tune, seed=seed,
+            position_bias=debias and method in ("poe-bt", "bt"), ties=ties, sampler=sampler,
+            priors=priors, chains=chains, draws=draws, tune=tune, seed=seed,
         )
         idata.attrs["method"] = method  # "poe-g-hard" is fit_scores' "poe-g" on y
         if method == "poe-g-hard":

@@ -58,7 +58,7 @@ def _list(values, n: int = 8) -> str:
 
 def _fit_rows(ctx: Context) -> list[tuple[str, str]]:
     post = ctx.idata["posterior"]
-    keys = ("method", "model", "ds_model", "prior", "backend", "swap", "ties", "seed", "position_bias")
+    keys = ("method", "model", "ds_model", "prior", "sampler", "swap", "ties", "seed", "position_bias")
     rows = [(k, fmt(ctx.attrs[k])) for k in keys if k in ctx.attrs]
     rows.append(("chains × draws", f"{post.sizes['chain']} × {post.sizes['draw']}"))
     if "manifest" in ctx.attrs:

@@ -8,6 +8,7 @@ NumPyro and PyMC functions: a new fast path needs only a data case below.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import bayes_judge as bj
@@ -28,14 +29,38 @@ def _win_rate_case(labelled: bool):
     return pat.arrays(), VerdictPatterns.DIMS, coords, {}
 
 
+def _ranking_case(name: str, options: dict):
+    """Two items of soft (or hard, with ties) comparisons in both orders."""
+    from bayes_judge.ranking.encode import RankData, encode_ranking
+
+    rng = np.random.default_rng(1)
+    rows = []
+    for item in ("x", "y"):
+        s = rng.normal(0, 1, 5)
+        for _ in range(40):
+            i, j = rng.choice(5, size=2, replace=False)
+            p = 1 / (1 + np.exp(-(s[i] - s[j])))
+            rows.append({"item": item, "a": f"c{i}", "b": f"c{j}", "p_a": p})
+    df = pd.DataFrame(rows).assign(sample=lambda d: np.arange(len(d)))
+    if name == "bt":  # hard decisions, ties where the probability is near 1/2
+        u = rng.random(len(df))
+        df["winner"] = np.where(np.abs(df["p_a"] - 0.5) < 0.08, "tie", np.where(u < df["p_a"], "a", "b"))
+        df = df.drop(columns="p_a")
+    data = encode_ranking(df)
+    coords = {"candidate": np.arange(data.n_candidates)}
+    return data.arrays(), RankData.DIMS, coords, dict(options)
+
+
 def cases():
     out = []
-    for (task, name), _fn in sorted(fast_paths().items()):
+    for (task, name), fn in sorted(fast_paths().items()):
         if task == "win-rate":
             out += [pytest.param(task, name, lab, id=f"{task}:{name}:{'labels' if lab else 'none'}")
                     for lab in (False, True)]
         else:
-            out.append(pytest.param(task, name, None, id=f"{task}:{name}"))
+            for opt in getattr(fn, "option_cases", [{}]):
+                label = ",".join(f"{k}={v}" for k, v in opt.items()) or "default"
+                out.append(pytest.param(task, name, opt, id=f"{task}:{name}:{label}"))
     return out
 
 
@@ -45,6 +70,8 @@ def test_fast_path_equals_the_declaration(task, name, variant):
     spec = get_model(name, task)
     if task == "win-rate":
         arrays, dims, coords, options = _win_rate_case(variant)
+    elif task == "ranking":
+        arrays, dims, coords, options = _ranking_case(name, variant)
     else:  # a fast path for a task this test has no data for must not pass silently
         pytest.fail(f"no data case for fast paths of task {task!r}: add one to this test")
     priors = spec.default_priors()

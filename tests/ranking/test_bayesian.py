@@ -1,17 +1,18 @@
-"""Bayesian scores (bayes_judge.ranking.bayesian) and their summaries."""
+"""Bayesian scores (bayes_judge.ranking.bayesian, the declarations of
+bayes_judge.generative.ranking_models) and their summaries."""
+
+import json
 
 import arviz as az
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.special import log_expit, log_ndtr
 from scipy.stats import spearmanr
 
-from bayes_judge.ranking.bayesian import (
-    CENTRING_SNR,
-    comparison_log_lik,
-    fit_scores,
-    gaussian_centring,
-)
+from bayes_judge.generative.priors import Normal
+from bayes_judge.generative.ranking_models import BTPriors, SoftBTPriors
+from bayes_judge.ranking.bayesian import CENTRING_SNR, fit_scores, gaussian_centring
 from bayes_judge.ranking.encode import encode_ranking
 from bayes_judge.summary import compare_systems, pairwise_prob, score_summary
 
@@ -45,19 +46,61 @@ def test_soft_bt_recovers_scores_and_position_bias():
     # sum to zero within the item, every draw
     np.testing.assert_allclose(idata.posterior["s"].sum("candidate"), 0, atol=1e-4)
     assert idata.log_likelihood["c"].shape == (2, 300, 160)
+    assert {k: idata.attrs[k] for k in ("task", "model", "sampler", "position_bias")} == {
+        "task": "ranking", "model": "poe-bt", "sampler": "nutpie (fast path)", "position_bias": 1}
+    assert json.loads(idata.attrs["priors"])["gamma"] == {"family": "Normal", "mu": 0.0, "sigma": 1.0}
 
 
-def test_backends_agree_on_gaussian_poe(same_posterior_mean):
-    """NumPyro, PyMC and nutpie sample one posterior (within MC error), in the centred form."""
-    df, s = soft_table(n=6, k=120, seed=2)
-    data = encode_ranking(df)
-    fits = {be: fit_scores(data, model="poe-g", backend=be, chains=2, draws=1000, tune=1000, seed=1)
-            for be in ("numpyro", "pymc", "nutpie")}
-    assert {f.attrs["centring_w"] for f in fits.values()} == {0.0}  # informative: centred
-    ref = fits["nutpie"].posterior
-    for be in ("numpyro", "pymc"):
-        for name in ("s", "alpha", "beta", "sigma"):
-            same_posterior_mean(fits[be].posterior[name].to_numpy(), ref[name].to_numpy(), name=(be, name))
+# per model: options of fit_scores and the posterior means compared
+AGREEMENT = {
+    "poe-bt": (dict(position_bias=True), ("s", "gamma")),
+    "poe-g": (dict(), ("s", "alpha", "beta", "sigma")),
+    "bt": (dict(position_bias=True), ("s", "gamma", "nu")),
+}
+AGREE_KW = dict(chains=2, draws=500, tune=500, seed=1, pointwise=False)
+
+
+@pytest.fixture(scope="module")
+def agreement_fits():
+    """Per model: its comparisons and the nutpie fit (the fast path), made on first use."""
+    cache: dict = {}
+
+    def get(model):
+        if model not in cache:
+            df, _ = soft_table(n=6, k=120, gamma=0.5, seed=2)
+            if model == "bt":  # hard decisions with ties: Davidson's nu
+                y = np.where(df["p_a"] > 0.6, "a", np.where(df["p_a"] < 0.4, "b", "tie"))
+                df = df.drop(columns="p_a").assign(winner=y)
+            data = encode_ranking(df)
+            cache[model] = data, fit_scores(data, model=model, **AGREEMENT[model][0], **AGREE_KW)
+        return cache[model]
+
+    return get
+
+
+# every model against both other samplers; the default run checks each model against one
+SAMPLER_CASES = [
+    pytest.param("poe-bt", "numpyro", id="poe-bt-numpyro"),
+    pytest.param("poe-bt", "pymc", id="poe-bt-pymc", marks=pytest.mark.slow),
+    pytest.param("poe-g", "pymc", id="poe-g-pymc"),
+    pytest.param("poe-g", "numpyro", id="poe-g-numpyro", marks=pytest.mark.slow),
+    pytest.param("bt", "pymc", id="bt-pymc"),
+    pytest.param("bt", "numpyro", id="bt-numpyro", marks=pytest.mark.slow),
+]
+
+
+@pytest.mark.parametrize(("model", "sampler"), SAMPLER_CASES)
+def test_samplers_agree(model, sampler, agreement_fits, same_posterior_mean):
+    """nutpie (its fast path), PyMC and NumPyro sample one posterior from one declaration."""
+    data, ref = agreement_fits(model)
+    kw, names = AGREEMENT[model]
+    fit = fit_scores(data, model=model, sampler=sampler, **kw, **AGREE_KW)
+    assert (ref.attrs["sampler"], fit.attrs["sampler"]) == ("nutpie (fast path)", sampler)
+    if model == "poe-g":
+        assert ref.attrs["centring_w"] == fit.attrs["centring_w"] == 0.0  # informative: centred
+    assert set(fit.posterior.data_vars) == set(ref.posterior.data_vars) == {"s", "s_raw", *names[1:]}
+    for name in names:
+        same_posterior_mean(fit.posterior[name].to_numpy(), ref.posterior[name].to_numpy(), name=(sampler, name))
 
 
 def test_gaussian_centring_choice_and_same_posterior(simulate, same_posterior_mean):
@@ -114,15 +157,61 @@ def test_davidson_ties():
     assert spearmanr(m, truth_in_order(idata, s)).statistic > 0.8
 
 
-def test_loglik_closed_forms():
-    d = np.array([0.0, 1.0, -2.0])
-    p = np.array([0.5, 0.9, 0.2])
-    ll = comparison_log_lik(np, "poe-bt", d, p, None)
-    sig = 1 / (1 + np.exp(-d))
-    np.testing.assert_allclose(ll, p * np.log(sig) + (1 - p) * np.log(1 - sig))
-    # hard BT with Davidson: the three outcomes' probabilities sum to one
-    tot = sum(np.exp(comparison_log_lik(np, "bt", d, None, np.full(3, y), nu=0.7)) for y in (1.0, 0.0, 0.5))
+def _closed_forms(model, post, data):
+    """The pointwise log-likelihoods of each model written out in numpy (seed 004 eq. 1-2, §3.2,
+    eq. 12; Davidson), from the posterior draws: (own "c", decisions "y")."""
+    d = post["s"].to_numpy()[..., data.i] - post["s"].to_numpy()[..., data.j]
+    if "gamma" in post:
+        d = d + post["gamma"].to_numpy()[..., None]
+    y = data.y
+    if model == "poe-g":
+        a, b, sig = (post[k].to_numpy()[..., None] for k in ("alpha", "beta", "sigma"))
+        z = (data.p - (a * d + b)) / sig
+        own = -0.5 * z * z - np.log(sig) - 0.5 * np.log(2 * np.pi)
+        zy = (a * d + b - 0.5) / sig
+        return own, y * log_ndtr(zy) + (1 - y) * log_ndtr(-zy)
+    dec = y * log_expit(d) + (1 - y) * log_expit(-d)
+    if model == "poe-bt":
+        return data.p * log_expit(d) + (1 - data.p) * log_expit(-d), dec
+    nu = post["nu"].to_numpy()[..., None]
+    norm = np.logaddexp(np.logaddexp(d / 2, -d / 2), np.log(nu))
+    return np.where(y == 1, d / 2, np.where(y == 0, -d / 2, np.log(nu))) - norm, dec
+
+
+@pytest.mark.parametrize("model", ["poe-bt", "poe-g", "bt"])
+def test_pointwise_log_likelihoods_are_the_models_closed_forms(model):
+    """log_likelihood "c" (the declaration's observed c) and "y" (its latent log_lik_y)."""
+    df, _ = soft_table(n=5, k=40, gamma=0.3, seed=4)
+    if model == "bt":
+        df = df.assign(winner=np.where(df["p_a"] > 0.6, "a", np.where(df["p_a"] < 0.4, "b", "tie"))).drop(
+            columns="p_a")
+    data = encode_ranking(df)
+    idata = fit_scores(data, model=model, position_bias=model != "poe-g", chains=1, draws=40, tune=40)
+    own, dec = _closed_forms(model, idata.posterior, data)
+    np.testing.assert_allclose(idata.log_likelihood["c"].to_numpy(), own, rtol=1e-9, atol=1e-12)
+    # PyTensor's normal log-CDF (poe-g's decisions) agrees with scipy's log_ndtr to ~4e-7
+    np.testing.assert_allclose(idata.log_likelihood["y"].to_numpy(), dec, rtol=1e-6 if model == "poe-g" else 1e-9,
+                               atol=1e-12)
+    assert idata.log_likelihood["y"].attrs["loo_weights"] == "c"
+
+
+def test_davidson_outcomes_sum_to_one():
+    from bayes_judge.generative.ranking_models import _davidson_logp
+
+    d = np.array([0.0, 1.0, -2.0, 9.0])
+    tot = sum(np.exp(_davidson_logp(np.full(4, y), d, 0.7).eval()) for y in (1.0, 0.0, 0.5))
     np.testing.assert_allclose(tot, 1.0)
+
+
+def test_priors_are_the_fits_priors():
+    df, _ = soft_table(n=5, k=60, gamma=1.0, seed=6)
+    data = encode_ranking(df)
+    tight = SoftBTPriors(gamma=Normal(0, 0.01))
+    idata = fit_scores(data, model="poe-bt", position_bias=True, priors=tight, **FAST)
+    assert abs(float(idata.posterior["gamma"].mean())) < 0.03  # the prior pins gamma at 0
+    assert json.loads(idata.attrs["priors"])["gamma"]["sigma"] == 0.01
+    with pytest.raises(TypeError, match="takes SoftBTPriors, got BTPriors"):
+        fit_scores(data, model="poe-bt", priors=BTPriors())
 
 
 def fake_ranking(draws: np.ndarray, items, cands):
@@ -167,8 +256,10 @@ def test_bad_model_arguments():
         fit_scores(data, model="thurstone")
     with pytest.raises(ValueError, match="ties must be"):
         fit_scores(data, model="bt", ties="drop")
-    with pytest.raises(ValueError, match="backend must be"):
-        fit_scores(data, backend="stan")
+    with pytest.raises(ValueError, match="sampler must be one of"):
+        fit_scores(data, sampler="stan")
+    with pytest.raises(ValueError, match="'poe-g' takes no position_bias"):
+        fit_scores(data, model="poe-g", position_bias=True)
 
 
 def test_compare_systems_on_known_draws():

@@ -1,31 +1,27 @@
-"""nutpie + numba sampler of the Bayesian ranking models (bayes_judge.ranking.bayesian_fast)."""
+"""The registered nutpie fast paths of the ranking declarations (bayes_judge.ranking.bayesian_fast).
+
+Their log-density and gradient are checked against the declarations' compiled ones for every
+registered fast path by tests/inference/test_fastpaths.py; here: their layout, determinism, the
+priors they state, and (slow) that they draw exactly what nutpie draws on the compiled declaration.
+"""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from bayes_judge.ranking.bayesian import _numpyro_model, fit_scores, raw_site
+from bayes_judge.generative import get_model
+from bayes_judge.generative.priors import Beta, HalfNormal, Normal
+from bayes_judge.inference import fast_path
+from bayes_judge.ranking.bayesian import fit_scores
 from bayes_judge.ranking.bayesian_fast import (
-    logp_grad,
+    OPTION_CASES,
+    _sample,
     pack_data,
-    param_names,
-    sample_scores_fast,
+    site_names,
+    supports,
+    value_order,
 )
-from bayes_judge.ranking.encode import encode_ranking
-
-# (model, position_bias, has_ties, w): every site combination of the three models, and the
-# Gaussian experts' partial non-centring exponent w at both ends and between
-CASES = [
-    ("poe-bt", False, False, 1.0),
-    ("poe-bt", True, False, 1.0),
-    ("poe-g", False, False, 1.0),
-    ("poe-g", False, False, 0.0),
-    ("poe-g", False, False, 0.3),
-    ("bt", False, False, 1.0),
-    ("bt", True, False, 1.0),
-    ("bt", False, True, 1.0),
-    ("bt", True, True, 1.0),
-]
+from bayes_judge.ranking.encode import RankData, encode_ranking
 
 
 def two_item_table(n=(5, 4), k=(60, 40), gamma=0.4, seed=0):
@@ -49,64 +45,44 @@ def data():
     return encode_ranking(two_item_table())
 
 
-@pytest.fixture
-def x64():
-    import jax
-
-    jax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", False)
+def _coords(data):
+    return {"candidate": np.arange(data.n_candidates), "comparison": np.arange(data.n_comparisons),
+            "item": np.arange(data.n_items)}
 
 
-@pytest.mark.parametrize(("model", "bias", "ties", "w"), CASES)
-def test_gradient_matches_numpyro_potential(data, x64, model, bias, ties, w):
-    """log density and gradient = minus NumPyro's potential energy and its jax.grad (x64)."""
-    import jax
-    import jax.numpy as jnp
-    from numpyro.infer.util import potential_energy
+@pytest.mark.parametrize("model", ["poe-bt", "poe-g", "bt"])
+def test_registered_with_the_declarations_value_order(data, model):
+    """Every option case of every model: the kernel's coordinates are the declaration's value
+    variables, reordered (alpha first in poe-g's declaration)."""
+    from bayes_judge.inference.fit import _build
 
-    counts = np.bincount(data.cand_item, minlength=data.n_items).astype(float)
-    args = (data.i, data.j, data.p, data.y, data.cand_item, counts)
-    kw = dict(n_items=data.n_items, sigma_s=1.3, model=model, bias=bias, ties=ties, w=w)
-    buf = pack_data(data, model=model, position_bias=bias, has_ties=ties, sigma_s=1.3, w=w)
-    names = param_names(model, bias, ties)
-    N = data.n_candidates
-    rng = np.random.default_rng(1)
-    for scale in (0.3, 1.0, 4.0):  # both branches of |d| and of the logistic / Davidson terms
-        x = rng.normal(0, scale, N + len(names))
-        z = {raw_site(model): jnp.asarray(x[:N])}
-        z.update({k: jnp.asarray(x[N + m]) for m, k in enumerate(names)})
-        pe = lambda z: potential_energy(_numpyro_model, args, kw, z)  # noqa: E731
-        ref_val, ref_grad = jax.value_and_grad(pe)(z)
-        g = np.empty_like(x)
-        val = logp_grad(x, buf, g)
-        assert val == pytest.approx(-float(ref_val), rel=1e-10, abs=1e-9)
-        ref = np.concatenate([np.ravel(ref_grad[k]) for k in [raw_site(model), *names]])
-        np.testing.assert_allclose(g, -ref, rtol=1e-8, atol=1e-10)
+    fp = fast_path("ranking", model)
+    assert fp is not None and fp.option_cases == OPTION_CASES[model]
+    spec = get_model(model, "ranking")
+    for opts in fp.option_cases:
+        m = _build(spec, data.arrays(), RankData.DIMS, _coords(data), spec.default_priors(), False, opts)
+        declared = [(v.name.removesuffix("_log__"), int(np.prod(m.initial_point()[v.name].shape, dtype=int)))
+                    for v in m.value_vars]
+        bias, ties = opts.get("position_bias", False), opts.get("ties", False)
+        kernel = [("r" if model == "poe-g" else "s_raw", data.n_candidates)] + [
+            (k, 1) for k in site_names(model, bias, ties)]
+        assert sorted(declared) == sorted(kernel)
+        names = [n for n, size in declared for _ in range(size)]
+        order = value_order(model, bias, ties, data.n_candidates)
+        assert [names[k] for k in order] == [n for n, size in kernel for _ in range(size)]
 
 
-def test_posterior_means_agree_with_numpyro(same_posterior_mean):
-    """Same posterior as fit_scores(backend="numpyro"): means of s and gamma within MC error."""
-    data = encode_ranking(two_item_table(n=(6,), k=(120,), gamma=0.6, seed=3))
-    kw = dict(chains=2, draws=1000, tune=1000)
-    ref = fit_scores(data, model="poe-bt", position_bias=True, backend="numpyro", seed=1, **kw).posterior
-    post, stats = sample_scores_fast(data, model="poe-bt", position_bias=True, seed=1, **kw)
-    assert post["s"].shape == (2, 1000, data.n_candidates) and post["gamma"].shape == (2, 1000)
-    assert stats["diverging"].sum() == 0
-    np.testing.assert_allclose(post["s"].sum(-1), 0.0, atol=1e-12)
-    for name, a in (("s", post["s"]), ("gamma", post["gamma"])):
-        b = ref[name].to_numpy()
-        same_posterior_mean(a, b, name=name)
-        np.testing.assert_allclose(a.std((0, 1)), b.std((0, 1)), rtol=0.15)
-
-
-@pytest.mark.parametrize(("model", "bias", "ties"), [("poe-g", False, False), ("bt", False, True)])
-def test_determinism_and_sites(data, model, bias, ties):
-    kw = dict(model=model, position_bias=bias, has_ties=ties, chains=2, draws=150, tune=150)
-    a, sa = sample_scores_fast(data, seed=5, **kw)
-    b, sb = sample_scores_fast(data, seed=5, cores=1, **kw)
-    c, _ = sample_scores_fast(data, seed=6, **kw)
-    assert list(a) == ["s", "s_raw", *param_names(model, bias, ties)]
+@pytest.mark.parametrize(("model", "opts"), [("poe-g", {"w": 0.0}), ("bt", {"ties": True})])
+def test_determinism_and_sites(data, model, opts):
+    spec = get_model(model, "ranking")
+    pri = spec.default_priors()
+    kw = dict(init={}, chains=2, draws=150, tune=150, target_accept=0.8, options=opts)
+    args = (model, data.arrays(), _coords(data), pri)
+    a, sa = _sample(*args, seed=5, **kw)
+    b, sb = _sample(*args, seed=5, cores=1, **kw)
+    c, _ = _sample(*args, seed=6, **kw)
+    sites = site_names(model, False, opts.get("ties", False))
+    assert set(a) == {"s", "s_raw", *sites} | ({"r"} if model == "poe-g" else set())
     for k in a:
         np.testing.assert_array_equal(a[k], b[k])
     for k in sa:
@@ -114,7 +90,7 @@ def test_determinism_and_sites(data, model, bias, ties):
     assert not np.array_equal(a["s"], c["s"])
     assert set(sa) == {"diverging", "energy", "n_steps", "acceptance_rate", "lp"}
     assert all(v.shape == (2, 150) for v in sa.values())
-    for k in param_names(model, bias, ties):
+    for k in sites:
         assert a[k].shape == (2, 150) and np.isfinite(a[k]).all()
         if k in ("alpha", "sigma", "nu"):
             assert (a[k] > 0).all()
@@ -123,20 +99,50 @@ def test_determinism_and_sites(data, model, bias, ties):
         m = data.cand_item == g
         np.testing.assert_allclose(a["s"][..., m].sum(-1), 0.0, atol=1e-12)
         np.testing.assert_allclose(a["s"][..., m], a["s_raw"][..., m] - a["s_raw"][..., m].mean(-1, keepdims=True))
+    if model == "poe-g":  # r = alpha^(1 - w) s_raw
+        np.testing.assert_allclose(a["r"], a["alpha"][..., None] * a["s_raw"])
+
+
+def test_priors_the_kernel_states():
+    pri = get_model("poe-g", "ranking").default_priors()
+    assert supports(pri)
+    assert supports(pri.replace(scores=Normal(0, 2.5), alpha=HalfNormal(0.3), beta=Normal(0.4, 0.1)))
+    assert not supports(pri.replace(scores=Normal(1.0, 1)))  # scores centred at 0 only
+    assert not supports(pri.replace(beta=Beta(2, 2)))  # another family
+    assert not supports(pri.replace(sigma=HalfNormal(np.array([0.5, 1.0]))))  # not scalar
 
 
 def test_bad_arguments(data):
-    with pytest.raises(ValueError, match="bayesian model must be one of"):
-        sample_scores_fast(data, model="thurstone")
-    with pytest.raises(ValueError, match="model='bt' only"):
-        sample_scores_fast(data, model="poe-bt", has_ties=True)
+    pri = get_model("poe-bt", "ranking").default_priors()
+    arrays = data.arrays()
     with pytest.raises(ValueError, match="sigma_s must be"):
-        sample_scores_fast(data, sigma_s=0.0)
-    with pytest.raises(ValueError, match="'poe-g' takes no position_bias"):
-        sample_scores_fast(data, model="poe-g", position_bias=True)
+        pack_data(arrays, pri.replace(scores=Normal(0, 0.0)), model="poe-bt")
     with pytest.raises(ValueError, match=r"w must lie in \[0, 1\]"):
-        sample_scores_fast(data, model="poe-g", w=1.5)
-    with pytest.raises(ValueError, match="'poe-g' takes no position_bias"):  # site_names, every backend
-        fit_scores(data, model="poe-g", position_bias=True, backend="numpyro")
+        pack_data(arrays, get_model("poe-g", "ranking").default_priors(), model="poe-g", w=1.5)
+    with pytest.raises(ValueError, match="states Normal / HalfNormal priors"):
+        pack_data(arrays, pri.replace(scores=Normal(1.0, 1.0)), model="poe-bt")
+    with pytest.raises(ValueError, match="soft outcomes p must lie in"):
+        pack_data({**arrays, "p": arrays["p"] + 1.0}, pri, model="poe-bt")
+    with pytest.raises(ValueError, match=r"takes the options \['position_bias'\]"):
+        _sample("poe-bt", arrays, _coords(data), pri, init={}, chains=1, draws=1, tune=0, seed=0,
+                target_accept=0.8, options={"ties": True})
     with pytest.raises(ValueError, match="target_accept"):
-        sample_scores_fast(data, target_accept=1.5, chains=1, draws=1, tune=0)
+        _sample("poe-bt", arrays, _coords(data), pri, init={}, chains=1, draws=1, tune=0, seed=0, target_accept=1.5)
+
+
+CASES = [("poe-bt", dict(position_bias=True)), ("poe-g", dict(centring="centred")),
+         ("poe-g", dict(centring="non-centred")), ("bt", dict(position_bias=True))]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("model", "kw"), CASES)
+def test_fast_path_samples_what_nutpie_samples_on_the_declaration(data, model, kw, same_posterior_mean):
+    """nutpie on the kernel and on the compiled declaration (numba): same start, seed and
+    log-density, but the trajectories part after a while (the two round differently), so the
+    posteriors are compared within Monte Carlo error."""
+    fits = {fast: fit_scores(data, model=model, fast=fast, chains=2, draws=600, tune=600, seed=3, **kw)
+            for fast in (True, False)}
+    assert [f.attrs["sampler"] for f in fits.values()] == ["nutpie (fast path)", "nutpie"]
+    a, b = (f.posterior for f in fits.values())
+    for name in a.data_vars:
+        same_posterior_mean(a[name].to_numpy(), b[name].to_numpy(), name=name)

@@ -22,7 +22,8 @@ def ds_split_fit():
     """Dawid-Skene on MT-Bench (three judges), each presentation order its own judge, so that
     position bias is visible."""
     judges = ["ChatGPT/Vanilla_NoRules", "GPT-4/Vanilla_NoRules", "LLaMA2/Vanilla_NoRules"]
-    return bj.win_rate(bj.load_dataset("mtbench"), method="dawid-skene", swap="split", judges=judges, **FAST)
+    return bj.win_rate(bj.load_dataset("mtbench"), method="dawid-skene", prior="none", swap="split", judges=judges,
+                       **FAST)
 
 
 @pytest.fixture(scope="session")
