@@ -26,7 +26,7 @@ test: models
 	tests/report/ensure_chromium.sh
 	$(BIN)/python -m ruff check bayes_judge tests benchmarks
 	$(BIN)/python -m mypy bayes_judge
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2
 
 test-slow: models
 	$(BIN)/python -m pytest -m slow
