@@ -116,7 +116,9 @@ def test_judge_summary_next_labels_and_bwrs_summary():
     ds = bj.win_rate(df, method="dawid-skene", prior="none", **KW)
     assert (bj.judge_summary(ds)["source"] == "posterior").all()
     nl = bj.next_labels(fit, 5)
-    assert len(nl) == 5 and nl["score"].is_monotonic_decreasing is not None
+    assert len(nl) == 5 and nl["h_mean"].between(0, 1).all()
+    every = bj.next_labels(fit, 10_000)  # all unlabelled items, in labelling order
+    assert nl["score"].iloc[0] == every["score"].max()  # the first proposal is the best one
     labelled = {str(i) for i in df.loc[df["human"].notna(), "item"]}
     assert not set(nl["item"]) & labelled
     with pytest.raises(ValueError, match="positive integer"):
