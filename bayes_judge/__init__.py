@@ -26,6 +26,8 @@ __version__ = "0.1.0"
 # named like a subpackage (rank, report) is imported from the module that defines it
 _LAZY: dict[str, str] = {
     "validate_judgments": ".schema",
+    "read_judgments": ".readers",
+    "load_judgments": ".readers",
     "datasets": ".datasets:",
     "generative": ".generative:",
     "load_dataset": ".datasets:load",
@@ -58,6 +60,8 @@ if TYPE_CHECKING:  # the same names, for type checkers (tests/test_lazy_imports.
     from .labelling import next_labels as next_labels
     from .model_comparison import compare_models as compare_models
     from .ranking.rank import rank as rank
+    from .readers import load_judgments as load_judgments
+    from .readers import read_judgments as read_judgments
     from .report.core import report as report
     from .runs import load_run as load_run
     from .runs import save_run as save_run

@@ -1,0 +1,437 @@
+"""One reader for judgment files in the formats people have: CSV, Parquet, JSON Lines, JSON.
+
+:func:`read_judgments` reads a file (or takes a DataFrame), renames columns to the judgments
+table's names (``item``, ``a``, ``b``, ``judge``, ``p_a``, ``winner``, ``human``; see
+:mod:`bayes_judge.schema`), recognizes Chatbot Arena exports (``question_id``, ``model_a``,
+``model_b``, ``winner`` in ``model_a`` / ``model_b`` / ``tie`` / ``tie (bothbad)``) and normalizes
+the winner labels.  It keeps every row, in order, and every other column untouched; it does not
+validate (:func:`load_judgments` reads and validates in one call).
+
+>>> import bayes_judge as bj
+>>> df = bj.read_judgments("arena.jsonl")                              # doctest: +SKIP
+>>> df = bj.read_judgments("runs.csv", mapping="a=model_a,b=model_b")  # doctest: +SKIP
+>>> df = bj.load_judgments("runs.parquet", mapping={"p_a": "prob"})     # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import warnings
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import IO, NamedTuple
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["read_judgments", "load_judgments", "FORMATS", "SUFFIXES"]
+
+#: file formats by name (``format=``) and the aliases accepted for them
+FORMATS: dict[str, str] = {
+    "csv": "csv", "tsv": "tsv", "parquet": "parquet", "pq": "parquet",
+    "jsonl": "jsonl", "ndjson": "jsonl", "json": "json",
+}
+#: file suffixes and the format each selects; csv, tsv, jsonl and json may end in ``.gz`` too
+SUFFIXES: dict[str, str] = {
+    ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet",
+    ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json",
+}
+_GZIP_FORMATS = ("csv", "tsv", "jsonl", "json")
+ACCEPTED = ".csv, .tsv, .parquet/.pq, .jsonl/.ndjson, .json (csv, tsv, jsonl and json also .gz-compressed)"
+
+# the judgments table's own columns, and the Arena export's names for some of them
+_KNOWN_COLUMNS = ("item", "a", "b", "judge", "p_a", "winner", "human", "sample")
+_ARENA_COLUMNS = ("model_a", "model_b", "question_id")
+# columns read as text from CSV, so that an id "001" stays "001" (and "1" and 1 agree)
+_TEXT_COLUMNS = ("item", "a", "b", "judge", "winner", "human", *_ARENA_COLUMNS)
+_TEXT_TARGETS = ("item", "a", "b", "judge", "winner", "human")
+
+# winner spellings (lower case, whitespace removed) -> the package's labels
+_WINNER_VALUES: dict[str, str] = {
+    "a": "a", "b": "b", "tie": "tie",
+    "model_a": "a", "model_b": "b", "tie(bothbad)": "tie",
+}
+_ARENA_WINNERS = ("model_a", "model_b", "tie(bothbad)")
+ACCEPTED_WINNERS = ("a", "b", "tie", "model_a", "model_b", "tie (bothbad)")
+
+
+class _Rename(NamedTuple):
+    """One mapping entry ``target=source`` as given (``target``/``source`` None: no ``=``)."""
+
+    entry: str
+    target: str | None
+    source: str | None
+
+
+# -- mapping --------------------------------------------------------------------------------
+
+
+def _parse_mapping(mapping: Mapping[str, str] | str | None) -> list[_Rename]:
+    """Split a mapping into entries; the checks that need the table's columns come later."""
+    if mapping is None:
+        return []
+    if isinstance(mapping, str):
+        out = []
+        for raw in mapping.split(","):
+            entry = raw.strip()
+            if not entry:  # "a=x," or an empty string: nothing to rename
+                continue
+            if "=" not in entry:
+                out.append(_Rename(entry, None, None))
+            else:
+                target, _, source = entry.partition("=")
+                out.append(_Rename(entry, target.strip(), source.strip()))
+        return out
+    if isinstance(mapping, Mapping):
+        out = []
+        for target, source in mapping.items():
+            if not isinstance(target, str) or not isinstance(source, str):
+                raise ValueError(
+                    f"mapping entry {target!r}: {source!r}: names must be strings "
+                    "(package column -> the file's column)"
+                )
+            out.append(_Rename(f"{target}={source}", target.strip(), source.strip()))
+        return out
+    raise ValueError(
+        f"mapping must be a dict {{package column: file column}} or a string 'a=model_a,b=model_b', "
+        f"got {type(mapping).__name__}"
+    )
+
+
+def _text_columns(renames: Iterable[_Rename]) -> list[str]:
+    """Columns to read as text: the known id/label columns and the file columns mapped onto them."""
+    cols = list(_TEXT_COLUMNS)
+    cols += [r.source for r in renames if r.source and r.target in _TEXT_TARGETS]
+    return cols
+
+
+def _apply_mapping(df: pd.DataFrame, renames: list[_Rename], where: str) -> pd.DataFrame:
+    """Rename ``source`` columns to ``target`` names, after checking every entry."""
+    if not renames:
+        return df
+    columns = [str(c) for c in df.columns]
+    have = f"{where} has columns {columns}"
+
+    def fail(entry: str, problem: str) -> ValueError:
+        return ValueError(f"mapping entry {entry!r}: {problem}; {have} "
+                          "(write target=source: the package's column = the file's column)")
+
+    targets: dict[str, str] = {}
+    sources: dict[str, str] = {}
+    for r in renames:
+        if r.target is None or r.source is None:
+            raise fail(r.entry, "no '=' (expected target=source, e.g. a=model_a)")
+        if not r.target or not r.source:
+            raise fail(r.entry, "empty column name")
+        if r.source not in df.columns:
+            raise fail(r.entry, f"column {r.source!r} is not in {where}")
+        if r.target in targets:
+            raise fail(r.entry, f"column {r.target!r} is already mapped by {targets[r.target]!r}")
+        if r.source in sources:
+            raise fail(r.entry, f"column {r.source!r} is already mapped by {sources[r.source]!r}; "
+                                "one file column cannot become two package columns")
+        targets[r.target] = r.entry
+        sources[r.source] = r.entry
+    renamed = {r.source: r.target for r in renames if r.source != r.target}
+    for r in renames:
+        assert r.target is not None  # checked above
+        if r.target in df.columns and r.target not in renamed and r.source != r.target:
+            raise fail(r.entry, f"{where} already has a column {r.target!r}; map it away "
+                                f"(e.g. {r.target}_orig={r.target}) or drop it first")
+    return df.rename(columns=renamed)
+
+
+# -- reading files --------------------------------------------------------------------------
+
+
+def _format_of(path: Path, format: str | None) -> str:
+    """The format named by ``format=`` or by the file's suffix (``.gz`` looked through)."""
+    if format is not None:
+        key = str(format).strip().lower().lstrip(".")
+        if key not in FORMATS:
+            raise ValueError(f"format {format!r} for {path} is not one of {sorted(FORMATS)}")
+        return FORMATS[key]
+    name = path.name.lower()
+    gz = name.endswith(".gz")
+    stem = name[: -len(".gz")] if gz else name
+    suffix = os.path.splitext(stem)[1]
+    fmt = SUFFIXES.get(suffix)
+    if fmt is None or (gz and fmt not in _GZIP_FORMATS):
+        shown = (suffix + ".gz" if gz else suffix) or "(none)"
+        raise ValueError(f"{path}: unsupported file type {shown!r}; accepted: {ACCEPTED} "
+                         "(or pass format=)")
+    return fmt
+
+
+def _is_gzip(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(2) == b"\x1f\x8b"
+
+
+def _open_text(path: Path) -> IO[str]:
+    if _is_gzip(path):
+        return gzip.open(path, "rt", encoding="utf-8")
+    return open(path, encoding="utf-8")
+
+
+def _records(rows: list, path: Path, where: str) -> pd.DataFrame:
+    bad = [i for i, r in enumerate(rows) if not isinstance(r, dict)]
+    if bad:
+        raise ValueError(f"{path}: {where} {bad[0] + 1} is a JSON {type(rows[bad[0]]).__name__}, "
+                         "not an object (one record per judgment expected)")
+    return pd.DataFrame(rows) if rows else pd.DataFrame()
+
+
+def _read_jsonl(path: Path) -> pd.DataFrame:
+    rows = []
+    with _open_text(path) as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{path}: line {lineno} is not valid JSON ({err.msg})") from err
+            if not isinstance(rows[-1], dict):
+                raise ValueError(f"{path}: line {lineno} is a JSON {type(rows[-1]).__name__}, "
+                                 "not an object (one record per line expected)")
+    return pd.DataFrame(rows) if rows else pd.DataFrame()
+
+
+def _read_json(path: Path) -> pd.DataFrame:
+    with _open_text(path) as fh:
+        try:
+            data = json.load(fh)
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{path}: not valid JSON ({err.msg}, line {err.lineno}); "
+                             "a .json file holds a list of records, a .jsonl file one record a line") from err
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: a .json judgments file holds a list of records "
+                         f"([{{...}}, {{...}}]), this one a JSON {type(data).__name__}")
+    return _records(data, path, "record")
+
+
+def _read_file(path: Path, fmt: str, text_columns: Iterable[str] = _TEXT_COLUMNS) -> pd.DataFrame:
+    """Read ``path`` as ``fmt``; CSV id/label columns as text.  Parser errors propagate."""
+    if fmt in ("csv", "tsv"):
+        text = dict.fromkeys(text_columns, str)
+        sep = "\t" if fmt == "tsv" else ","
+        if _is_gzip(path):
+            return pd.read_csv(path, sep=sep, dtype=text, compression="gzip")
+        return pd.read_csv(path, sep=sep, dtype=text, compression=None)
+    if fmt == "parquet":
+        return pd.read_parquet(path)
+    if fmt == "jsonl":
+        return _read_jsonl(path)
+    return _read_json(path)
+
+
+def _check_path(path: Path) -> None:
+    if not path.exists():
+        raise FileNotFoundError(f"judgments file {path} not found")
+    if path.is_dir():
+        raise IsADirectoryError(f"judgments file {path} is a folder, not a file")
+
+
+# -- normalizing ----------------------------------------------------------------------------
+
+
+def _normalize_winner(col: pd.Series, where: str) -> tuple[pd.Series, bool]:
+    """Winner labels as "a" / "b" / "tie" (missing kept); also whether Arena spellings were seen."""
+    missing = col.isna()
+    keys = col[~missing].astype(str).map(lambda v: re.sub(r"\s+", "", v.lower()))
+    unknown = ~keys.isin(list(_WINNER_VALUES))
+    if unknown.any():
+        counts = Counter(str(v) for v in col[~missing][unknown])
+        listed = ", ".join(f"{v!r} ({n})" for v, n in counts.most_common())
+        raise ValueError(
+            f"column 'winner' of {where}: unknown value(s) {listed}; accepted (any case and "
+            f"spacing): {', '.join(repr(v) for v in ACCEPTED_WINNERS)} or missing"
+        )
+    arena = bool(keys.isin(list(_ARENA_WINNERS)).any())
+    mapped = keys.map(_WINNER_VALUES)
+    if (mapped == col[~missing].astype(str)).all():
+        return col, arena  # already the package's labels: leave the column as it is
+    out = pd.Series(None, index=col.index, dtype=object)
+    out[~missing] = mapped.to_numpy(dtype=object)
+    if isinstance(col.dtype, pd.StringDtype):
+        out = out.astype(col.dtype)
+    return out, arena
+
+
+def _warn_probability_columns(df: pd.DataFrame) -> None:
+    """Warn about a column that looks like the judge's probability while ``p_a`` is absent."""
+    if "p_a" in df.columns:
+        return
+    for c in df.columns:
+        if c in _KNOWN_COLUMNS or c in _ARENA_COLUMNS:
+            continue
+        col = df[c]
+        if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+            continue
+        vals = col.dropna().to_numpy(dtype=float)
+        if vals.size == 0 or not np.all((vals >= 0) & (vals <= 1)):
+            continue
+        if np.all((vals == 0) | (vals == 1)):
+            continue  # binary: a flag or a hard label, not a probability
+        warnings.warn(
+            f"column {c!r} looks like a probability (all values in [0, 1]) but is not used: "
+            f"pass mapping p_a={c} if it is the judge's P(a better)",
+            UserWarning, stacklevel=4,
+        )
+
+
+def _normalize(df: pd.DataFrame, renames: list[_Rename], where: str) -> pd.DataFrame:
+    original = set(df.columns)
+    df = _apply_mapping(df, renames, where)
+    # an Arena export: model_a / model_b with a hard winner and no probability (or Arena winner values)
+    arena = {"model_a", "model_b"} <= original and "winner" in df.columns and "p_a" not in df.columns
+    if "a" not in df.columns and "b" not in df.columns and {"model_a", "model_b"} <= set(df.columns):
+        df = df.rename(columns={"model_a": "a", "model_b": "b"})
+    if "winner" in df.columns:
+        winner, arena_winners = _normalize_winner(df["winner"], where)
+        df["winner"] = winner
+        arena = arena or arena_winners
+    if "item" not in df.columns:
+        if "question_id" in df.columns:
+            df = df.rename(columns={"question_id": "item"})
+        elif arena:
+            df.insert(0, "item", np.arange(len(df)))
+    if arena and "judge" not in df.columns:
+        df["judge"] = "human"
+    _warn_probability_columns(df)
+    return df
+
+
+# -- public ---------------------------------------------------------------------------------
+
+
+def read_judgments(
+    source: str | os.PathLike[str] | pd.DataFrame,
+    *,
+    mapping: Mapping[str, str] | str | None = None,
+    format: str | None = None,
+) -> pd.DataFrame:
+    """Read a judgments file (CSV, TSV, Parquet, JSON Lines, JSON) into the judgments table's names.
+
+    Parameters
+    ----------
+    source : str, os.PathLike or pandas.DataFrame
+        A file, its format chosen by suffix: ``.csv``, ``.tsv``, ``.parquet`` / ``.pq``,
+        ``.jsonl`` / ``.ndjson`` (one JSON object per line), ``.json`` (a list of records);
+        csv, tsv, jsonl and json may be gzip-compressed (``.csv.gz``, ``.jsonl.gz``, ...).  A
+        DataFrame goes through the same renaming and normalization (the input is not modified).
+        In CSV files the id and label columns (``item``, ``a``, ``b``, ``judge``, ``winner``,
+        ``human``, the Arena names and the file columns mapped onto them) are read as text, so
+        that an id ``"001"`` stays ``"001"``.
+    mapping : dict or str, optional
+        Column renames **target=source**: the key is the package's column, the value is the
+        file's column, as a dict ``{"a": "model_a", "b": "model_b", "p_a": "prob"}`` or the
+        command-line string ``"a=model_a, b=model_b, p_a=prob"`` (spaces around names are
+        ignored).  Applied before the automatic Arena renames below.
+    format : str, optional
+        ``"csv"``, ``"tsv"``, ``"parquet"``, ``"jsonl"`` (``"ndjson"``) or ``"json"``, for a file
+        whose suffix does not say; gzip compression is recognized from the file's content.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Exactly the input's rows, in order, with:
+
+        - the ``mapping`` renames applied;
+        - Chatbot Arena exports recognized: columns ``model_a`` / ``model_b`` become ``a`` /
+          ``b`` when the table has neither ``a`` nor ``b``; ``question_id`` becomes ``item``
+          when there is no ``item`` column; an Arena table (columns ``model_a`` and
+          ``model_b`` with a ``winner`` and no ``p_a``, or winner values spelled ``model_a``,
+          ``model_b`` or ``tie (bothbad)``) with neither ``item`` nor ``question_id`` gets
+          ``item`` = the row number (0, 1, ...), i.e. **each row is its own item**; an Arena
+          table without a ``judge`` column gets ``judge = "human"``, since the Arena winner is
+          a human vote;
+        - ``winner`` as ``"a"`` / ``"b"`` / ``"tie"`` (missing kept): ``model_a`` -> ``"a"``,
+          ``model_b`` -> ``"b"``, ``tie`` and ``tie (bothbad)`` -> ``"tie"``, and the package's
+          own labels in any case and spacing;
+        - every other column (covariates such as answer lengths) untouched.
+
+        The table is not validated: pass it to :func:`bayes_judge.validate_judgments` (or use
+        :func:`load_judgments`).
+
+    Raises
+    ------
+    FileNotFoundError
+        ``source`` names no file.
+    ValueError
+        An unsupported suffix or ``format`` (naming the path and the accepted formats), a file
+        that cannot be parsed, a mapping entry without ``=``, with an empty name, naming a
+        column not in the file, or taking a column already taken (listing the file's columns),
+        or ``winner`` values that are none of the accepted ones (listed with their counts).
+    IsADirectoryError
+        ``source`` is a folder.
+
+    Warns
+    -----
+    UserWarning
+        When there is no ``p_a`` column but another numeric column has all its values in
+        [0, 1] and not only 0 and 1: it is not used as ``p_a`` unless mapped (``p_a=<col>``).
+
+    Examples
+    --------
+    >>> import pandas as pd, bayes_judge as bj
+    >>> arena = pd.DataFrame({"question_id": ["q1", "q2"], "model_a": ["gpt-4", "vicuna"],
+    ...                       "model_b": ["vicuna", "gpt-4"], "winner": ["model_a", "tie (bothbad)"]})
+    >>> bj.read_judgments(arena)
+      item       a       b winner  judge
+    0   q1   gpt-4  vicuna      a  human
+    1   q2  vicuna   gpt-4    tie  human
+    >>> bj.read_judgments(pd.DataFrame({"q": [1], "x": ["m1"], "y": ["m2"], "prob": [0.8]}),
+    ...                   mapping="item=q, a=x, b=y, p_a=prob")
+       item   a   b  p_a
+    0     1  m1  m2  0.8
+    """
+    renames = _parse_mapping(mapping)
+    if isinstance(source, pd.DataFrame):
+        if format is not None:
+            raise ValueError("format= applies to files; a DataFrame is read as it is")
+        return _normalize(source.copy(), renames, "the table")
+    if not isinstance(source, (str, os.PathLike)):
+        raise ValueError(f"source must be a file path or a pandas DataFrame, got {type(source).__name__}")
+    path = Path(source)
+    _check_path(path)
+    fmt = _format_of(path, format)
+    try:
+        df = _read_file(path, fmt, _text_columns(renames))
+    except Exception as err:  # any parser failure (pandas, pyarrow, json, gzip) is an unreadable file
+        msg = " ".join(str(err).split()) or type(err).__name__
+        raise ValueError(msg if msg.startswith(f"{path}:") else f"cannot read {path} as {fmt}: {msg}") from err
+    return _normalize(df, renames, str(path))
+
+
+def load_judgments(
+    source: str | os.PathLike[str] | pd.DataFrame,
+    *,
+    mapping: Mapping[str, str] | str | None = None,
+    format: str | None = None,
+) -> pd.DataFrame:
+    """Read a judgments file (:func:`read_judgments`) and validate it (:func:`validate_judgments`).
+
+    Parameters
+    ----------
+    source, mapping, format
+        As in :func:`read_judgments`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The validated, normalized judgments table (index reset to ``0..n-1``).
+
+    Raises
+    ------
+    FileNotFoundError, ValueError
+        As :func:`read_judgments` and :func:`bayes_judge.validate_judgments`.
+    """
+    from .schema import validate_judgments
+
+    return validate_judgments(read_judgments(source, mapping=mapping, format=format))
