@@ -10,7 +10,7 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e ".[dev,llm]"
+	$(BIN)/python -m pip install -q -e ".[dev,llm,server,ray]"
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -84,9 +84,14 @@ def build_parser() -> argparse.ArgumentParser:
     fit = _sub(sub, "fit", cmd_fit, "fit a posterior win rate or ranking to a judgments table -> run",
                "bayes-judge fit judgments.csv --task winrate --method dawid-skene --out models/fit",
                description=_doc(cmd_fit) + "\n\n" + _fill(
-                   "JUDGMENTS is a .csv or .parquet judgments table: item, a, b, judge (optional), p_a "
+                   "JUDGMENTS is a judgments table (.csv, .tsv, .parquet, .jsonl, .json): item, a, b, judge (optional), p_a "
                    "and/or winner, human (optional gold labels, read with --prior in-distribution)."))
-    fit.add_argument("judgments", metavar="JUDGMENTS", help="judgments table (.csv or .parquet)")
+    fit.add_argument("judgments", metavar="JUDGMENTS",
+                     help="judgments table (.csv, .tsv, .parquet, .jsonl or .json; csv/jsonl may be .gz)")
+    fit.add_argument("--map", metavar="COL=FILECOL,...",
+                     help="rename the columns of JUDGMENTS (not --ood): the package's column = the file's "
+                          "column, e.g. 'a=model_a,b=model_b,p_a=prob'; Chatbot Arena exports (model_a, "
+                          "model_b, question_id, winner) are recognized without it")
     fit.add_argument("--task", required=True, choices=["winrate", "rank"],
                      help="winrate: P(system a beats b) per pair (bj.win_rate); rank: scores and ranks of the "
                           "candidates of every item (bj.rank, bayesian=True)")
@@ -150,6 +155,9 @@ def build_parser() -> argparse.ArgumentParser:
     sel.add_argument("--existing", metavar="FILE",
                      help="comparisons already made (.csv/.parquet with columns a, b): not repeated, and "
                           "greedy-d-optimal continues from them")
+    sel.add_argument("--map", metavar="COL=FILECOL,...",
+                     help="rename the columns of --existing: the package's column = the file's column, "
+                          "e.g. 'a=model_a,b=model_b'")
     sel.add_argument("--item", help="write this item id in an item column (and keep only its rows of --existing)")
     sel.add_argument("--seed", type=int, default=0, help="seed of the random methods (default 0)")
     sel.add_argument("--max-rows", type=int, default=20, help="rows printed (default 20)")
@@ -170,7 +178,18 @@ def build_parser() -> argparse.ArgumentParser:
                       help="preset name or a format string with {a} and {b} (default summeval-coherence)")
     cmp_.add_argument("--mode", default="prob", choices=["prob", "sample", "likert", "prepair"],
                       help="how p_a is read from the model (default prob)")
-    cmp_.add_argument("--model", default=None, help="model folder, .gguf file or hub name (default: the embedded judge)")
+    cmp_.add_argument("--model", default=None,
+                      help="model folder, .gguf file or hub name (default: the embedded judge); with --endpoint, "
+                           "the served model name (see GET /v1/models)")
+    cmp_.add_argument("--endpoint", metavar="URL",
+                      help="judge with an OpenAI-compatible server instead of a local model, e.g. http://127.0.0.1:8000/v1")
+    cmp_.add_argument("--api-key-env", metavar="VAR",
+                      help="environment variable holding the endpoint's API key (the key itself is never stored)")
+    cmp_.add_argument("--api", default="chat", choices=["chat", "completions"],
+                      help="endpoint API: chat (the server applies the chat template; default) or completions")
+    cmp_.add_argument("--concurrency", type=int, default=4, help="endpoint requests in flight at once (default 4)")
+    cmp_.add_argument("--engine", default="local", choices=["local", "ray"],
+                      help="run in this process (default) or fan out over Ray actors (needs the ray extra)")
     cmp_.add_argument("--pairs", default="all",
                       help="'all', METHOD:K with METHOD in random, no-repeat, symmetric, greedy-d-optimal "
                            "(K per item), or a .csv/.parquet with item, a, b (e.g. from `bayes-judge select`)")

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..errors import EndpointError
+
 if TYPE_CHECKING:  # pragma: no cover
     import arviz as az
     import pandas as pd
@@ -29,7 +31,6 @@ __all__ = [
     "format_table",
 ]
 
-TABLE_SUFFIXES = (".csv", ".parquet", ".pq")
 # columns of the judgments table that are ids or labels: read as text, so that "1" and 1 agree
 _TEXT_COLUMNS = ("item", "a", "b", "judge", "winner", "human", "candidate", "pair_a", "pair_b")
 
@@ -39,7 +40,8 @@ class CLIError(ValueError):
 
 
 # exceptions that mean "the input is wrong", never "the program is wrong": reported in one line
-USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError)
+# (EndpointError: unreachable server, refused key, unserved model, malformed answers; stdlib-only import)
+USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError, EndpointError)
 
 
 def one_line(err: BaseException | str) -> str:
@@ -52,38 +54,62 @@ def one_line(err: BaseException | str) -> str:
     return msg
 
 
-def read_table(path: str | os.PathLike, what: str = "table") -> pd.DataFrame:
-    """Read a ``.csv`` or ``.parquet`` table; id-like columns are read as text.
+def read_table(path: str | os.PathLike, what: str = "table", *, judgments: bool = False,
+               mapping: str | None = None) -> pd.DataFrame:
+    """Read a table (``.csv``, ``.tsv``, ``.parquet``, ``.jsonl``, ``.json``; see
+    :func:`bayes_judge.read_judgments`); id-like columns are read as text.
+
+    With ``judgments=True`` (or a ``mapping``) the table goes through
+    :func:`bayes_judge.read_judgments`: the ``mapping`` renames (``"a=model_a,b=model_b"``:
+    the package's column = the file's column), Chatbot Arena exports, winner labels.
 
     Raises
     ------
     FileNotFoundError
         ``path`` does not exist.
     CLIError
-        ``path`` is a folder, has another extension, cannot be parsed, or holds no rows.
+        ``path`` is a folder, has another extension, cannot be parsed, holds no rows, or (a
+        judgments table) has a bad mapping or unknown winner values.
     """
     import pandas as pd
+
+    from ..readers import (
+        ACCEPTED,
+        _format_of,
+        _normalize,
+        _parse_mapping,
+        _read_file,
+        _text_columns,
+    )
 
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"{what} {p} not found")
     if p.is_dir():
         raise CLIError(f"{what} {p} is a folder, not a .csv or .parquet file")
-    suffix = p.suffix.lower()
-    if suffix not in TABLE_SUFFIXES:
-        raise CLIError(f"{what} {p}: unsupported file type {suffix or '(none)'!r}; use .csv or .parquet")
     try:
-        if suffix == ".csv":
-            df = pd.read_csv(p, dtype={c: "string" for c in _TEXT_COLUMNS})
-        else:
-            df = pd.read_parquet(p)
+        fmt = _format_of(p, None)
+    except ValueError:
+        name = p.name.lower()
+        suffix = (Path(name[:-3]).suffix + ".gz") if name.endswith(".gz") else p.suffix.lower()
+        raise CLIError(f"{what} {p}: unsupported file type {suffix or '(none)'!r}; use {ACCEPTED}") from None
+    renames = _parse_mapping(mapping)
+    try:
+        df = _read_file(p, fmt, [*_TEXT_COLUMNS, *_text_columns(renames)])
     except Exception as err:  # noqa: BLE001 - any parser failure is an unreadable file
         raise CLIError(f"cannot read {what} {p}: {one_line(err)}") from err
     if df.empty:
         raise CLIError(f"{what} {p} has no rows")
-    # pandas' "string" dtype keeps <NA> for missing cells; the package expects object columns
+    if judgments or renames:
+        # the normalization of bayes_judge.read_judgments, its messages naming this file
+        try:
+            df = _normalize(df, renames, f"{what} {p}")
+        except ValueError as err:
+            raise CLIError(one_line(err)) from err
+    # text columns as plain Python strings with None for missing cells (pandas' string dtypes
+    # keep <NA> or NaN); the package expects object columns
     for c in _TEXT_COLUMNS:
-        if c in df.columns and str(df[c].dtype) == "string":
+        if c in df.columns and (isinstance(df[c].dtype, pd.StringDtype) or df[c].dtype == object):
             df[c] = df[c].astype(object).where(df[c].notna(), None)
     return df
 

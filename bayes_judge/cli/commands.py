@@ -85,11 +85,11 @@ def cmd_fit(args: argparse.Namespace) -> int:
     nc, js = run_paths(args.out)
     check_output(nc, "run")
     check_output(js, "run manifest")
-    df = read_table(args.judgments, "judgments table")
+    df = read_table(args.judgments, "judgments table", judgments=True, mapping=args.map)
     tune = args.draws if args.tune is None else args.tune
     kw = dict(sampler=args.sampler, chains=args.chains, draws=args.draws, tune=tune, seed=args.seed)
     if args.task == "winrate":
-        ood = read_table(args.ood, "OOD judgments table") if args.ood else None
+        ood = read_table(args.ood, "OOD judgments table", judgments=True) if args.ood else None
         if ood is not None and args.prior not in (None, "ood"):
             raise CLIError("--ood needs --prior ood")
         idata = bj.win_rate(df, method=method, prior=args.prior, ood=ood, ds_model=args.ds_model or "two-coin",
@@ -234,7 +234,7 @@ def cmd_select(args: argparse.Namespace) -> int:
     cands = _candidates(args)
     existing = None
     if args.existing:
-        existing = read_table(args.existing, "existing judgments")
+        existing = read_table(args.existing, "existing judgments", judgments=True, mapping=args.map)
         missing = {"a", "b"} - set(existing.columns)
         if missing:
             raise CLIError(f"existing judgments {args.existing} lack column(s) {sorted(missing)}")
@@ -284,15 +284,25 @@ def cmd_compare(args: argparse.Namespace) -> int:
         except ValueError:
             raise CLIError(f"--pairs {args.pairs!r}: K must be an integer") from None
         pairs = plan_pairs(texts, method, k=k_int, seed=args.seed)
+    if args.endpoint and not args.model:
+        raise CLIError("--endpoint needs --model naming the served model (see GET /v1/models on the server)")
+    endpoint_kw = ({"endpoint": args.endpoint, "api_key_env": args.api_key_env, "api": args.api,
+                    "concurrency": args.concurrency} if args.endpoint else {})
     judge = Comparator(args.model, template=args.template, mode=args.mode, batch_size=args.batch_size,
-                       seed=args.seed, n_samples=args.samples, on_too_long=args.on_too_long)
+                       seed=args.seed, n_samples=args.samples, on_too_long=args.on_too_long, **endpoint_kw)
     df = judge.compare(pairs, texts.rename(columns={args.text_col: "text"})[["item", "candidate", "text"]],
                        contexts, symmetric=args.symmetric, store=args.store, budget=args.budget,
-                       debias=args.debias, allow_mixed=args.allow_mixed, progress=not args.no_progress)
+                       debias=args.debias, allow_mixed=args.allow_mixed, progress=not args.no_progress,
+                       engine=args.engine)
     pb = df.attrs["position_bias"]
     out = write_table(df, out, "judgments table")
-    print(f"{len(df)} judgments by {judge.judge_name} -> {out}; position bias P(A) = {pb['P(A)']:.3f} "
-          f"(seed 001 eq. 8; 0.5 = none)")
+    bias = f"position bias P(A) = {pb['P(A)']:.3f} (seed 001 eq. 8; 0.5 = none)" if pb else "no probability read"
+    print(f"{len(df)} judgments by {judge.judge_name} -> {out}; {bias}")
+    if "endpoint" in df.attrs:
+        ep = df.attrs["endpoint"]
+        print(f"endpoint {ep['url']}: {ep['requests']} requests ({ep['cache_hits']} answered from the store, "
+              f"{ep['retries']} retries), {ep['prompt_tokens']} prompt + {ep['completion_tokens']} completion tokens; "
+              f"{ep['n_missing']} comparisons without a probability (p_a empty; see the status column)")
     return 0
 
 

@@ -5,11 +5,25 @@ Importing this subpackage is cheap; torch and transformers load when a model doe
 >>> from bayes_judge.comparator import Comparator       # doctest: +SKIP
 >>> judge = Comparator(template="summeval-coherence")    # the embedded default judge
 >>> df = judge.compare(pairs, texts=texts, contexts=contexts, symmetric=True, store="run.sqlite")
+>>> judge = Comparator(endpoint="http://127.0.0.1:8000/v1", model="served-name")  # any OpenAI-compatible server
+>>> df = judge.compare(pairs, texts=texts, contexts=contexts, engine="ray")  # fanned out over Ray actors
 """
 
 from __future__ import annotations
 
 from .bias import debias_position, position_bias
+from .diagnose import UninformativeJudgeWarning, diagnose_judgments
+from .endpoint import (
+    EndpointAuthError,
+    EndpointError,
+    EndpointModelError,
+    EndpointResponseError,
+    EndpointUnreachableError,
+    LabelTokenError,
+    LogprobsFallbackWarning,
+    LogprobsUnavailableError,
+    MissingLabelsWarning,
+)
 from .install import MissingModelError, default_model_path, install_default_model
 from .parse import parse_choice
 from .store import JudgmentStore, StoreMismatchError
@@ -31,6 +45,17 @@ __all__ = [
     "debias_position",
     "parse_choice",
     "load_model",
+    "diagnose_judgments",
+    "UninformativeJudgeWarning",
+    "EndpointError",
+    "EndpointUnreachableError",
+    "EndpointAuthError",
+    "EndpointModelError",
+    "EndpointResponseError",
+    "LogprobsUnavailableError",
+    "LabelTokenError",
+    "MissingLabelsWarning",
+    "LogprobsFallbackWarning",
 ]
 
 

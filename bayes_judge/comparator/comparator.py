@@ -14,6 +14,11 @@ Four judgment modes, all returning ``p_a`` = P(the candidate shown first is bett
                §3.1, G-Eval), one per (item, candidate), then p = sigmoid((s_a − s_b) / tau);
 ``"prepair"``  PRePair (seed 002 §4): a pointwise analysis of each output, generated once per
                output and cached, is written into the pairwise prompt, read by the classifier.
+
+The judge is a local model (transformers, in this process) or any OpenAI-compatible server
+(``Comparator(endpoint="http://127.0.0.1:8000/v1", model="served-name")``, see :mod:`.endpoint`).
+``compare(..., engine="ray")`` fans the comparisons out over Ray actors (:mod:`.ray_engine`).
+After every run the judgments are checked for information (:mod:`.diagnose`).
 """
 
 from __future__ import annotations
@@ -23,16 +28,21 @@ import math
 import os
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from functools import partial
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
 
 from .bias import debias_position, position_bias
+from .diagnose import diagnose_judgments, warn_if_uninformative
 from .models import LoadedModel, load_model
 from .parse import parse_choice
 from .store import JudgmentStore
 from .templates import PromptTemplate, get_template
+
+if TYPE_CHECKING:
+    from .endpoint import EndpointJudge
 
 __all__ = ["Comparator", "MODES", "ContextTooLongWarning"]
 
@@ -70,6 +80,17 @@ class Comparator:
     tau : score scale of the Likert → pairwise mapping p = sigmoid((s_a − s_b) / tau)
     seed : sampled mode's randomness (per comparison, independent of batching and resumption)
     kv_cache : reuse the shared prefix (context, then first candidate) of each item's prompts
+    endpoint : URL of an OpenAI-compatible API (``http://host:port/v1``); ``model`` is then the
+        served model name and no local model is loaded (``lm`` is None; see :mod:`.endpoint`)
+    api_key_env : environment variable holding the endpoint's API key (never stored)
+    api : ``"chat"`` (the server applies the chat template) or ``"completions"``
+    concurrency : endpoint requests in flight at once
+    tokenizer : a local tokenizer (folder or ``.gguf``) of the served model: completions prompts
+        rendered with its chat template (the in-process judge's exact prompt); label words checked
+    no_logprobs : endpoint without log-probabilities: ``"raise"``, or ``"sample"`` (prob mode
+        falls back to sampled answers, with a warning)
+    request_options : endpoint client settings: ``timeout``, ``max_retries``, ``backoff``,
+        ``max_backoff`` (:class:`~.endpoint.EndpointClient`), ``top_logprobs``
     """
 
     def __init__(
@@ -91,6 +112,13 @@ class Comparator:
         tau: float = 1.0,
         seed: int = 0,
         kv_cache: bool = True,
+        endpoint: str | None = None,
+        api_key_env: str | None = None,
+        api: str = "chat",
+        concurrency: int = 4,
+        tokenizer: Any = None,
+        no_logprobs: str = "raise",
+        request_options: Mapping[str, Any] | None = None,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
@@ -104,23 +132,76 @@ class Comparator:
         need = {"prob": "pairwise", "sample": "pairwise", "likert": "pointwise", "prepair": "prepair"}[mode]
         if getattr(self.template, need) is None or (mode == "prepair" and self.template.analysis is None):
             raise ValueError(f"template {self.template.name!r} has no {need} prompt, which mode {mode!r} needs")
-        self.lm = model if isinstance(model, LoadedModel) else load_model(model, device=device, dtype=dtype, max_length=max_length)
-        self.max_length = int(max_length) if max_length is not None else self.lm.max_length
         self.mode, self.batch_size, self.on_too_long = mode, batch_size, on_too_long
         self.n_samples, self.temperature, self.max_new_tokens = n_samples, temperature, max_new_tokens
         self.analysis_tokens, self.tau, self.seed, self.kv_cache = analysis_tokens, tau, seed, kv_cache
+        self._spec = {"model": model, "template": self.template, "mode": mode, "batch_size": batch_size,
+                      "device": device, "dtype": dtype, "max_length": max_length, "on_too_long": on_too_long,
+                      "chat": chat, "n_samples": n_samples, "temperature": temperature,
+                      "max_new_tokens": max_new_tokens, "analysis_tokens": analysis_tokens, "tau": tau,
+                      "seed": seed, "kv_cache": kv_cache, "endpoint": endpoint, "api_key_env": api_key_env,
+                      "api": api, "concurrency": concurrency, "tokenizer": tokenizer, "no_logprobs": no_logprobs,
+                      "request_options": dict(request_options or {})}  # how a Ray actor rebuilds this judge
+        self.endpoint: EndpointJudge | None = None
+        if endpoint is not None:
+            self._init_endpoint(endpoint, model, api_key_env=api_key_env, api=api, concurrency=concurrency,
+                                tokenizer=tokenizer, no_logprobs=no_logprobs, options=dict(request_options or {}))
+            return
+        self.lm = model if isinstance(model, LoadedModel) else load_model(model, device=device, dtype=dtype, max_length=max_length)
+        self.max_length = int(max_length) if max_length is not None else self.lm.max_length
         self.chat = (self.lm.has_chat_template and not self.lm.is_seq2seq) if chat is None else bool(chat)
         if self.chat and not self.lm.has_chat_template:
             raise ValueError(f"chat=True but the tokenizer of {self.lm.name} has no chat template")
         self._label_ids = self._first_tokens(self.template.labels, "label words")
         self._scale_ids = self._first_tokens(tuple((str(k), f" {k}") for k in self.template.scale), "Likert scale values")
 
+    def _init_endpoint(self, endpoint: str, model, *, api_key_env, api, concurrency, tokenizer, no_logprobs,
+                       options: dict) -> None:
+        """An endpoint judge: check the server, the label words and the log-probabilities now."""
+        from .endpoint import (
+            EndpointClient,
+            EndpointJudge,
+            LogprobsFallbackWarning,
+            LogprobsUnavailableError,
+        )
+
+        if model is None or isinstance(model, LoadedModel) or not isinstance(model, str):
+            raise ValueError("an endpoint judge needs model= naming the served model (a string; see GET /v1/models)")
+        top = int(options.pop("top_logprobs", 20))
+        unknown = set(options) - {"timeout", "max_retries", "backoff", "max_backoff"}
+        if unknown:
+            raise ValueError(f"request_options: unknown key(s) {sorted(unknown)}; "
+                             "allowed: timeout, max_retries, backoff, max_backoff, top_logprobs")
+        client = EndpointClient(endpoint, model, api_key_env=api_key_env, **options)
+        self.endpoint = ep = EndpointJudge(client, self.template, api=api, concurrency=concurrency, top_logprobs=top,
+                                           tokenizer=tokenizer, no_logprobs=no_logprobs)
+        self.lm = cast(LoadedModel, None)  # no local model
+        self.max_length = cast(int, None)
+        self.chat = api == "chat"
+        if self.mode in ("prob", "prepair", "likert") and not ep.probe_logprobs():
+            if no_logprobs == "sample" and self.mode == "prob":
+                warnings.warn(f"{client.base_url} ({model}) returns no log-probabilities; judging by "
+                              f"{self.n_samples} sampled answers per comparison instead (mode 'sample', seed 001 eq. 4-5)",
+                              LogprobsFallbackWarning, stacklevel=3)
+                self.mode = self._spec["mode"] = "sample"
+            else:
+                raise LogprobsUnavailableError(
+                    f"{client.base_url} ({model}, {api} API) returns no log-probabilities, which mode {self.mode!r} "
+                    "needs; use mode='sample'" + (" or no_logprobs='sample'" if self.mode == "prob" else ""))
+        if self.mode in ("prob", "prepair"):
+            ep.check_labels(self.template.labels, "label words")
+        elif self.mode == "likert":
+            ep.check_labels([[str(k)] for k in self.template.scale], "Likert scale values")
+
     # -- identity ---------------------------------------------------------------------------
     @property
     def judge_name(self) -> str:
-        return f"{self.lm.name}/{self.template.name}/{self.mode}"
+        name = self.endpoint.name if self.endpoint is not None else self.lm.name
+        return f"{name}/{self.template.name}/{self.mode}"
 
     def _store_ids(self) -> tuple[str, str]:
+        if self.endpoint is not None:
+            return self.endpoint.store_model_id(), self.template.key()
         return f"{self.lm.name}@{self.lm.fingerprint}", self.template.key()
 
     # -- tokens and prompts -----------------------------------------------------------------
@@ -296,6 +377,8 @@ class Comparator:
         budget: int | None = None,
         debias: str | None = None,
         progress: bool = True,
+        engine: str = "local",
+        ray_options: Mapping[str, Any] | None = None,
     ) -> pd.DataFrame:
         """Judge pairs of texts; returns the judgments table.
 
@@ -311,14 +394,25 @@ class Comparator:
         budget : stop after this many comparisons (rows of the plan, in plan order)
         debias : ``None``, ``"reweight"`` (eq. 9) or ``"threshold"`` (eq. 10)
         progress : show a progress bar with rate and ETA
+        engine : ``"local"`` (this process) or ``"ray"``: the comparisons as a Ray Dataset,
+            ``map_batches`` over actors that each hold one judge (:mod:`.ray_engine`); the same table
+        ray_options : for ``engine="ray"``: ``num_actors``, ``batch_size``, ``num_cpus``,
+            ``num_gpus`` per actor (see :func:`.ray_engine.run_ray`)
 
         Returns
         -------
         DataFrame with ``item``, ``a``, ``b`` (shown first, second), ``judge``, ``p_a``,
         ``winner``, ``order`` and ``pair_a``, ``pair_b`` (the planned pair), plus per mode
-        ``n_a, n_b, n_tie, n_unparsed`` (sample) or ``score_a, score_b`` (likert). ``attrs``
-        hold ``position_bias`` (P(A), eq. 8) and, when debiased, what was done.
+        ``n_a, n_b, n_tie, n_unparsed`` (sample) or ``score_a, score_b`` (likert); endpoint judges
+        add ``status`` (``"ok"``, or why ``p_a`` is NaN: ``"missing"``, ``"missing_a"``,
+        ``"missing_b"``, ``"unparsed"``). ``attrs`` hold ``position_bias`` (P(A), eq. 8, over the
+        rows with a probability), ``diagnosis`` (:func:`.diagnose.diagnose_judgments`; an
+        :class:`~.diagnose.UninformativeJudgeWarning` when a check fires), ``endpoint``
+        (requests, cache hits, retries, tokens, misses) for endpoint judges, and, when debiased,
+        what was done.
         """
+        if engine not in ("local", "ray"):
+            raise ValueError(f"engine must be 'local' or 'ray', not {engine!r}")
         lookup = self._text_lookup(texts)
         single = None
         if isinstance(contexts, Mapping) and len(contexts) == 1:
@@ -333,20 +427,65 @@ class Comparator:
         model_id, template_id = self._store_ids()
         st = JudgmentStore(store if store is not None else ":memory:", model=model_id, template=template_id,
                            allow_mixed=allow_mixed)
+        usage0 = self.endpoint.client.usage.snapshot() if self.endpoint is not None else None
         try:
             done = st.done(self.mode)
             done_keys = set(zip(done["item"], done["a"], done["b"], done["order"], strict=True))
             todo = plan[[k not in done_keys for k in zip(plan["item"], plan["a"], plan["b"], plan["order"], strict=True)]]
-            if len(todo):
-                run = {"prob": self._run_prob, "prepair": self._run_prob, "sample": self._run_sample,
-                       "likert": self._run_likert}[self.mode]
+            if len(todo) and engine == "ray":
+                from .ray_engine import run_ray
+
+                run_ray(self, todo, lookup, ctx, st, progress, **dict(ray_options or {}))
+            elif len(todo):
+                run = ({"prob": self._run_prob, "prepair": self._run_prob, "sample": self._run_sample,
+                        "likert": self._run_likert}[self.mode] if self.endpoint is None
+                       else partial(self.endpoint.runner(self.mode), self))
                 run(todo, lookup, ctx, st, progress)
             out = self._collect(plan, st.done(self.mode))
         finally:
             st.close()
-        out.attrs["position_bias"] = position_bias(out)
+        return self._finish(out, debias, usage0, n_new=len(todo), engine=engine)
+
+    def _finish(self, out: pd.DataFrame, debias: str | None, usage0: dict | None, *, n_new: int,
+                engine: str) -> pd.DataFrame:
+        """attrs (position bias, diagnosis, endpoint usage), warnings, debiasing."""
+        scored = out["p_a"].notna().to_numpy()
+        n_missing = int((~scored).sum())
+        if self.endpoint is not None and usage0 is not None:
+            from .endpoint import MissingLabelsWarning, usage_delta
+
+            status = out["status"].value_counts().to_dict() if "status" in out.columns else {}
+            out.attrs["endpoint"] = {
+                "url": self.endpoint.client.base_url, "model": self.endpoint.client.model, "api": self.endpoint.api,
+                "concurrency": self.endpoint.concurrency, "top_logprobs": self.endpoint.top_logprobs,
+                "label_check": self.endpoint.label_check, "engine": engine, "n_judged_now": int(n_new),
+                **usage_delta(usage0, self.endpoint.client.usage.snapshot()),
+                "n_missing": n_missing, "status": {str(k): int(v) for k, v in status.items()},
+            }
+            if engine == "ray":
+                out.attrs["endpoint"]["note"] = "requests were made by the Ray actors; their counts are not included"
+            if n_missing:
+                warnings.warn(
+                    f"{n_missing} of {len(out)} comparisons by {self.judge_name} have no probability (p_a = NaN): "
+                    f"{out.attrs['endpoint']['status']}; 'missing*' means a label was not among the top "
+                    f"{self.endpoint.top_logprobs} log-probabilities (bounds in p_a_low / p_a_high), 'unparsed' "
+                    "that no sampled answer named a choice. Drop or re-judge those rows before fitting.",
+                    MissingLabelsWarning, stacklevel=3)
+        elif n_missing:
+            raise RuntimeError(f"internal error: {n_missing} comparisons of an in-process judge have no probability")
+        ok = out[scored]
+        out.attrs["position_bias"] = position_bias(ok) if len(ok) else None
+        out.attrs["diagnosis"] = diagnose_judgments(out)
+        warn_if_uninformative(out.attrs["diagnosis"], self.judge_name, stacklevel=4)
         if debias is not None:
-            out = debias_position(out, debias)
+            if n_missing:
+                deb = debias_position(ok, debias)
+                attrs = {**out.attrs, "debias": deb.attrs["debias"]}
+                out = out.assign(p_a_raw=out["p_a"])
+                out.loc[deb.index, ["p_a", "winner"]] = deb[["p_a", "winner"]]
+                out.attrs = attrs
+            else:
+                out = debias_position(out, debias)
         return out
 
     def _collect(self, plan: pd.DataFrame, done: pd.DataFrame) -> pd.DataFrame:
@@ -354,9 +493,12 @@ class Comparator:
         if got["p_first"].isna().any():
             raise RuntimeError("internal error: some planned comparisons have no stored result")
         p = got["p_first"].to_numpy(float)
+        p = np.where(p < 0, np.nan, p)  # stored -1: no probability (see store.py); its extra says why
+        winner = np.full(p.shape, None, dtype=object)
+        winner[p > 0.5], winner[p < 0.5], winner[p == 0.5] = "a", "b", "tie"
         out = pd.DataFrame({
             "item": got["item"], "a": got["first"], "b": got["second"], "judge": self.judge_name,
-            "p_a": p, "winner": np.where(p > 0.5, "a", np.where(p < 0.5, "b", "tie")),
+            "p_a": p, "winner": winner,
             "order": got["order"], "pair_a": got["a"], "pair_b": got["b"],
         })
         extras = [json.loads(e) if isinstance(e, str) else {} for e in got["extra"]]
@@ -478,6 +620,8 @@ class Comparator:
             st.close()
 
     def _scores(self, cands: pd.DataFrame, lookup, ctx, st: JudgmentStore, progress: bool) -> pd.DataFrame:
+        if self.endpoint is not None:
+            return self.endpoint.scores(self, cands, lookup, ctx, st, progress)
         from .engine import label_logprobs
 
         tpl = self.template
@@ -560,6 +704,8 @@ class Comparator:
                              for i, c in zip(cands["item"], cands["candidate"], strict=True)])
 
     def _analyses(self, todo: pd.DataFrame, lookup, ctx, st: JudgmentStore) -> dict[tuple[str, str], str]:
+        if self.endpoint is not None:
+            return self.endpoint.analyses(self, todo, lookup, ctx, st)
         from .engine import generate
 
         tpl = self.template

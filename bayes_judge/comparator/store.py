@@ -7,6 +7,14 @@ any point (SIGKILL included) loses at most the batch in flight and never duplica
 is the table's primary key, written with ``INSERT OR IGNORE``). Pointwise results (Likert scores,
 PRePair analyses) are cached per ``(model, template, kind, item, candidate)``.
 
+A judgment with no probability (an endpoint judge whose label tokens were missing from the top
+log-probabilities, or whose sampled answers were all unparseable) is stored with ``p_first = -1``
+and its ``extra`` saying why (``status``); the comparator turns it into ``p_a = NaN``, never 0.5.
+
+Endpoint judges (:mod:`.endpoint`) also keep every HTTP response in ``requests``, keyed by a hash
+of the endpoint, the served model, the template and the exact request body (prompt and sampling
+parameters, never the API key): a rerun sends no request whose answer is stored.
+
 The store remembers the model and template that created it and refuses to be reused by another
 unless asked (``allow_mixed=True``), so that one file never silently mixes judges.
 """
@@ -35,6 +43,10 @@ CREATE TABLE IF NOT EXISTS pointwise (
     model TEXT NOT NULL, template TEXT NOT NULL, kind TEXT NOT NULL,
     item TEXT NOT NULL, candidate TEXT NOT NULL, value TEXT NOT NULL,
     PRIMARY KEY (model, template, kind, item, candidate)
+);
+CREATE TABLE IF NOT EXISTS requests (
+    key TEXT PRIMARY KEY, endpoint TEXT NOT NULL, model TEXT NOT NULL, template TEXT NOT NULL,
+    path TEXT NOT NULL, request TEXT NOT NULL, response TEXT NOT NULL
 );
 """
 
@@ -118,6 +130,27 @@ class JudgmentStore:
         data = [(self.model, self.template, kind, str(i), str(c), v) for i, c, v in rows]
         with self._con:
             self._con.executemany("INSERT OR IGNORE INTO pointwise VALUES (?,?,?,?,?,?)", data)
+
+    # -- endpoint requests ------------------------------------------------------------------
+    def responses(self, keys: Iterable[str]) -> dict[str, dict]:
+        """Stored endpoint responses by request key (see :func:`.endpoint.request_key`)."""
+        want = list(dict.fromkeys(keys))
+        got: dict[str, dict] = {}
+        for start in range(0, len(want), 500):
+            chunk = want[start:start + 500]
+            rows = self._con.execute(
+                f"SELECT key, response FROM requests WHERE key IN ({','.join('?' * len(chunk))})", chunk,
+            ).fetchall()
+            got.update((k, json.loads(v)) for k, v in rows)
+        return got
+
+    def add_response(self, key: str, *, endpoint: str, model: str, template: str, path: str,
+                     request: dict, response: dict) -> None:
+        """Keep one endpoint response (the request body is stored for audit; it holds no key)."""
+        with self._con:
+            self._con.execute("INSERT OR IGNORE INTO requests VALUES (?,?,?,?,?,?,?)",
+                              (key, endpoint, model, template, path, json.dumps(request, sort_keys=True),
+                               json.dumps(response)))
 
     def close(self) -> None:
         self._con.close()

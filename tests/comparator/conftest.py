@@ -34,3 +34,16 @@ def tiny():
     }
     pairs = pd.DataFrame({"item": ["s", "s", "s"], "a": ["x", "x", "y"], "b": ["y", "z", "z"]})
     return texts, pairs, {"s": "The cat sat on the mat all day long."}
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory):
+    """llama-cpp-python's OpenAI-compatible server on 127.0.0.1, serving the embedded judge's GGUF
+    as ``smollm2`` (started once per session, ~2-5 s; stopped at the end)."""
+    pytest.importorskip("llama_cpp.server.app", reason="the llama.cpp server tests need llama-cpp-python[server]: "
+                        "pip install -e '.[server]' (compiles llama.cpp, ~15 min on 2 cores)")
+    from _servers import LlamaServer
+
+    srv = LlamaServer(log=tmp_path_factory.mktemp("llama") / "server.log").start()
+    yield srv
+    srv.stop()

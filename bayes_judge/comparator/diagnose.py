@@ -1,0 +1,187 @@
+"""Does a judge carry information? Checks run on a judgments table after every comparator run.
+
+A judge carries no information about the texts when its verdicts would be the same whatever the
+texts were. Three signatures are checked on the rows that have a probability (``p_a`` finite):
+
+``"constant"``
+    ``p_a`` is (nearly) the same for every comparison: its standard deviation is below
+    ``constant_sd`` (default 0.01).
+``"position-determined"``
+    Among the pairs judged in both orders, the text shown in the same position (first, or
+    second) wins in both orders for at least ``position_share`` (default 90 %) of the pairs: the
+    verdict follows the position, not the texts ("A" whatever the order; seed 001 §3.5 and Table
+    8 report judges at 0.9+). Debiasing (seed 001 eq. 9-10) cannot recover texts' differences
+    from such a judge: with the position removed, nothing is left.
+``"order-inconsistent"``
+    Soft version of the same question, on the pairs judged in both orders: q₁ = P(x better | x
+    shown first) and q₂ = P(x better | x shown second) should rise and fall together across pairs
+    if ``p_a`` reads the texts. The flag fires when the 95 % interval (Fisher z) of their
+    correlation lies below 0, i.e. when the soft probabilities of the two orders disagree more
+    than chance allows (an informative judge, however noisy, raises it with probability ≤ 2.5 %).
+    SmolLM2-135M on SummEval (``data/summeval/smollm2_pairwise.csv``) has r = −0.77 to −0.84:
+    its p_a depends on the pair, not on which text is where.
+``"saturated"``
+    ``p_a`` lies within ``saturation`` (default 0.01) of 0 or 1 for at least ``saturated_share``
+    (default 95 %) of the comparisons: the probabilities are hard verdicts in disguise (a sampled
+    judge with few samples, an over-confident API model). The verdicts may still be informative,
+    but the soft models (PoE-BT's Z = π / sin(π p), soft Bradley-Terry) read them as certainty.
+
+The checks need at least ``min_rows`` (default 10) scored comparisons, and the two order checks
+``min_pairs`` (default 5) pairs judged in both orders; below that, ``checked`` is False and
+nothing is flagged (with 6 comparisons an informative judge says "A" every time by chance too
+often for a warning to mean anything).
+
+:func:`diagnose_judgments` returns the diagnosis as a dict; :class:`~.comparator.Comparator`
+stores it in the result's ``attrs["diagnosis"]`` and warns with :class:`UninformativeJudgeWarning`
+when a flag is raised (silence it with ``warnings.simplefilter("ignore", UninformativeJudgeWarning)``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["UninformativeJudgeWarning", "diagnose_judgments", "warn_if_uninformative"]
+
+
+class UninformativeJudgeWarning(UserWarning):
+    """The judge's verdicts do not depend on the texts (or its probabilities are saturated).
+
+    The result's ``attrs["diagnosis"]`` says which check fired and with which numbers.
+    """
+
+
+_MESSAGES = {
+    "constant": "p_a is nearly constant (sd {p_sd:.4f} over {n_scored} comparisons): the verdicts do "
+                "not depend on the texts",
+    "position-determined": "the text shown {dominant_position} wins in both orders for "
+                           "{position_determined:.0%} of the {n_pairs_both_orders} pairs judged both ways: "
+                           "the verdict follows the position, not the texts",
+    "order-inconsistent": "over the {n_pairs_both_orders} pairs judged both ways, a text's probability of "
+                          "being better when shown first and when shown second are anti-correlated "
+                          "(r = {order_correlation:.2f}, 95% interval up to {order_correlation_high:.2f})",
+    "saturated": "p_a is within {saturation} of 0 or 1 for {share_saturated:.0%} of the comparisons: the "
+                 "probabilities are hard verdicts, which soft models (PoE-BT, soft BT) read as certain",
+}
+
+
+def diagnose_judgments(
+    df: pd.DataFrame,
+    *,
+    min_rows: int = 10,
+    min_pairs: int = 5,
+    constant_sd: float = 0.01,
+    position_share: float = 0.9,
+    saturation: float = 0.01,
+    saturated_share: float = 0.95,
+) -> dict[str, Any]:
+    """Check whether a judge's judgments carry information about the texts (see the module docstring).
+
+    Parameters
+    ----------
+    df : judgments table with ``p_a`` (rows with NaN ``p_a`` are not scored and are counted in
+        ``n_missing``), and, for the position check, ``pair_a``, ``pair_b``, ``order`` (the
+        comparator's output) or ``a``, ``b`` (a pair judged in both orders appears as (x, y) and
+        (y, x) of one item and judge)
+    min_rows, min_pairs : least scored comparisons / pairs judged both ways for the checks
+    constant_sd, position_share, saturation, saturated_share : thresholds of the three checks
+
+    Returns
+    -------
+    dict with ``checked``, ``flags`` (list of the checks that fired), ``messages``, ``n``,
+    ``n_scored``, ``n_missing``, ``p_sd``, ``share_a`` (share of verdicts for the first
+    position), ``share_saturated``, ``n_pairs_both_orders``, ``position_determined`` (share of
+    those pairs where one position won both times; NaN when none), ``order_consistent`` (share
+    where the same text won both times), ``dominant_position``, ``order_correlation`` and
+    ``order_correlation_high`` (its 95 % upper bound), ``informative`` (None when not checked)
+    and the thresholds used.
+    """
+    if "p_a" not in df.columns:
+        raise ValueError("diagnose_judgments needs a 'p_a' column")
+    p_all = pd.to_numeric(df["p_a"], errors="coerce").to_numpy(dtype=float)
+    ok = np.isfinite(p_all)
+    p = p_all[ok]
+    out: dict[str, Any] = {
+        "n": int(p_all.size), "n_scored": int(p.size), "n_missing": int((~ok).sum()),
+        "thresholds": {"min_rows": min_rows, "min_pairs": min_pairs, "constant_sd": constant_sd,
+                       "position_share": position_share, "saturation": saturation,
+                       "saturated_share": saturated_share},
+    }
+    out["p_sd"] = float(p.std()) if p.size else float("nan")
+    out["share_a"] = float(np.mean(np.where(p > 0.5, 1.0, np.where(p < 0.5, 0.0, 0.5)))) if p.size else float("nan")
+    out["share_saturated"] = float(np.mean((p <= saturation) | (p >= 1 - saturation))) if p.size else float("nan")
+    out["saturation"] = saturation
+    out.update(_both_orders(df.loc[ok]))
+    flags: list[str] = []
+    out["checked"] = bool(p.size >= min_rows)
+    if out["checked"]:
+        if out["p_sd"] < constant_sd:
+            flags.append("constant")
+        if out["n_pairs_both_orders"] >= min_pairs and out["position_determined"] >= position_share:
+            flags.append("position-determined")
+        if (out["n_pairs_both_orders"] >= min_pairs and "constant" not in flags
+                and out["order_correlation_high"] < 0):
+            flags.append("order-inconsistent")
+        if out["share_saturated"] >= saturated_share and "constant" not in flags:
+            flags.append("saturated")
+    out["flags"] = flags
+    out["messages"] = [_MESSAGES[f].format(**out) for f in flags]
+    out["informative"] = None if not out["checked"] else not (set(flags) - {"saturated"})
+    return out
+
+
+def _both_orders(df: pd.DataFrame) -> dict[str, Any]:
+    """Pairs judged in both orders: how often one position, or one text, won both times."""
+    nan = float("nan")
+    none = {"n_pairs_both_orders": 0, "position_determined": nan, "order_consistent": nan,
+            "dominant_position": "first", "order_correlation": nan, "order_correlation_high": nan}
+    if df.empty:
+        return none
+    keys = ["judge"] if "judge" in df.columns else []
+    if "item" in df.columns:
+        keys.append("item")
+    p = df["p_a"].to_numpy(dtype=float)
+    first = df["a"].astype(str).to_numpy()
+    second = df["b"].astype(str).to_numpy()
+    lo = np.minimum(first, second)
+    hi = np.maximum(first, second)
+    lo_first = first == lo
+    t = pd.DataFrame({**{k: df[k].astype(str).to_numpy() for k in keys}, "lo": lo, "hi": hi,
+                      "lo_first": lo_first,
+                      "v": np.sign(p - 0.5),  # +1: the text shown first won, -1: the second, 0: tie
+                      "q": np.where(lo_first, p, 1 - p)})  # P(lo better)
+    both = t.groupby([*keys, "lo", "hi"], sort=False)["lo_first"].agg(["min", "max", "size"])
+    both = both[(both["min"] != both["max"]) & (both["size"] == 2)]
+    if both.empty:
+        return none
+    t = t.set_index([*keys, "lo", "hi"]).loc[both.index]
+    shown_first = t[t["lo_first"]]
+    shown_second = t[~t["lo_first"]].reindex(shown_first.index)
+    decided = ((shown_first["v"] != 0) & (shown_second["v"] != 0)).to_numpy()
+    same_position = (shown_first["v"] == shown_second["v"]).to_numpy()[decided]  # one position won both
+    first_both = ((shown_first["v"] > 0) & (shown_second["v"] > 0)).to_numpy()[decided]
+    q1, q2 = shown_first["q"].to_numpy(), shown_second["q"].to_numpy()
+    n = len(q1)
+    r = high = float("nan")
+    if n >= 4 and q1.std() > 0 and q2.std() > 0:
+        r = float(np.clip(np.corrcoef(q1, q2)[0, 1], -0.999999, 0.999999))
+        high = float(np.tanh(np.arctanh(r) + 1.96 / np.sqrt(n - 3)))
+    return {
+        "n_pairs_both_orders": int(n),
+        "position_determined": float(same_position.mean()) if same_position.size else float("nan"),
+        "order_consistent": float(1 - same_position.mean()) if same_position.size else float("nan"),
+        "dominant_position": "first" if first_both.sum() >= (same_position & ~first_both).sum() else "second",
+        "order_correlation": r, "order_correlation_high": high,
+    }
+
+
+def warn_if_uninformative(diagnosis: dict[str, Any], judge: str, *, stacklevel: int = 3) -> None:
+    """Warn (:class:`UninformativeJudgeWarning`) when :func:`diagnose_judgments` raised a flag."""
+    if diagnosis.get("flags"):
+        warnings.warn(
+            f"judge {judge!r}: " + "; ".join(diagnosis["messages"])
+            + ". See the result's attrs['diagnosis'].", UninformativeJudgeWarning, stacklevel=stacklevel,
+        )

@@ -1,0 +1,85 @@
+"""Does a judge carry information? The checks of bayes_judge.comparator.diagnose on tables with
+known behaviour."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bayes_judge.comparator.diagnose import (
+    UninformativeJudgeWarning,
+    diagnose_judgments,
+    warn_if_uninformative,
+)
+
+
+def _table(p_ab, p_ba, *, n_texts=8, seed=0):
+    """All pairs of n_texts candidates in both orders; p_ab(i, j) / p_ba(i, j) give p_a when i / j
+    is shown first."""
+    rows = []
+    for i in range(n_texts):
+        for j in range(i + 1, n_texts):
+            rows.append(("s", f"c{i}", f"c{j}", "ab", p_ab(i, j)))
+            rows.append(("s", f"c{j}", f"c{i}", "ba", p_ba(i, j)))
+    return pd.DataFrame(rows, columns=["item", "a", "b", "order", "p_a"]).assign(judge="j")
+
+
+def _sigmoid(x):
+    return 1 / (1 + math.exp(-x))
+
+
+def test_an_informative_judge_raises_no_flag():
+    rng = np.random.default_rng(0)
+    quality = rng.normal(size=8)
+    noise = rng.normal(scale=0.3, size=(8, 8, 2))
+    # P(i better) depends on the quality difference; a mild position bias of +0.3 logits
+    df = _table(lambda i, j: _sigmoid(quality[i] - quality[j] + 0.3 + noise[i, j, 0]),
+                lambda i, j: _sigmoid(quality[j] - quality[i] + 0.3 + noise[i, j, 1]))
+    d = diagnose_judgments(df)
+    assert d["checked"] and d["flags"] == [] and d["informative"] is True
+    assert d["n_pairs_both_orders"] == 28 and d["order_correlation"] > 0.8
+
+
+def test_always_A_is_position_determined_and_order_inconsistent():
+    rng = np.random.default_rng(1)
+    # p_a depends on the pair (e.g. its length), not on which text is where: SmolLM2 on SummEval
+    level = rng.uniform(0.6, 0.8, size=(8, 8))
+    df = _table(lambda i, j: level[i, j], lambda i, j: level[i, j] + 0.01)
+    d = diagnose_judgments(df)
+    assert d["flags"] == ["position-determined", "order-inconsistent"]
+    assert d["position_determined"] == 1.0 and d["dominant_position"] == "first" and d["order_correlation"] < -0.9
+    assert d["informative"] is False and len(d["messages"]) == 2
+
+
+def test_constant_and_saturated():
+    const = _table(lambda i, j: 0.71, lambda i, j: 0.71)
+    assert diagnose_judgments(const)["flags"] == ["constant", "position-determined"]
+    # a confident judge that is right: saturated (soft models read 0 / 1 as certain), still informative
+    sat = _table(lambda i, j: 0.999 if i < j else 0.001, lambda i, j: 0.001 if i < j else 0.999)
+    d = diagnose_judgments(sat)
+    assert d["flags"] == ["saturated"] and d["informative"] is True and d["share_saturated"] == 1.0
+    assert "hard verdicts" in d["messages"][0]
+
+
+def test_too_few_rows_are_not_diagnosed_and_missing_rows_are_counted():
+    small = _table(lambda i, j: 0.9, lambda i, j: 0.9, n_texts=3)  # 6 rows, all "A"
+    d = diagnose_judgments(small)
+    assert not d["checked"] and d["flags"] == [] and d["informative"] is None
+    with_nan = _table(lambda i, j: 0.9, lambda i, j: float("nan"))
+    d2 = diagnose_judgments(with_nan)
+    assert d2["n_missing"] == 28 and d2["n_scored"] == 28 and d2["n_pairs_both_orders"] == 0
+    with pytest.raises(ValueError, match="p_a"):
+        diagnose_judgments(pd.DataFrame({"a": ["x"]}))
+
+
+def test_the_warning_names_the_judge_and_the_check():
+    d = diagnose_judgments(_table(lambda i, j: 0.71, lambda i, j: 0.71))
+    with pytest.warns(UninformativeJudgeWarning, match=r"judge 'm/t/prob': p_a is nearly constant .*attrs\['diagnosis'\]"):
+        warn_if_uninformative(d, "m/t/prob")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warn_if_uninformative(diagnose_judgments(_table(lambda i, j: 0.9, lambda i, j: 0.9, n_texts=3)), "m")
