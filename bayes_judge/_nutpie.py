@@ -1,30 +1,37 @@
 """nutpie's Rust NUTS on a hand-written numba log-density: the model-independent plumbing.
 
-A model is a pair of C callbacks (``numba.cfunc``) with nutpie's C ABI and one contiguous
-float64 data buffer handed to both as ``user_data`` (so the compiled code has no data baked in
-and a refit only packs a new buffer):
+A fast path supplies two numba kernels (``numba.njit``) on one contiguous float64 data buffer
+``buf`` (its own layout: the compiled code has no data baked in, a refit only packs a new buffer):
 
-* ``logp(dim, x*, grad_out*, logp_out*, user_data*) -> int64``: log density at the unconstrained
-  point ``x`` (length ``dim``), gradient written to ``grad_out``; 0 on success, non-zero to
-  reject the point (nutpie treats it as a divergence / failed initialization);
-* ``expand(dim, n_expanded, x*, out*, user_data*) -> int64``: the values stored per draw
-  (length ``n_expanded``, e.g. the constrained parameters).
+* ``logp_grad(x, buf, grad) -> float``: log density at the unconstrained point ``x`` (length
+  ``n_dim``), its gradient written into ``grad``;
+* ``expand(x, buf, out) -> None``: the values stored per draw into ``out`` (length
+  ``n_expanded``, e.g. the constrained parameters).
 
-:func:`make_model` wraps them in nutpie's own ``CompiledPyMCModel`` (its numba path, minus
-PyMC), :func:`run` samples it and returns the draws and sampler statistics as
-``(chains, draws, ...)`` arrays, post-warmup only.  Used by
-:mod:`bayes_judge.annotation.ds_fast` and :mod:`bayes_judge.ranking.bayesian_fast`.
+:func:`callbacks` wraps them in the two C callbacks of nutpie's C ABI (``numba.cfunc``,
+:data:`LOGP_SIG` and :data:`EXPAND_SIG`); nutpie hands them its ``user_data`` pointer, here
+``[len(buf), n_dim, n_expanded, *buf]`` (:func:`make_model` packs it), and the callbacks check
+the dimensions, view the buffer and reject a non-finite log density or gradient (nutpie treats
+a non-zero return as a divergence / failed initialization).  :func:`make_model` wraps them in
+nutpie's own ``CompiledPyMCModel`` (its numba path, minus PyMC), :func:`run` samples it and
+returns the draws and sampler statistics as ``(chains, draws, ...)`` arrays, post-warmup only.
+Used by :mod:`bayes_judge.annotation.ds_fast`, :mod:`bayes_judge.annotation.regression_fast`
+and :mod:`bayes_judge.ranking.bayesian_fast`.
 """
 
 from __future__ import annotations
 
+import hashlib
+import inspect
 import os
+import threading
+import types
 from collections.abc import Mapping, Sequence
 
 import numba
 import numpy as np
 
-__all__ = ["LOGP_SIG", "EXPAND_SIG", "make_model", "run", "read_trace"]
+__all__ = ["LOGP_SIG", "EXPAND_SIG", "callbacks", "make_model", "run", "read_trace"]
 
 # nutpie's C ABI; user_data is declared double* (same pointer ABI as nutpie's record pointer).
 LOGP_SIG = numba.types.int64(
@@ -43,6 +50,96 @@ EXPAND_SIG = numba.types.int64(
 )
 
 
+_HEAD = 3  # nutpie's user data: [len(buf), n_dim, n_expanded, *buf] (packed by make_model)
+
+
+# The bodies of the two C callbacks.  ``_LOGP_GRAD`` and ``_EXPAND`` are not defined here: each
+# model gets a copy of these functions whose globals name its kernels (see ``callbacks``).
+def _logp_callback(dim, x_, grad_, logp_, user_data_):  # pragma: no cover (compiled by numba)
+    head = numba.carray(user_data_, (_HEAD,))
+    n = int(head[1])
+    if dim != n:
+        return -1
+    buf = numba.carray(user_data_, (_HEAD + int(head[0]),))[_HEAD:]
+    x = numba.carray(x_, (n,))
+    grad = numba.carray(grad_, (n,))
+    lp = _LOGP_GRAD(x, buf, grad)  # noqa: F821
+    logp_[0] = lp
+    for i in range(n):
+        if not np.isfinite(grad[i]):
+            return 3
+    if not np.isfinite(lp):
+        return 4
+    return 0
+
+
+def _expand_callback(dim, n_expanded, x_, out_, user_data_):  # pragma: no cover (compiled by numba)
+    head = numba.carray(user_data_, (_HEAD,))
+    n = int(head[1])
+    m = int(head[2])
+    if dim != n or n_expanded != m:
+        return -1
+    buf = numba.carray(user_data_, (_HEAD + int(head[0]),))[_HEAD:]
+    _EXPAND(numba.carray(x_, (n,)), buf, numba.carray(out_, (m,)))  # noqa: F821
+    return 0
+
+
+_CALLBACKS: dict[tuple, tuple] = {}
+_CALLBACKS_LOCK = threading.Lock()
+
+
+def _source_digest(kernel) -> str:
+    """A digest of the source file that defines ``kernel`` ("src" when it cannot be read)."""
+    try:
+        with open(inspect.getfile(getattr(kernel, "py_func", kernel)), "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()[:12]
+    except (OSError, TypeError):
+        return "src"
+
+
+def _cfunc(template, sig, name: str, kernels: Mapping[str, object], tag: str):
+    """``numba.cfunc(sig, cache=True)`` of a copy of ``template`` whose globals hold ``kernels``.
+
+    The copy is a plain function (no closure: numba's on-disk cache keys a closure by pickling
+    its cells, which differs between processes) with its own qualified name, so numba keeps one
+    cache file per model next to this module.  That file is invalidated when this module changes
+    (numba's source stamp); ``tag`` holds a digest of the kernels' source file, so a changed
+    kernel gets a new cache file instead of the stale code.
+    """
+    fn = types.FunctionType(template.__code__, {**globals(), **kernels}, name)
+    fn.__qualname__ = f"{tag}_{name}"
+    fn.__module__ = __name__
+    return numba.cfunc(sig, cache=True, nogil=True)(fn)
+
+
+def callbacks(logp_grad, expand):
+    """The nutpie C callbacks ``(logp, expand)`` of two numba kernels (compiled once per pair).
+
+    Parameters
+    ----------
+    logp_grad : numba dispatcher ``(x, buf, grad) -> float``
+        Log density at ``x`` (length ``n_dim``); writes its gradient into ``grad``.
+    expand : numba dispatcher ``(x, buf, out) -> None``
+        Writes the values stored per draw into ``out`` (length ``n_expanded``).
+
+    Returns
+    -------
+    (logp_cfunc, expand_cfunc) : numba ``CFunc`` with :data:`LOGP_SIG` and :data:`EXPAND_SIG`,
+        for user data ``[len(buf), n_dim, n_expanded, *buf]``.
+    """
+    key = (logp_grad, expand)
+    with _CALLBACKS_LOCK:
+        if key not in _CALLBACKS:
+            mod = str(getattr(logp_grad, "__module__", "kernel")).rsplit(".", 1)[-1]
+            digests = dict.fromkeys(_source_digest(k) for k in (logp_grad, expand))
+            tag = "_".join([mod, logp_grad.__name__, expand.__name__, *digests])
+            _CALLBACKS[key] = (
+                _cfunc(_logp_callback, LOGP_SIG, "logp", {"_LOGP_GRAD": logp_grad}, tag),
+                _cfunc(_expand_callback, EXPAND_SIG, "expand", {"_EXPAND": expand}, tag),
+            )
+        return _CALLBACKS[key]
+
+
 # the required fields of nutpie 0.16.8's CompiledPyMCModel, which make_model fills
 _KNOWN_FIELDS = {
     "dims", "compiled_logp_func", "compiled_expand_func", "initial_point_func", "shared_data",
@@ -51,31 +148,28 @@ _KNOWN_FIELDS = {
 
 
 def make_model(
+    logp_grad,
+    expand,
     *,
-    logp_cfunc,
-    expand_cfunc,
     buf: np.ndarray,
     init_flat: np.ndarray,
     shapes: Mapping[str, tuple[int, ...]],
     dims: Mapping[str, tuple[str, ...]],
     coords: Mapping[str, np.ndarray],
-    logp_grad=None,
 ):
-    """A nutpie model around two C callbacks and their data buffer.
+    """A nutpie model of two numba kernels and their data buffer.
 
     Parameters
     ----------
-    logp_cfunc, expand_cfunc : numba ``CFunc``
-        Compiled with :data:`LOGP_SIG` and :data:`EXPAND_SIG`.
+    logp_grad, expand : numba dispatchers
+        The model's log density with gradient and its stored values (see :func:`callbacks`).
+        nutpie initializes its mass matrix from the gradient at the start and rejects a start
+        with an exactly-zero gradient entry (a perfectly symmetric start, a candidate whose
+        comparisons cancel): such entries of the start are moved by 1e-6.
     buf : ndarray of float64, shape (B,)
-        The data buffer passed to both callbacks (kept alive by the model).
+        The data buffer passed to both kernels (a copy with the header is kept by the model).
     init_flat : ndarray of float64, shape (n_dim,)
         Starting point of every chain on the unconstrained space (no jitter).
-    logp_grad : callable ``(x, buf, grad) -> logp``, optional
-        The kernel behind ``logp_cfunc``, callable from Python.  nutpie initializes its mass
-        matrix from the gradient at the start and rejects a start with an exactly-zero gradient
-        entry (a perfectly symmetric start, a candidate whose comparisons cancel); given the
-        kernel, such entries of the start are moved by 1e-6.
     shapes : mapping name -> shape, in the order of the expanded vector
         The stored variables; their sizes sum to the expanded length (``()`` for a scalar).
     dims, coords : dimension names per variable (scalars may be left out) and their coordinates.
@@ -103,15 +197,17 @@ def make_model(
     if init_flat.ndim != 1:
         raise ValueError(f"init_flat must be a 1-d vector, got shape {init_flat.shape}")
     n = init_flat.shape[0]
-    if logp_grad is not None:
-        g0 = np.empty_like(init_flat)
-        logp_grad(init_flat, buf, g0)
-        init_flat = np.where(g0 == 0.0, init_flat + 1e-6, init_flat)
+    g0 = np.empty_like(init_flat)
+    logp_grad(init_flat, buf, g0)
+    init_flat = np.where(g0 == 0.0, init_flat + 1e-6, init_flat)
     names = list(shapes)
     shape_list = [tuple(int(d) for d in shapes[k]) for k in names]
     sizes = [int(np.prod(s, dtype=np.int64)) for s in shape_list]
     bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
     slices = [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    n_expanded = int(bounds[-1])
+    logp_cfunc, expand_cfunc = callbacks(logp_grad, expand)
+    user_data = np.concatenate([np.array([buf.shape[0], n, n_expanded], dtype=np.float64), buf])
 
     def initial_point(seed):  # every chain starts at the same point (see DESIGN.md)
         return init_flat.copy()
@@ -125,8 +221,8 @@ def make_model(
         compiled_expand_func=expand_cfunc,
         initial_point_func=initial_point,
         shared_data={},
-        user_data=buf,
-        n_expanded=int(bounds[-1]),
+        user_data=user_data,
+        n_expanded=n_expanded,
         shape_info=(names, slices, shape_list),
         logp_func=None,
         expand_func=None,
@@ -163,8 +259,7 @@ def read_trace(
     Returns
     -------
     posterior : {name: (chains, draws, *shape)}
-    stats : {"diverging", "energy", "n_steps", "acceptance_rate", "lp"}, each (chains, draws),
-        the layout of :func:`bayes_judge.inference.sample_numpyro`.
+    stats : {"diverging", "energy", "n_steps", "acceptance_rate", "lp"}, each (chains, draws)
     """
     import pyarrow
 

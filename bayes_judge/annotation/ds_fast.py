@@ -2,10 +2,11 @@
 
 NumPyro's NUTS loop costs ~100 µs of Python/XLA dispatch per leapfrog step on CPU, while the
 log-density of this model is a few µs.  Here the log-density and its gradient are written by
-hand in numba and exported as C callbacks (``numba.cfunc``), which nutpie's Rust NUTS calls
-directly: no Python in the sampling loop, chains run on native threads.  Both callbacks are
-compiled with ``cache=True``, so a fresh process loads them from ``__pycache__`` instead of
-compiling (~1 s of LLVM otherwise), and a refit only packs a new data buffer.
+hand in numba and wrapped in C callbacks (``numba.cfunc``, :mod:`bayes_judge._nutpie`), which
+nutpie's Rust NUTS calls directly: no Python in the sampling loop, chains run on native threads.
+Kernels and callbacks are compiled with ``cache=True``, so a fresh process loads them from
+``__pycache__`` instead of compiling (~1 s of LLVM otherwise), and a refit only packs a new data
+buffer.
 
 Parameterization (the same as NumPyro's for Beta sites): ``u = logit(x)`` for every
 x in (p, q0, q1), with the log-Jacobian ``log x + log(1 - x)``, so the density on ``u`` of a
@@ -29,10 +30,10 @@ from types import SimpleNamespace
 import numba
 import numpy as np
 
-from .._nutpie import EXPAND_SIG, LOGP_SIG, make_model, run
+from .._nutpie import make_model, run
 from ..inference.fastpaths import register_fast_path
 
-__all__ = ["sample_ds_fast", "pack_data", "logp_grad"]
+__all__ = ["sample_ds_fast", "pack_data", "logp_grad", "expand"]
 
 _HEADER = 4  # P, E, K, log-normalizing constant of the priors
 
@@ -208,42 +209,10 @@ def logp_grad(x, buf, grad):
 
 
 @numba.njit(cache=True, nogil=True)
-def _buf_view(ptr):
-    head = numba.carray(ptr, (_HEADER,))
-    P = int(head[0])
-    E = int(head[1])
-    K = int(head[2])
-    size = _HEADER + 2 * P + 4 * P * E + 2 * K * E + 3 * K
-    return numba.carray(ptr, (size,)), P + 2 * P * E
-
-
-@numba.cfunc(LOGP_SIG, cache=True, nogil=True)
-def _logp_cfunc(dim, x_, out_, logp_, user_data_):
-    buf, n = _buf_view(user_data_)
-    if dim != n:
-        return -1
-    x = numba.carray(x_, (n,))
-    out = numba.carray(out_, (n,))
-    lp = logp_grad(x, buf, out)
-    logp_[0] = lp
-    for i in range(n):
-        if not np.isfinite(out[i]):
-            return 3
-    if not np.isfinite(lp):
-        return 4
-    return 0
-
-
-@numba.cfunc(EXPAND_SIG, cache=True, nogil=True)
-def _expand_cfunc(dim, n_expanded, x_, out_, user_data_):
-    buf, n = _buf_view(user_data_)
-    if dim != n or n_expanded != n:
-        return -1
-    x = numba.carray(x_, (n,))
-    out = numba.carray(out_, (n,))
-    for i in range(n):
+def expand(x, buf, out):
+    """The stored values: ``(p, q0, q1) = sigmoid(x)``."""
+    for i in range(x.shape[0]):
         out[i] = math.exp(_log_sigmoid(x[i]))
-    return 0
 
 
 def _logit(v):
@@ -270,7 +239,7 @@ def sample_ds_fast(
     patterns : DSPatterns   (padding rows, weight 0, are dropped)
     prior : DSPrior
     init_values : dict with "p" (P,), "q0", "q1" (P, E) in (0, 1); default: the prior mean.
-        Every chain starts there (no jitter), as in :func:`bayes_judge.inference.sample_numpyro`.
+        Every chain starts there (no jitter).
     cores : threads for the chains (default min(chains, os.cpu_count())).  Each chain has its own
         RNG stream derived from ``seed``, so results do not depend on ``cores``.
 
@@ -290,9 +259,8 @@ def sample_ds_fast(
     ])
     buf = pack_data(patterns, prior)
     model = make_model(
-        logp_cfunc=_logp_cfunc,
-        expand_cfunc=_expand_cfunc,
-        logp_grad=logp_grad,
+        logp_grad,
+        expand,
         buf=buf,
         init_flat=init_flat,
         shapes={"p": (P,), "q0": (P, E), "q1": (P, E)},

@@ -19,10 +19,10 @@ import math
 import numba
 import numpy as np
 
-from .._nutpie import EXPAND_SIG, LOGP_SIG, make_model, run
+from .._nutpie import make_model, run
 from ..inference.fastpaths import register_fast_path
 
-__all__ = ["fast_path", "pack_data", "logp_grad"]
+__all__ = ["fast_path", "pack_data", "logp_grad", "expand"]
 
 _HEADER = 3  # P, E, K
 
@@ -106,44 +106,12 @@ def logp_grad(x, buf, grad):
 
 
 @numba.njit(cache=True, nogil=True)
-def _buf_view(ptr):
-    head = numba.carray(ptr, (_HEADER,))
-    P = int(head[0])
-    E = int(head[1])
-    K = int(head[2])
-    size = _HEADER + 2 * P + 3 + K * (4 + E)
-    return numba.carray(ptr, (size,)), P + 2 + E
-
-
-@numba.cfunc(LOGP_SIG, cache=True, nogil=True)
-def _logp_cfunc(dim, x_, out_, logp_, user_data_):
-    buf, n = _buf_view(user_data_)
-    if dim != n:
-        return -1
-    x = numba.carray(x_, (n,))
-    out = numba.carray(out_, (n,))
-    lp = logp_grad(x, buf, out)
-    logp_[0] = lp
-    for i in range(n):
-        if not np.isfinite(out[i]):
-            return 3
-    if not np.isfinite(lp):
-        return 4
-    return 0
-
-
-@numba.cfunc(EXPAND_SIG, cache=True, nogil=True)
-def _expand_cfunc(dim, n_expanded, x_, out_, user_data_):
-    buf, n = _buf_view(user_data_)
-    if dim != n or n_expanded != n:
-        return -1
+def expand(x, buf, out):
+    """The stored values ``(b0, b, tau, z)``: ``x`` with ``tau = exp(log tau)``."""
     P = int(buf[0])
-    x = numba.carray(x_, (n,))
-    out = numba.carray(out_, (n,))
-    for i in range(n):
+    for i in range(x.shape[0]):
         out[i] = x[i]
-    out[P + 1] = math.exp(x[P + 1])  # tau = exp(log tau)
-    return 0
+    out[P + 1] = math.exp(x[P + 1])
 
 
 def accepts(priors, options=None) -> bool:
@@ -165,7 +133,7 @@ def fast_path(arrays, coords, priors, *, init, chains, draws, tune, seed, target
         np.broadcast_to(np.asarray(init.get("z", 0.0), float), (E,)),
     ])
     model = make_model(
-        logp_cfunc=_logp_cfunc, expand_cfunc=_expand_cfunc, logp_grad=logp_grad, buf=buf, init_flat=start,
+        logp_grad, expand, buf=buf, init_flat=start,
         shapes={"b0": (P,), "b": (), "tau": (), "z": (E,)},
         dims={"b0": ("pair",), "z": ("judge",)},
         coords={"pair": np.arange(P), "judge": np.arange(E)},

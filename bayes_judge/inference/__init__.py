@@ -4,7 +4,6 @@
 ``sampler="nutpie" | "pymc" | "numpyro"`` and returns InferenceData built one way.
 """
 
-from .backends import BACKENDS, clear_sampler_cache, sample_numpyro, sample_pymc
 from .fastpaths import fast_path, register_fast_path
 from .fit import (
     SAMPLERS,
@@ -18,7 +17,6 @@ from .fit import (
 
 __all__ = [
     "SAMPLERS",
-    "BACKENDS",
     "fit_model",
     "latent_draws",
     "pointwise_log_lik",
@@ -27,7 +25,4 @@ __all__ = [
     "clear_compiled",
     "register_fast_path",
     "fast_path",
-    "sample_numpyro",
-    "sample_pymc",
-    "clear_sampler_cache",
 ]

@@ -3,8 +3,8 @@
 The declarations ``"poe-bt"``, ``"poe-g"`` and ``"bt"`` of
 :mod:`bayes_judge.generative.ranking_models` (seed 004 §3.1-3.5, eq. 1-2, 12-13, A.7-A.8) are the
 models; this module is an optional speed-up for ``sampler="nutpie"``: the same log-density with
-its gradient written by hand in numba and handed to nutpie's Rust NUTS as C callbacks (see
-:mod:`bayes_judge._nutpie`): no Python in the sampling loop, chains on native threads, callbacks
+its gradient written by hand in numba and handed to nutpie's Rust NUTS as C callbacks (built by
+:mod:`bayes_judge._nutpie`): no Python in the sampling loop, chains on native threads, kernels
 cached on disk (``cache=True``), data and prior parameters in one float64 buffer, so a refit only
 packs a new buffer.  Registered with :func:`bayes_judge.inference.register_fast_path`; each
 ``fast_path.logp_grad`` is checked against the declaration's compiled log-density and gradient
@@ -67,11 +67,11 @@ import math
 import numba
 import numpy as np
 
-from .._nutpie import EXPAND_SIG, LOGP_SIG, make_model, run
+from .._nutpie import make_model, run
 from ..generative.priors import HalfNormal, Normal, Priors
 from ..inference.fastpaths import register_fast_path
 
-__all__ = ["pack_data", "logp_grad", "site_names", "value_order", "supports", "fast_paths"]
+__all__ = ["pack_data", "logp_grad", "expand", "site_names", "value_order", "supports", "fast_paths"]
 
 # N, K, G, kind (0 logistic, 1 gaussian, 2 davidson), bias, ties, sigma_s, n_dim, w, then the
 # prior parameters mu_g, sd_g (gamma), tau_a (alpha), mu_b, sd_b (beta), tau_s (sigma), tau_n (nu)
@@ -431,43 +431,12 @@ def logp_grad(x, buf, grad):
 
 
 @numba.njit(cache=True, nogil=True)
-def _buf_view(ptr):
-    head = numba.carray(ptr, (_HEADER,))
-    N = int(head[0])
-    K = int(head[1])
-    G = int(head[2])
-    return numba.carray(ptr, (_HEADER + 3 * K + N + G,)), int(head[7])
-
-
-@numba.cfunc(LOGP_SIG, cache=True, nogil=True)
-def _logp_cfunc(dim, x_, out_, logp_, user_data_):
-    buf, n = _buf_view(user_data_)
-    if dim != n:
-        return -1
-    x = numba.carray(x_, (n,))
-    out = numba.carray(out_, (n,))
-    lp = logp_grad(x, buf, out)
-    logp_[0] = lp
-    for i in range(n):
-        if not np.isfinite(out[i]):
-            return 3
-    if not np.isfinite(lp):
-        return 4
-    return 0
-
-
-@numba.cfunc(EXPAND_SIG, cache=True, nogil=True)
-def _expand_cfunc(dim, n_expanded, x_, out_, user_data_):
+def expand(x, buf, out):
     """Stored per draw: ``[s_raw (N), gamma?, alpha?, beta?, sigma?, nu?]`` (constrained;
     ``s_raw = alpha^(w - 1) r`` for the Gaussian experts)."""
-    buf, n = _buf_view(user_data_)
-    if dim != n or n_expanded != n:
-        return -1
-    x = numba.carray(x_, (n,))
-    out = numba.carray(out_, (n,))
     N = int(buf[0])
     kind = int(buf[3])
-    for i in range(n):
+    for i in range(x.shape[0]):
         out[i] = x[i]
     q = N + (1 if buf[4] != 0.0 else 0)
     if kind == 1:
@@ -479,7 +448,6 @@ def _expand_cfunc(dim, n_expanded, x_, out_, user_data_):
         out[q + 2] = math.exp(x[q + 2])
     elif kind == 2:
         out[q] = math.exp(x[q])
-    return 0
 
 
 def center_scores(cand_item: np.ndarray, n_items: int, s_raw: np.ndarray) -> np.ndarray:
@@ -523,9 +491,8 @@ def _sample(model: str, arrays: dict, coords: dict, priors: Priors, *, init: dic
     buf = pack_data(arrays, priors, model=model, position_bias=bias, has_ties=ties, w=w)
     N = len(arrays["cand_item"])
     m = make_model(
-        logp_cfunc=_logp_cfunc,
-        expand_cfunc=_expand_cfunc,
-        logp_grad=logp_grad,
+        logp_grad,
+        expand,
         buf=buf,
         init_flat=_start(model, init, sites, N),
         shapes={"s_raw": (N,), **{k: () for k in sites}},
