@@ -44,6 +44,8 @@ _LAZY: dict[str, str] = {
     "save_run": ".runs",
     "load_run": ".runs",
     "score_summary": ".summary",
+    "leaderboard": ".leaderboard.board",
+    "leaderboard_summary": ".leaderboard.summary",
     "pairwise_prob": ".summary",
     "compare_systems": ".summary",
     "compare_models": ".model_comparison",
@@ -58,6 +60,8 @@ if TYPE_CHECKING:  # the same names, for type checkers (tests/test_lazy_imports.
     from .datasets import items as load_items  # noqa: F401 - in __all__ through _LAZY
     from .datasets import load as load_dataset  # noqa: F401 - in __all__ through _LAZY
     from .labelling import next_labels as next_labels
+    from .leaderboard.board import leaderboard as leaderboard
+    from .leaderboard.summary import leaderboard_summary as leaderboard_summary
     from .model_comparison import compare_models as compare_models
     from .ranking.rank import rank as rank
     from .readers import load_judgments as load_judgments

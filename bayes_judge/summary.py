@@ -283,20 +283,30 @@ def score_summary(idata: az.InferenceData, *, hdi_prob: float = 0.94) -> pd.Data
     return out.sort_values(["item", "mean_rank"], kind="stable").reset_index(drop=True)
 
 
-def pairwise_prob(idata: az.InferenceData, *, item: str | None = None) -> pd.DataFrame:
-    """Matrix of P(s_i > s_j | data) between the candidates of one item.
+def pairwise_prob(idata: az.InferenceData, *, item: str | None = None, kind: str = "order") -> pd.DataFrame:
+    """Matrix of P(s_i > s_j | data) between the candidates of one item (or the systems of a leaderboard).
 
     Parameters
     ----------
     idata : arviz.InferenceData
-        A Bayesian ranking.
+        A Bayesian ranking, or a leaderboard (:func:`bayes_judge.leaderboard`).
     item : str, optional
         Which item (context); required when the ranking has several.
+    kind : {"order", "preference"}
+        ``"order"``: P(s_i > s_j), how sure the order of the two is; ``"preference"`` (leaderboards
+        only): the posterior mean of σ(s_i − s_j), the probability that a person prefers system i's
+        answer to system j's.
 
     Returns
     -------
     pandas.DataFrame, shape (N, N), rows i and columns j named by candidate; the diagonal is NaN.
     """
+    if idata.attrs.get("task") == "leaderboard":
+        from .leaderboard.summary import pairwise_prob as board_pairwise
+
+        return board_pairwise(idata, kind=kind)
+    if kind != "order":
+        raise ValueError(f"kind={kind!r} applies to leaderboards only; a within-item ranking has kind='order'")
     flat, items, cands = _score_blocks(idata)
     uniq = list(pd.unique(items))
     if item is None:
@@ -332,7 +342,9 @@ def compare_systems(idata: az.InferenceData, *, hdi_prob: float = 0.94) -> pd.Da
     the win rate p, P(system_a better) = P(p > 0.5) and a verdict that says "cannot tell apart"
     when the HDI of p contains 0.5.  For a Bayesian ranking (:func:`bayes_judge.rank` with
     ``bayesian=True``): one row per pair of candidates of an item with the posterior of the score
-    difference s_a − s_b, P(a ≻ b) and the verdict at 0.
+    difference s_a − s_b, P(a ≻ b) and the verdict at 0.  For a leaderboard
+    (:func:`bayes_judge.leaderboard`): the same per pair of systems, plus ``p_prefer``, the
+    probability that a person prefers system_a's answer (posterior mean of σ(s_a − s_b)).
 
     Returns
     -------
@@ -340,6 +352,10 @@ def compare_systems(idata: az.InferenceData, *, hdi_prob: float = 0.94) -> pd.Da
     mean), hdi_low, hdi_high, prob_a_better, verdict.
     """
     post = getattr(idata, "posterior", None)
+    if idata.attrs.get("task") == "leaderboard":
+        from .leaderboard.summary import compare_leaderboard
+
+        return compare_leaderboard(idata, hdi_prob=hdi_prob)
     if post is not None and "p" in post and "pair" in post["p"].dims:
         s = win_rate_summary(idata, hdi_prob=hdi_prob)
         return pd.DataFrame(

@@ -19,7 +19,7 @@ import pytest
 import bayes_judge as bj
 from bayes_judge.cli import build_parser, main
 
-SUBCOMMANDS = [["demo"], ["fit"], ["summary"], ["report"], ["select"], ["compare"], ["models", "install"]]
+SUBCOMMANDS = [["demo"], ["fit"], ["leaderboard"], ["summary"], ["report"], ["select"], ["compare"], ["models", "install"]]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from .commands import (
     WINRATE_METHODS,
     cmd_compare,
     cmd_fit,
+    cmd_leaderboard,
     cmd_models_install,
     cmd_report,
     cmd_select,
@@ -118,6 +119,39 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--max-rows", type=int, default=30, help="rows of the summary printed (default 30)")
     fit.add_argument("--out", required=True, metavar="RUN",
                      help="the run to write: RUN.nc (InferenceData) and RUN.json (manifest)")
+
+    # -- leaderboard ----------------------------------------------------------------------------
+    lb = _sub(sub, "leaderboard", cmd_leaderboard, "rank systems across prompts (judges + human labels) -> run",
+              "bayes-judge leaderboard arena.jsonl --out models/arena   |   bayes-judge leaderboard j.csv "
+              "--map a=model_a,b=model_b --human labels.csv --out models/lb",
+              description=_doc(cmd_leaderboard) + "\n\n" + _fill(
+                  "JUDGMENTS (.csv, .tsv, .parquet, .jsonl, .json; csv/jsonl may be .gz): item (the prompt), a, b "
+                  "(the systems in the order shown), judge, p_a and/or winner, human (optional labels). Chatbot "
+                  "Arena exports (model_a, model_b, winner = model_a / model_b / tie / tie (bothbad)) are read "
+                  "as human votes."))
+    lb.add_argument("judgments", metavar="JUDGMENTS", help="judgments table")
+    lb.add_argument("--map", metavar="COL=FILECOL,...",
+                    help="rename the columns of JUDGMENTS: the package's column = the file's column, "
+                         "e.g. 'a=model_a,b=model_b,item=prompt_id'")
+    lb.add_argument("--human", metavar="FILE", help="human labels: item, a, b, human ('a' / 'b' in that row's order)")
+    lb.add_argument("--human-map", metavar="COL=FILECOL,...", help="rename the columns of --human")
+    lb.add_argument("--model", choices=["bt-judges", "bt"],
+                    help="bt-judges: judges with accuracy, position bias and ties (default); bt: the verdicts are "
+                         "the preference (default when the only judge is 'human')")
+    lb.add_argument("--no-position-bias", action="store_true",
+                    help="no position term (needed when a system is always shown in the same position)")
+    lb.add_argument("--difficulty", action="store_true", help="a per-prompt scale of the score differences")
+    lb.add_argument("--covariates", metavar="COL,...",
+                    help="columns with covariate differences (A minus B), e.g. a length difference")
+    lb.add_argument("--sampler", choices=BACKENDS, default="nutpie", help="nutpie (default), pymc or numpyro")
+    lb.add_argument("--draws", type=int, default=1000, help="draws per chain (default 1000)")
+    lb.add_argument("--tune", type=int, help="tuning steps per chain (default: --draws)")
+    lb.add_argument("--chains", type=int, default=4, help="chains (default 4)")
+    lb.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    lb.add_argument("--hdi-prob", type=float, default=0.9, help="mass of the intervals (default 0.9)")
+    lb.add_argument("--csv", metavar="FILE", help="also write the leaderboard table (.csv or .parquet)")
+    lb.add_argument("--max-rows", type=int, default=50, help="rows printed (default 50)")
+    lb.add_argument("--out", required=True, metavar="RUN", help="the run to write: RUN.nc and RUN.json")
 
     # -- summary --------------------------------------------------------------------------------
     summ = _sub(sub, "summary", cmd_summary, "posterior summary table of saved runs",

@@ -110,6 +110,43 @@ def cmd_fit(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    """Rank N systems across prompts from pairwise judgments (``bj.leaderboard``): Bradley-Terry
+    scores of the human preference seen through judges with their own accuracy, position bias and
+    ties (or, for human votes such as a Chatbot Arena export, the votes themselves); print the
+    leaderboard (score, 90% interval, rank interval, P(best), tier) and save the run."""
+    import bayes_judge as bj
+
+    for opt in ("draws", "chains"):
+        if getattr(args, opt) < 1:
+            raise CLIError(f"--{opt} must be at least 1, got {getattr(args, opt)}")
+    if args.tune is not None and args.tune < 0:
+        raise CLIError(f"--tune must be at least 0, got {args.tune}")
+    nc, js = run_paths(args.out)
+    check_output(nc, "run")
+    check_output(js, "run manifest")
+    df = read_table(args.judgments, "judgments table", judgments=True, mapping=args.map)
+    human = read_table(args.human, "human labels table", mapping=args.human_map) if args.human else None
+    tune = args.draws if args.tune is None else args.tune
+    idata = bj.leaderboard(df, human=human, model=args.model, position_bias=False if args.no_position_bias else None,
+                           difficulty=args.difficulty, covariates=_split_list(args.covariates),
+                           sampler=args.sampler, chains=args.chains, draws=args.draws, tune=tune, seed=args.seed)
+    table = bj.leaderboard_summary(idata, hdi_prob=args.hdi_prob)
+    path = bj.save_run(idata, args.out)
+    a = idata.attrs
+    print(f"leaderboard, {a['model']}: {a['n_rows']} judgments of {a['n_comparisons']} comparisons "
+          f"({a['n_labels']} human labels) -> {a['n_cells']} cells; {args.chains} chains x {args.draws} draws")
+    print(format_table(table, max_rows=args.max_rows, index=False))
+    if args.csv:
+        write_table(table, args.csv, "leaderboard table")
+    if "q" in idata["posterior"]:
+        from ..leaderboard import judge_table
+
+        print(format_table(judge_table(idata, hdi_prob=args.hdi_prob), index=False))
+    print(f"run saved: {path} (+ {path.with_suffix('.json').name}); `bayes-judge report {path} --out report.html`")
+    return 0
+
+
 # -- summary ------------------------------------------------------------------------------------
 
 
@@ -125,6 +162,9 @@ def summarize_runs(runs: dict, *, hdi_prob: float = 0.94):
         kind = fit_kind(idata)
         if kind == "win-rate":
             t = bj.win_rate_summary(idata, hdi_prob=hdi_prob).reset_index()
+        elif (idata.attrs or {}).get("task") == "leaderboard":
+            t = bj.leaderboard_summary(idata, hdi_prob=hdi_prob)
+            t.insert(0, "method", str(idata.attrs.get("model", "")))
         else:
             t = bj.score_summary(idata, hdi_prob=hdi_prob)
             t.insert(0, "method", str((idata.attrs or {}).get("method", "")))

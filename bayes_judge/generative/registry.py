@@ -149,7 +149,7 @@ def unregister_model(name: str, task: str) -> None:
 
 
 def _load_builtin() -> None:
-    from . import ranking_models, winrate_models  # noqa: F401  (register the built-in models)
+    from . import leaderboard_models, ranking_models, winrate_models  # noqa: F401  (register the built-in models)
 
 
 def get_model(name: str, task: str) -> ModelSpec:

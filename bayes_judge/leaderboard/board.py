@@ -1,0 +1,152 @@
+"""``bj.leaderboard``: N systems ranked across M prompts by judges (and people), with honest uncertainty."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .encode import LeaderboardData, encode_leaderboard, position_identified
+
+if TYPE_CHECKING:  # pragma: no cover
+    import arviz as az
+    import pandas as pd
+
+    from ..generative.priors import Priors
+
+__all__ = ["leaderboard", "LEADERBOARD_MODELS", "PositionBiasNotIdentifiedError"]
+
+LEADERBOARD_MODELS = ("bt-judges", "bt")
+
+
+class PositionBiasNotIdentifiedError(ValueError):
+    """A judge's position bias cannot be told apart from the systems' strengths in this design."""
+
+
+def _check_position(data: LeaderboardData, position_bias: bool | None) -> bool:
+    ok = position_identified(data)
+    if position_bias is False:
+        return False
+    if not ok.all():
+        bad = [j for j, k in zip(data.judges, ok, strict=True) if not k]
+        raise PositionBiasNotIdentifiedError(
+            f"the position bias of judge(s) {bad} is not identified in this design: the order in which "
+            "the systems are shown cannot be told apart from their strengths (e.g. a baseline that is always "
+            "shown second, as in AlpacaEval, whose strength and the judge's preference for position A are the "
+            "same number). Pass position_bias=False to fit without a position term (the scores then include "
+            "whatever position preference the judge has), or judge both orders of some comparisons")
+    return True
+
+
+def leaderboard(
+    df: pd.DataFrame,
+    *,
+    human: pd.DataFrame | None = None,
+    model: str | None = None,
+    position_bias: bool | None = None,
+    difficulty: bool = False,
+    covariates: Sequence[str] | None = None,
+    priors: Priors | None = None,
+    sampler: str = "nutpie",
+    chains: int = 4,
+    draws: int = 1000,
+    tune: int = 1000,
+    seed: int = 0,
+    target_accept: float = 0.8,
+    pointwise: bool | None = None,
+) -> az.InferenceData:
+    """Posterior scores of N systems across prompts, on the logit scale of the human preference.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Judgments table (``DESIGN.md``): ``item`` the prompt, ``a``, ``b`` the systems in the
+        order the judge saw them, ``judge``, ``p_a`` and/or ``winner``; a filled ``human`` column
+        gives human labels (a file in any format: :func:`bayes_judge.read_judgments`).
+    human : DataFrame, optional
+        Human labels as ``item, a, b, human`` (``"a"``/``"b"`` in that row's orientation), also
+        on comparisons that no judge saw.  Each labelled comparison counts once.
+    model : {"bt-judges", "bt"} or a registered leaderboard model, optional
+        ``"bt-judges"`` (default): Bradley-Terry scores of the human preference, observed through
+        judges with their own accuracy, position bias and ties
+        (:mod:`bayes_judge.generative.leaderboard_models`); ``"bt"``: the judges' verdicts are
+        the preference (Bradley-Terry-Davidson; the default when the only judge is ``"human"``,
+        as in a Chatbot Arena export).
+    position_bias : bool, optional
+        Fit a position bias per judge (default: yes).  Where the design cannot tell a judge's
+        position bias from the systems' strengths (a system always in the same position) it is an
+        error unless ``position_bias=False`` — never debiased silently.
+    difficulty : bool
+        A per-prompt scale of the score differences, ``d · exp(u_prompt)``, ``u ~ Normal(0, σ_u)``
+        (prompts on which the systems differ more or less); cells are then kept per prompt.
+    covariates : list of str
+        Columns holding covariate differences of each comparison (A minus B, e.g. the difference
+        of the answers' lengths, standardized by you), added to the score difference with a
+        coefficient each: the scores are then adjusted for them (``arena-rank``'s style control).
+    priors : Priors, optional
+        The model's priors (``bayes_judge.generative.leaderboard_models.JudgedBTPriors`` /
+        ``DavidsonPriors``); default the declaration's.
+    sampler : {"nutpie", "pymc", "numpyro"}
+    chains, draws, tune, seed, target_accept : NUTS settings.
+    pointwise : bool, optional
+        Store the per-cell log-likelihood (``log_likelihood`` group, for ``az.loo``); default
+        when it stays under ~2e7 values.
+
+    Returns
+    -------
+    arviz.InferenceData
+        ``posterior``: ``s`` (system), the judges' ``alpha`` / ``q`` = σ(α) (accuracy),
+        ``beta`` (position bias), ``tau`` (tie threshold, judges that tie) or ``nu``;
+        ``observed_data``: the cell counts ``v`` (cell, outcome) and ``human`` (hcell,
+        hum_outcome); ``constant_data``: the cells' systems, judge and label state.  ``attrs``:
+        task ``"leaderboard"``, model, sampler, seed, data hash, priors, counts.
+
+    Raises
+    ------
+    ValueError
+        Bad tables, disconnected systems, a judge that always names one position, human labels on
+        unknown systems, an unidentified position bias (:class:`PositionBiasNotIdentifiedError`).
+    """
+    from ..generative import get_model
+    from ..inference.fit import fit_model, pointwise_log_lik
+    from ..inference.idata import build_idata
+
+    data = encode_leaderboard(df, human=human, difficulty=difficulty, covariates=covariates)
+    if model is None:
+        model = "bt" if data.judges == ["human"] else "bt-judges"
+    spec = get_model(model, "leaderboard")
+    use_bias = _check_position(data, position_bias)
+    ties = data.has_ties
+    tie_judges = tuple(int(e) for e in np.flatnonzero(ties))
+    options = {"position_bias": use_bias, "tie_judges": tie_judges, "n_judges": len(data.judges),
+               "difficulty": bool(difficulty), "n_cov": len(data.covariates)}
+    coords = data.coords()
+    coords["tie_judge"] = [data.judges[e] for e in tie_judges] or ["none"]
+    fit = fit_model(spec, data.arrays(), dims=LeaderboardData.DIMS, coords=coords, priors=priors,
+                    sampler=sampler, chains=chains, draws=draws, tune=tune, seed=seed,
+                    target_accept=target_accept, options=options)
+    post = {k: v for k, v in fit.posterior.items() if k not in ("s_raw", "u_raw")}
+    m = fit.entry.model
+    dims = {k: list(m.named_vars_to_dims.get(k, ())) for k in post}
+    C, D = post["s"].shape[:2]
+    if pointwise is None:
+        pointwise = C * D * (data.n_cells + len(data.hum_a)) <= 2e7
+    loglik = None
+    if pointwise:
+        loglik = {"v": pointwise_log_lik(fit, "v").sum(axis=-1),
+                  "human": pointwise_log_lik(fit, "human").sum(axis=-1)}
+        dims.update({"v": ["cell"], "human": ["hcell"]})
+    dims.update({"v_counts": ["cell", "outcome"], "human_counts": ["hcell", "hum_outcome"],
+                 "sys_a": ["cell"], "sys_b": ["cell"], "cell_judge": ["cell"], "h": ["cell"]})
+    attrs = {"n_rows": data.meta["n_rows"], "n_comparisons": data.meta["n_comparisons"],
+             "n_labels": data.meta["n_labels"], "n_soft": data.meta["n_soft"], "n_ties": data.meta["n_ties"],
+             "n_cells": data.n_cells, "position_bias": int(use_bias), "difficulty": int(bool(difficulty)),
+             "covariates": ",".join(data.covariates)}
+    return build_idata(
+        task="leaderboard", model=spec.name, sampler="nutpie (fast path)" if fit.fast else sampler, seed=seed,
+        posterior=post, sample_stats=fit.stats, log_likelihood=loglik,
+        observed_data={"v_counts": data.n, "human_counts": data.hum_n},
+        constant_data={"sys_a": data.sys_a, "sys_b": data.sys_b, "cell_judge": data.judge, "h": data.h},
+        coords=coords, dims=dims, priors=fit.priors, attrs=attrs,
+    )

@@ -1,0 +1,336 @@
+"""Judgments of systems across prompts as the counts a leaderboard model reads.
+
+A leaderboard's likelihood (:mod:`bayes_judge.generative.leaderboard_models`) depends on the data
+only through counts per *cell*: (system shown first, system shown second, judge, what the human
+label says about that comparison, and, when asked for, the prompt and the covariates).  Each cell
+holds five numbers, ``n = [n_A, n_B, n_tie, soft_A, soft_B]``: the hard verdicts for position A,
+for B and ties, and the sums of ``p_a`` and ``1 − p_a`` over the judgments that give a
+probability (seed 004's soft outcome).  Human labels are counted once per comparison
+(item, unordered pair) in cells of their own.  Merging judgments into counts is exact, so a
+million comparisons of 200 systems become at most a few hundred thousand cells, and nothing per
+row is kept per draw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+from ..schema import validate_judgments
+
+__all__ = ["LeaderboardData", "encode_leaderboard", "OUTCOMES", "H_UNKNOWN", "H_A", "H_B"]
+
+OUTCOMES = ("A", "B", "tie", "soft_A", "soft_B")
+#: what a cell knows about the human preference of its comparisons
+H_UNKNOWN, H_A, H_B = 0, 1, 2
+
+
+@dataclass
+class LeaderboardData:
+    """Counts per cell, ready for ``pm.Data`` (:meth:`arrays`, dims :attr:`DIMS`).
+
+    Attributes
+    ----------
+    systems, judges, items : list of str
+        Coordinates (``items`` only with ``difficulty``; else one dummy item).
+    sys_a, sys_b : (C,) int
+        Systems in positions A and B of every judgment cell.
+    judge : (C,) int
+    h : (C,) int
+        ``0`` no human label on these comparisons, ``1`` the human preferred A, ``2`` B.
+    n : (C, 5) float
+        ``[n_A, n_B, n_tie, soft_A, soft_B]`` (see the module docstring).
+    item : (C,) int
+        The prompt of each cell (all 0 without ``difficulty``).
+    x : (C, K) float
+        Covariate differences (A minus B), K ≥ 1 (a zero column when there are none).
+    hum_a, hum_b, hum_item : (H,) int; hum_n : (H, 2) float; hum_x : (H, K)
+        Human labels: counts of "A preferred" / "B preferred" per cell.
+    covariates : list of str
+    meta : dict
+        Rows read, comparisons, labels, ties, soft rows.
+    """
+
+    systems: list[str]
+    judges: list[str]
+    items: list[str]
+    sys_a: np.ndarray
+    sys_b: np.ndarray
+    judge: np.ndarray
+    h: np.ndarray
+    n: np.ndarray
+    item: np.ndarray
+    x: np.ndarray
+    hum_a: np.ndarray
+    hum_b: np.ndarray
+    hum_item: np.ndarray
+    hum_n: np.ndarray
+    hum_x: np.ndarray
+    covariates: list[str] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    DIMS = {
+        "sys_a": ("cell",), "sys_b": ("cell",), "judge": ("cell",), "h": ("cell",), "n": ("cell", "outcome"),
+        "item": ("cell",), "x": ("cell", "covariate"),
+        "hum_a": ("hcell",), "hum_b": ("hcell",), "hum_item": ("hcell",), "hum_n": ("hcell", "hum_outcome"),
+        "hum_x": ("hcell", "covariate"),
+    }
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {k: getattr(self, k) for k in self.DIMS}
+
+    def coords(self) -> dict[str, Any]:
+        return {"system": self.systems, "judge": self.judges, "prompt": self.items,
+                "covariate": self.covariates or ["none"], "outcome": list(OUTCOMES),
+                "hum_outcome": ["A", "B"], "cell": np.arange(len(self.sys_a)),
+                "hcell": np.arange(len(self.hum_a))}
+
+    @property
+    def has_ties(self) -> np.ndarray:
+        """(E,) bool: the judges that ever say "tie"."""
+        return np.bincount(self.judge, weights=self.n[:, 2], minlength=len(self.judges)) > 0
+
+    @property
+    def n_cells(self) -> int:
+        return len(self.sys_a)
+
+
+def _group(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Unique rows of ``keys`` (R, k) and the sums of ``values`` (R, m) over each."""
+    if len(keys) == 0:
+        return keys, values
+    uniq, inv = np.unique(keys, axis=0, return_inverse=True)
+    inv = inv.ravel()
+    sums = np.zeros((len(uniq), values.shape[1]))
+    for c in range(values.shape[1]):
+        sums[:, c] = np.bincount(inv, weights=values[:, c], minlength=len(uniq))
+    return uniq, sums
+
+
+def _human_labels(df: pd.DataFrame, human: pd.DataFrame | None, systems: pd.Index) -> pd.DataFrame:
+    """One human label per comparison: columns item, a, b (the label's orientation), human."""
+    if human is None:
+        lab = df.loc[df["human"].notna(), ["item", "a", "b", "human"]]
+    else:
+        if not isinstance(human, pd.DataFrame):
+            raise ValueError(f"human must be a DataFrame with columns item, a, b, human; got {type(human).__name__}")
+        miss = [c for c in ("item", "a", "b", "human") if c not in human.columns]
+        if miss:
+            raise ValueError(f"human labels are missing column(s) {miss}; they have {list(human.columns)}")
+        lab = human[["item", "a", "b", "human"]].copy()
+        for c in ("item", "a", "b"):
+            lab[c] = lab[c].astype(str)
+        h = lab["human"].astype(str).str.strip().str.lower()
+        bad = ~h.isin(["a", "b"]) | lab["human"].isna()
+        if bad.any():
+            raise ValueError(f"human labels: column 'human' must be 'a' or 'b'; got {sorted(set(h[bad]))[:5]}")
+        lab["human"] = h
+        unknown = sorted((set(lab["a"]) | set(lab["b"])) - set(systems))
+        if unknown:
+            raise ValueError(f"human labels name system(s) not in the judgments table: {unknown[:10]}; "
+                             f"the table's systems are {list(systems)[:10]}{' ...' if len(systems) > 10 else ''}")
+    # orient every label by the unordered pair (lo, hi): first = lo
+    a, b = lab["a"].to_numpy(object), lab["b"].to_numpy(object)
+    lo = np.where(a < b, a, b)
+    hi = np.where(a < b, b, a)
+    pref_a = lab["human"].to_numpy(object) == "a"
+    lo_wins = np.where(a == lo, pref_a, ~pref_a)
+    out = pd.DataFrame({"item": lab["item"].to_numpy(object), "lo": lo, "hi": hi, "lo_wins": lo_wins})
+    g = out.groupby(["item", "lo", "hi"], sort=False)["lo_wins"]
+    clash = g.nunique() > 1
+    if clash.any():
+        first = clash[clash].index[:5].tolist()
+        raise ValueError(f"human labels contradict each other on {int(clash.sum())} comparison(s) (item, system, "
+                         f"system): {first}; give one human preference per comparison")
+    return out.drop_duplicates(["item", "lo", "hi"]).reset_index(drop=True)
+
+
+def _check_connected(systems: list[str], a: np.ndarray, b: np.ndarray) -> None:
+    n = len(systems)
+    g = sp.coo_matrix((np.ones(len(a)), (a, b)), shape=(n, n)).tocsr()
+    k, label = connected_components(g, directed=False)
+    if k > 1:
+        comps = sorted((np.asarray(systems, dtype=object)[label == c].tolist() for c in range(k)), key=len,
+                       reverse=True)
+        shown = "; ".join(str(c[:8]) + (f" and {len(c) - 8} more" if len(c) > 8 else "") for c in comps[:4])
+        raise ValueError(f"the systems fall into {k} groups that are never compared with each other: {shown}. "
+                         "Scores in different groups are not comparable; add comparisons between the groups "
+                         "or build one leaderboard per group")
+
+
+def _check_judges(df: pd.DataFrame) -> None:
+    """A judge that names the same position every time carries no information about the systems."""
+    v = df["winner"].to_numpy(object)
+    for judge, rows in df.groupby("judge", sort=False).indices.items():
+        w = v[rows]
+        if "p_a" in df.columns:
+            p = df["p_a"].to_numpy(float)[rows]
+            w = np.where(np.isfinite(p), np.where(p > 0.5, "a", np.where(p < 0.5, "b", "tie")), w)
+        decided = w[(w == "a") | (w == "b")]
+        if len(decided) >= 10 and (np.all(decided == "a") or np.all(decided == "b")):
+            pos = "first (A)" if decided[0] == "a" else "second (B)"
+            raise ValueError(f"judge {judge!r} names the {pos} position in all {len(decided)} of its decided "
+                             "judgments: its verdicts follow the position, not the systems, and carry no "
+                             "information; drop its rows (df[df.judge != ...])")
+
+
+def position_identified(data: LeaderboardData) -> np.ndarray:
+    """(E,) bool: whether each judge's position bias can be told apart from the scores.
+
+    The judge's cells give rows ``e_A − e_B`` of a design matrix ``D`` over the systems; a
+    position shift adds a column of ones.  The shift is identified when ``[D 1]`` has one more
+    rank than ``D``, checked on the Gram matrices (N + 1 square; cheap at any number of rows).
+    A design where every system sits in the same position for that judge (AlpacaEval: the
+    baseline always second) fails it: the baseline's strength and the judge's preference for
+    position A are the same number.
+    """
+    n_sys, out = len(data.systems), []
+    cnt = data.n[:, :5].sum(axis=1)
+    for e in range(len(data.judges)):
+        m = (data.judge == e) & (cnt > 0)
+        a, b = data.sys_a[m], data.sys_b[m]
+        w = np.ones(len(a))
+        d = sp.coo_matrix((np.r_[w, -w], (np.r_[np.arange(len(a)), np.arange(len(a))], np.r_[a, b])),
+                          shape=(len(a), n_sys)).tocsr()
+        g = (d.T @ d).toarray()
+        col = np.asarray(d.sum(axis=0)).ravel()
+        aug = np.block([[g, col[:, None]], [col[None, :], np.array([[float(len(a))]])]])
+        tol = 1e-9 * max(1.0, float(np.abs(aug).max()))
+        out.append(np.linalg.matrix_rank(aug, tol=tol) > np.linalg.matrix_rank(g, tol=tol))
+    return np.asarray(out, dtype=bool)
+
+
+def encode_leaderboard(
+    df: pd.DataFrame,
+    *,
+    human: pd.DataFrame | None = None,
+    difficulty: bool = False,
+    covariates: Sequence[str] | None = None,
+    check_judges: bool = True,
+) -> LeaderboardData:
+    """Validate a judgments table of systems across prompts and count it into cells.
+
+    Parameters
+    ----------
+    df : DataFrame
+        The judgments table (``item`` the prompt, ``a``, ``b`` the systems in the order the judge
+        saw them, ``judge``, ``p_a`` and/or ``winner``, optionally ``human``).
+    human : DataFrame, optional
+        Human labels as a table ``item, a, b, human`` (``"a"``/``"b"`` in that row's
+        orientation), possibly on comparisons no judge saw; default: the ``human`` column.
+    difficulty : bool
+        Keep the prompt in the cell key (for the per-prompt difficulty option).
+    covariates : list of str
+        Columns of ``df`` (and of ``human``) holding covariate differences, A minus B.
+
+    Raises
+    ------
+    ValueError
+        Bad tables (:func:`bayes_judge.validate_judgments`), human labels naming unknown systems
+        or contradicting each other, systems split into groups never compared, a judge that always
+        names one position.
+    """
+    df = validate_judgments(df)
+    covariates = list(covariates or [])
+    for c in covariates:
+        if c not in df.columns:
+            raise ValueError(f"covariate column {c!r} is not in the judgments table; it has {list(df.columns)}")
+        x = pd.to_numeric(df[c], errors="coerce")
+        if not np.isfinite(x.to_numpy(float)).all():
+            raise ValueError(f"covariate column {c!r} has missing or non-numeric values in "
+                             f"{int((~np.isfinite(x.to_numpy(float))).sum())} row(s)")
+    if check_judges:
+        _check_judges(df)
+    sys_index = pd.Index(sorted(set(df["a"]) | set(df["b"])))
+    lab = _human_labels(df, human, sys_index)
+    systems = list(sys_index)
+    judges = sorted(df["judge"].unique().tolist())
+    items = sorted(set(df["item"]) | set(lab["item"])) if difficulty else ["all"]
+    item_index = pd.Index(items)
+
+    # the human label of every judgment's comparison, in the judgment's orientation
+    key_lab = pd.Series(lab["lo_wins"].to_numpy(), index=pd.MultiIndex.from_arrays(
+        [lab["item"].to_numpy(object), lab["lo"].to_numpy(object), lab["hi"].to_numpy(object)]))
+    a = df["a"].to_numpy(object)
+    b = df["b"].to_numpy(object)
+    lo, hi = np.where(a < b, a, b), np.where(a < b, b, a)
+    h = np.zeros(len(df), dtype=np.int64)
+    if len(lab):
+        lw = key_lab.reindex(pd.MultiIndex.from_arrays([df["item"].to_numpy(object), lo, hi]))
+        known = lw.notna().to_numpy()
+        lo_wins = lw.to_numpy(dtype=object)
+        a_wins = np.where(a == lo, lo_wins, ~np.asarray(lo_wins, dtype=object).astype(bool))
+        h[known] = np.where(a_wins[known].astype(bool), H_A, H_B)
+
+    p = df["p_a"].to_numpy(float) if "p_a" in df.columns else np.full(len(df), np.nan)
+    soft = np.isfinite(p)
+    w = df["winner"].to_numpy(object)
+    n = np.zeros((len(df), 5))
+    n[~soft, 0] = w[~soft] == "a"
+    n[~soft, 1] = w[~soft] == "b"
+    n[~soft, 2] = w[~soft] == "tie"
+    n[soft, 3] = p[soft]
+    n[soft, 4] = 1.0 - p[soft]
+
+    ia = sys_index.get_indexer(a)
+    ib = sys_index.get_indexer(b)
+    je = pd.Index(judges).get_indexer(df["judge"].to_numpy(object))
+    it = item_index.get_indexer(pd.Index(df["item"])) if difficulty else np.zeros(len(df), np.int64)
+    xs = (df[covariates].to_numpy(float) if covariates else np.zeros((len(df), 1)))
+    keys = np.column_stack([ia, ib, je, h, it, xs]) if covariates else np.column_stack([ia, ib, je, h, it])
+    uniq, sums = _group(keys, n)
+    k = len(covariates)
+
+    # human cells: one count per labelled comparison, oriented (lo, hi)
+    if len(lab):
+        la, lb = sys_index.get_indexer(lab["lo"]), sys_index.get_indexer(lab["hi"])
+        li = item_index.get_indexer(pd.Index(lab["item"])) if difficulty else np.zeros(len(lab), np.int64)
+        if difficulty and (li < 0).any():  # pragma: no cover - items come from both tables
+            raise ValueError("internal error: a labelled prompt has no index")
+        lx = np.zeros((len(lab), 1))
+        if covariates:
+            # the covariate of a labelled comparison: from its judgments (oriented lo - hi)
+            cov = df[["item", "a", "b", *covariates]].copy()
+            sign = np.where(a == lo, 1.0, -1.0)
+            for c in covariates:
+                cov[c] = cov[c].to_numpy(float) * sign
+            cov["lo"], cov["hi"] = lo, hi
+            first = cov.drop_duplicates(["item", "lo", "hi"]).set_index(["item", "lo", "hi"])[covariates]
+            got = first.reindex(pd.MultiIndex.from_arrays([lab["item"], lab["lo"], lab["hi"]]))
+            if human is not None:
+                extra = [c for c in covariates if c in human.columns]
+                if extra:
+                    got = pd.DataFrame(human[covariates].to_numpy(float), columns=covariates)
+            if got.isna().any().any():
+                raise ValueError("covariates: human-labelled comparisons that no judge saw need their covariate "
+                                 "columns in the human table")
+            lx = got.to_numpy(float)
+        hn = np.column_stack([lab["lo_wins"].to_numpy(bool), ~lab["lo_wins"].to_numpy(bool)]).astype(float)
+        hk, hsum = _group(np.column_stack([la, lb, li, lx]), hn)
+        hum_a, hum_b, hum_item = hk[:, 0].astype(np.int64), hk[:, 1].astype(np.int64), hk[:, 2].astype(np.int64)
+        hum_x = np.ascontiguousarray(hk[:, 3:]) if covariates else np.zeros((len(hk), 1))
+    else:
+        hum_a = hum_b = hum_item = np.zeros(0, np.int64)
+        hsum = np.zeros((0, 2))
+        hum_x = np.zeros((0, max(k, 1)))
+
+    _check_connected(systems, np.r_[ia, hum_a], np.r_[ib, hum_b])
+    meta = {
+        "n_rows": len(df), "n_soft": int(soft.sum()), "n_ties": int((~soft & (w == "tie")).sum()),
+        "n_labels": len(lab), "n_labelled_rows": int((h > 0).sum()),
+        "n_comparisons": int(pd.MultiIndex.from_arrays([df["item"].to_numpy(object), lo, hi]).nunique()),
+    }
+    return LeaderboardData(
+        systems=systems, judges=judges, items=items,
+        sys_a=uniq[:, 0].astype(np.int64), sys_b=uniq[:, 1].astype(np.int64), judge=uniq[:, 2].astype(np.int64),
+        h=uniq[:, 3].astype(np.int64), n=sums, item=uniq[:, 4].astype(np.int64),
+        x=np.ascontiguousarray(uniq[:, 5:]) if covariates else np.zeros((len(uniq), 1)),
+        hum_a=hum_a, hum_b=hum_b, hum_item=hum_item, hum_n=hsum, hum_x=hum_x,
+        covariates=covariates, meta=meta,
+    )

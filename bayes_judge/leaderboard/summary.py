@@ -1,0 +1,137 @@
+"""Reading a leaderboard fit: one row per system, pairwise preference probabilities, tiers."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    import arviz as az
+    import pandas as pd
+
+__all__ = ["leaderboard_summary", "pairwise_prob", "judge_table", "compare_leaderboard"]
+
+
+def _check(idata: az.InferenceData) -> None:
+    if getattr(idata, "attrs", {}).get("task") != "leaderboard" and "posterior" in idata.groups():
+        if idata["posterior"].attrs.get("task") != "leaderboard":
+            raise ValueError("not a leaderboard fit (attrs task != 'leaderboard'); use bj.leaderboard(...)")
+
+
+def _scores(idata: az.InferenceData) -> tuple[np.ndarray, list[str]]:
+    _check(idata)
+    s = idata["posterior"]["s"]
+    systems = [str(x) for x in s["system"].to_numpy()]
+    return s.to_numpy().reshape(-1, len(systems)), systems
+
+
+def _tiers(draws: np.ndarray, order: np.ndarray, prob: float) -> np.ndarray:
+    """Tier of every system: a new tier starts at the first system that the current tier's leader
+    beats with posterior probability ``prob`` (scores ordered by mean)."""
+    tier = np.empty(len(order), dtype=int)
+    t, lead = 1, order[0]
+    for k in order:
+        if np.mean(draws[:, lead] > draws[:, k]) >= prob:
+            t, lead = t + 1, k
+        tier[k] = t
+    return tier
+
+
+def leaderboard_summary(idata: az.InferenceData, *, hdi_prob: float = 0.9, tier_prob: float = 0.95) -> pd.DataFrame:
+    """One row per system, best first.
+
+    Columns: ``system``; ``mean``, ``sd``, ``hdi_low``, ``hdi_high`` of the score ``s`` (logit
+    scale of the human preference: σ(s_i − s_j) is the probability a person prefers system i's
+    answer to system j's); ``rank_mean``, ``rank_low``, ``rank_high`` (central ``hdi_prob``
+    interval of the rank, 1 = best); ``p_best``; ``tier`` (systems in one tier cannot be told
+    apart from the tier's leader at ``tier_prob``); ``r_hat``, ``ess_bulk``.
+    """
+    import arviz as az
+    import pandas as pd
+
+    if not 0 < hdi_prob < 1 or not 0.5 < tier_prob < 1:
+        raise ValueError(f"hdi_prob must be in (0, 1) and tier_prob in (0.5, 1); got {hdi_prob}, {tier_prob}")
+    draws, systems = _scores(idata)
+    n = len(systems)
+    ranks = n - np.argsort(np.argsort(draws, axis=1), axis=1)  # 1 = best
+    lo_q, hi_q = (1 - hdi_prob) / 2, 1 - (1 - hdi_prob) / 2
+    hdi = az.hdi(idata["posterior"]["s"], hdi_prob=hdi_prob)["s"].to_numpy()
+    best = np.bincount(np.argmax(draws, axis=1), minlength=n) / len(draws)
+    mean = draws.mean(axis=0)
+    order = np.argsort(-mean, kind="stable")
+    summ = az.summary(idata, var_names=["s"], kind="diagnostics")
+    out = pd.DataFrame({
+        "system": systems, "mean": mean, "sd": draws.std(axis=0, ddof=1),
+        "hdi_low": hdi[:, 0], "hdi_high": hdi[:, 1],
+        "rank_mean": ranks.mean(axis=0), "rank_low": np.quantile(ranks, lo_q, axis=0, method="lower"),
+        "rank_high": np.quantile(ranks, hi_q, axis=0, method="higher"), "p_best": best,
+        "tier": _tiers(draws, order, tier_prob),
+        "r_hat": summ["r_hat"].to_numpy(), "ess_bulk": summ["ess_bulk"].to_numpy(),
+    })
+    return out.iloc[order].reset_index(drop=True)
+
+
+def pairwise_prob(idata: az.InferenceData, *, kind: str = "preference") -> pd.DataFrame:
+    """P(i ≻ j) for every pair of systems, as a square table (rows i, columns j).
+
+    ``kind="preference"``: the posterior mean of σ(s_i − s_j), the probability that a person
+    prefers system i's answer to system j's on a prompt (Bradley-Terry).  ``kind="order"``: the
+    posterior probability that s_i > s_j (how sure the ranking of the two is).
+    """
+    import pandas as pd
+
+    draws, systems = _scores(idata)
+    diff = draws[:, :, None] - draws[:, None, :]
+    if kind == "preference":
+        val = (1.0 / (1.0 + np.exp(-diff))).mean(axis=0)
+    elif kind == "order":
+        val = (diff > 0).mean(axis=0)
+    else:
+        raise ValueError(f"kind must be 'preference' or 'order', not {kind!r}")
+    np.fill_diagonal(val, np.nan)
+    return pd.DataFrame(val, index=pd.Index(systems, name="system"), columns=systems)
+
+
+def judge_table(idata: az.InferenceData, *, hdi_prob: float = 0.9) -> pd.DataFrame:
+    """Per judge: accuracy ``q`` = σ(α) (P(the judge names the answer a person prefers), no
+    position bias, no tie) and position bias ``beta`` (logit shift toward A), means and
+    intervals; empty columns where the model has no such parameter."""
+    import arviz as az
+    import pandas as pd
+
+    post = idata["posterior"]
+    judges = [str(x) for x in post["judge"].to_numpy()] if "judge" in post.coords else []
+    out = pd.DataFrame({"judge": judges})
+    for var in ("q", "beta"):
+        if var in post:
+            h = az.hdi(post[var], hdi_prob=hdi_prob)[var].to_numpy()
+            out[f"{var}_mean"] = post[var].mean(("chain", "draw")).to_numpy()
+            out[f"{var}_low"], out[f"{var}_high"] = h[:, 0], h[:, 1]
+    return out
+
+
+def compare_leaderboard(idata: az.InferenceData, *, hdi_prob: float = 0.94, max_pairs: int = 5000) -> pd.DataFrame:
+    """Every pair of systems (ordered by mean score, better first): the score difference's mean and
+    interval, ``prob_a_better`` = P(s_a > s_b), ``p_prefer`` = E[σ(s_a − s_b)] and a verdict."""
+    import arviz as az
+    import pandas as pd
+
+    from ..summary import verdict_labels
+
+    draws, systems = _scores(idata)
+    order = np.argsort(-draws.mean(axis=0), kind="stable")
+    ia, ib = np.triu_indices(len(systems), k=1)
+    if ia.size > max_pairs:
+        raise ValueError(f"{ia.size} pairs of systems; use bj.leaderboard_summary (tiers, rank intervals) or "
+                         "bj.pairwise_prob for large leaderboards, or raise max_pairs")
+    a, b = order[ia], order[ib]
+    d = draws[:, a] - draws[:, b]
+    hdi = np.asarray([az.hdi(d[:, k], hdi_prob=hdi_prob) for k in range(d.shape[1])]).reshape(-1, 2)
+    names_a, names_b = [systems[k] for k in a], [systems[k] for k in b]
+    return pd.DataFrame({
+        "system_a": names_a, "system_b": names_b, "estimate": d.mean(axis=0), "hdi_low": hdi[:, 0],
+        "hdi_high": hdi[:, 1], "prob_a_better": (d > 0).mean(axis=0),
+        "p_prefer": (1.0 / (1.0 + np.exp(-d))).mean(axis=0),
+        "verdict": verdict_labels(hdi[:, 0], hdi[:, 1], 0.0, names_a, names_b),
+    })

@@ -1,0 +1,243 @@
+"""bj.leaderboard: recovery of known scores and judges, samplers agreeing, exact counts, bad input."""
+
+from __future__ import annotations
+
+import warnings
+
+import arviz as az
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import kendalltau
+
+import bayes_judge as bj
+from bayes_judge.leaderboard import (
+    PositionBiasNotIdentifiedError,
+    encode_leaderboard,
+    judge_table,
+    position_identified,
+)
+
+FAST = dict(chains=2, draws=400, tune=400)
+
+
+def simulate(n_sys=8, n_cmp=600, alpha=(2.0, 1.0), beta=(0.4, -0.3), tau=(0.0, 0.5), label_share=0.0,
+             both_orders=True, seed=0):
+    """Comparisons of random pairs; a latent human preference h ~ Bernoulli(σ(s_i − s_j)); each
+    judge's verdict from the ``bt-judges`` ordered logit; vectorized."""
+    rng = np.random.default_rng(seed)
+    s = rng.normal(0, 1, n_sys)
+    s -= s.mean()
+    names = np.array([f"S{k:02d}" for k in range(n_sys)])
+    i = rng.integers(0, n_sys, n_cmp)
+    j = (i + rng.integers(1, n_sys, n_cmp)) % n_sys
+    h = rng.random(n_cmp) < 1 / (1 + np.exp(-(s[i] - s[j])))  # a person prefers i
+    labelled = rng.random(n_cmp) < label_share
+    parts = []
+    for e, (a, b, t) in enumerate(zip(alpha, beta, tau, strict=True)):
+        for flip in ((False, True) if both_orders else (None,)):
+            f = rng.random(n_cmp) < 0.5 if flip is None else np.full(n_cmp, flip)
+            first, second = np.where(f, j, i), np.where(f, i, j)
+            h_a = np.where(f, ~h, h)  # the human prefers the first-shown system
+            eta = np.where(h_a, a, -a) + b
+            pa, pb = 1 / (1 + np.exp(-(eta - t))), 1 / (1 + np.exp(-(-eta - t)))
+            u = rng.random(n_cmp)
+            win = np.where(u < pa, "a", np.where(u < pa + pb, "b", "tie"))
+            parts.append(pd.DataFrame({
+                "item": [f"q{k}" for k in range(n_cmp)], "a": names[first], "b": names[second],
+                "judge": f"j{e}", "winner": win,
+                "human": np.where(labelled, np.where(h_a, "a", "b"), None),
+            }))
+    return pd.concat(parts, ignore_index=True), pd.Series(s, index=names), np.asarray(alpha), np.asarray(beta)
+
+
+@pytest.fixture(scope="module")
+def sim():
+    return simulate(label_share=0.1, seed=3)
+
+
+@pytest.fixture(scope="module")
+def fitted(sim):
+    df, *_ = sim
+    return bj.leaderboard(df, seed=1, **FAST)
+
+
+def test_recovers_scores_judges_and_position_bias(sim, fitted):
+    df, s, alpha, beta = sim
+    summ = bj.leaderboard_summary(fitted)
+    truth = s[summ["system"]].to_numpy()
+    assert kendalltau(summ["mean"], truth).statistic >= 0.6
+    covered = (summ["hdi_low"] <= truth) & (truth <= summ["hdi_high"])
+    assert covered.mean() >= 0.75, summ.assign(truth=truth)
+    assert summ["r_hat"].max() < 1.02 and summ["ess_bulk"].min() > 200
+    jt = judge_table(fitted).set_index("judge")
+    q = 1 / (1 + np.exp(-alpha))
+    for e, name in enumerate(["j0", "j1"]):
+        assert jt.loc[name, "q_low"] - 0.05 <= q[e] <= jt.loc[name, "q_high"] + 0.05, jt
+        assert jt.loc[name, "beta_low"] - 0.1 <= beta[e] <= jt.loc[name, "beta_high"] + 0.1, jt
+    # the better-accuracy judge is read as better
+    assert jt.loc["j0", "q_mean"] > jt.loc["j1", "q_mean"]
+
+
+def test_summary_columns_ranks_and_tiers(fitted):
+    summ = bj.leaderboard_summary(fitted)
+    assert list(summ.columns) == ["system", "mean", "sd", "hdi_low", "hdi_high", "rank_mean", "rank_low",
+                                  "rank_high", "p_best", "tier", "r_hat", "ess_bulk"]
+    assert summ["mean"].is_monotonic_decreasing
+    assert np.isclose(summ["p_best"].sum(), 1.0)
+    assert (summ["rank_low"] <= summ["rank_mean"]).all() and (summ["rank_mean"] <= summ["rank_high"]).all()
+    assert summ["tier"].iloc[0] == 1 and summ["tier"].is_monotonic_increasing
+    pref = bj.pairwise_prob(fitted, kind="preference")
+    order = bj.pairwise_prob(fitted)
+    off = ~np.eye(len(pref), dtype=bool)
+    assert np.allclose((pref.to_numpy() + pref.to_numpy().T)[off], 1.0)
+    assert np.allclose((order.to_numpy() + order.to_numpy().T)[off], 1.0)
+    cmp = bj.compare_systems(fitted)
+    assert len(cmp) == len(summ) * (len(summ) - 1) // 2
+    assert {"p_prefer", "prob_a_better", "verdict"} <= set(cmp.columns)
+    assert fitted.attrs["task"] == "leaderboard" and fitted.attrs["model"] == "bt-judges"
+    assert "log_likelihood" in fitted.groups()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert np.isfinite(az.loo(fitted, var_name="v").elpd_loo)
+
+
+def test_counts_are_exact_and_every_row_counted(sim):
+    df, *_ = sim
+    data = encode_leaderboard(df)
+    hard = data.n[:, :3].sum()
+    assert hard == len(df)  # every judgment counted once
+    assert data.hum_n.sum() == df.drop_duplicates("item")["human"].notna().sum()  # one label per comparison
+    # the cells reproduce the verdict counts per (first system, judge)
+    got = pd.Series(data.n[:, 0], index=[data.systems[k] for k in data.sys_a]).groupby(level=0).sum()
+    want = df[df["winner"] == "a"].groupby("a").size()
+    pd.testing.assert_series_equal(got.sort_index(), want.sort_index().astype(float), check_names=False)
+    assert data.n_cells <= len(df)
+
+
+def test_soft_probabilities_enter_as_sums():
+    df, *_ = simulate(n_cmp=200, seed=4)
+    rng = np.random.default_rng(0)
+    df["p_a"] = np.where(df["winner"] == "a", 0.8, np.where(df["winner"] == "b", 0.2, 0.5)) + rng.uniform(-.05, .05, len(df))
+    df = df.drop(columns="winner")
+    data = encode_leaderboard(df)
+    assert np.isclose(data.n[:, 3].sum(), df["p_a"].sum()) and np.isclose(data.n[:, 4].sum(), (1 - df["p_a"]).sum())
+    assert data.n[:, :3].sum() == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["bt-judges", "bt"])
+def test_samplers_agree(model):
+    df, *_ = simulate(n_sys=5, n_cmp=250, label_share=0.2, seed=7)
+    fits = {smp: bj.leaderboard(df, model=model, sampler=smp, chains=2, draws=600, tune=600, seed=2)
+            for smp in ("nutpie", "pymc", "numpyro")}
+    ref = fits["nutpie"].posterior
+    for smp, idata in fits.items():
+        for var in ("s", "beta"):
+            a, b = ref[var], idata.posterior[var]
+            se = np.sqrt(az.mcse(ref[var])[var].to_numpy() ** 2 + az.mcse(idata.posterior[var])[var].to_numpy() ** 2)
+            diff = np.abs(a.mean(("chain", "draw")).to_numpy() - b.mean(("chain", "draw")).to_numpy())
+            assert (diff < 4.5 * se + 1e-3).all(), (model, smp, var, diff, se)
+
+
+def test_arena_votes_use_plain_davidson_bt():
+    df, s, *_ = simulate(n_sys=6, n_cmp=400, alpha=(3.0,), beta=(0.0,), tau=(0.6,), seed=5)
+    df = df.assign(judge="human").drop(columns="human")
+    idata = bj.leaderboard(df, seed=0, **FAST)
+    assert idata.attrs["model"] == "bt"
+    assert "nu" in idata.posterior and "q" not in idata.posterior
+    summ = bj.leaderboard_summary(idata)
+    assert kendalltau(summ["mean"], s[summ["system"]]).statistic >= 0.6
+
+
+def test_single_extreme_comparison_gives_finite_scores():
+    df = pd.DataFrame({"item": ["x", "x"], "a": ["s1", "s2"], "b": ["s2", "s1"], "p_a": [0.9999, 0.0001]})
+    summ = bj.leaderboard_summary(bj.leaderboard(df, seed=0, **FAST))
+    assert np.isfinite(summ[["mean", "hdi_low", "hdi_high"]].to_numpy()).all()
+    assert summ["mean"].abs().max() < 10 and summ.loc[0, "system"] == "s1"
+
+
+# -- bad input --------------------------------------------------------------------------------
+
+
+def _alpaca_design(n=120, seed=0):
+    """AlpacaEval: every system against one baseline that is always shown second."""
+    rng = np.random.default_rng(seed)
+    sysn = rng.choice(["m1", "m2", "m3"], n)
+    return pd.DataFrame({"item": np.arange(n).astype(str), "a": sysn, "b": "baseline",
+                         "winner": rng.choice(["a", "b"], n)})
+
+
+def test_a_system_always_in_one_position_is_an_error_not_a_silent_debias():
+    df = _alpaca_design()
+    assert not position_identified(encode_leaderboard(df)).any()
+    with pytest.raises(PositionBiasNotIdentifiedError, match="always shown second|not identified"):
+        bj.leaderboard(df, **FAST)
+    idata = bj.leaderboard(df, position_bias=False, seed=0, **FAST)
+    assert "beta" not in idata.posterior and idata.attrs["position_bias"] == 0
+
+
+def test_disconnected_systems():
+    df = pd.DataFrame({"item": ["1", "2", "3", "4"], "a": ["x", "y", "u", "v"], "b": ["y", "x", "v", "u"],
+                       "winner": ["a", "b", "a", "b"]})
+    with pytest.raises(ValueError, match="never compared"):
+        bj.leaderboard(df, **FAST)
+
+
+def test_a_judge_that_always_names_one_position():
+    df, *_ = simulate(n_cmp=100, seed=1)
+    df.loc[df["judge"] == "j1", "winner"] = "a"
+    with pytest.raises(ValueError, match="j1.*first \\(A\\) position"):
+        bj.leaderboard(df, **FAST)
+
+
+def test_human_labels_on_unknown_systems_and_contradictions():
+    df, *_ = simulate(n_cmp=60, seed=2)
+    lab = pd.DataFrame({"item": ["q0"], "a": ["S00"], "b": ["NOPE"], "human": ["a"]})
+    with pytest.raises(ValueError, match="not in the judgments table.*NOPE"):
+        bj.leaderboard(df, human=lab, **FAST)
+    row = df.iloc[0]
+    clash = pd.DataFrame({"item": [row["item"]] * 2, "a": [row["a"], row["b"]], "b": [row["b"], row["a"]],
+                          "human": ["a", "a"]})
+    with pytest.raises(ValueError, match="contradict"):
+        bj.leaderboard(df, human=clash, **FAST)
+
+
+def test_missing_covariate_and_unknown_model():
+    df, *_ = simulate(n_cmp=60, seed=2)
+    with pytest.raises(ValueError, match="covariate column 'len_diff'"):
+        bj.leaderboard(df, covariates=["len_diff"], **FAST)
+    with pytest.raises(ValueError, match="no leaderboard model named 'nope'"):
+        bj.leaderboard(df, model="nope", **FAST)
+
+
+def test_difficulty_and_covariates_run():
+    df, *_ = simulate(n_sys=5, n_cmp=150, seed=6)
+    df["len_diff"] = np.random.default_rng(0).normal(0, 1, len(df))
+    idata = bj.leaderboard(df, difficulty=True, covariates=["len_diff"], seed=0, **FAST)
+    assert {"u", "difficulty_sd", "effect"} <= set(idata.posterior)
+    assert idata.posterior["effect"].shape[-1] == 1
+
+
+def test_cli_leaderboard_on_an_arena_export(tmp_path, capsys):
+    from bayes_judge.cli import main
+
+    df, s, *_ = simulate(n_sys=5, n_cmp=300, alpha=(3.0,), beta=(0.0,), tau=(0.6,), both_orders=False, seed=8)
+    arena = pd.DataFrame({"model_a": df["a"], "model_b": df["b"],
+                          "winner": df["winner"].map({"a": "model_a", "b": "model_b", "tie": "tie (bothbad)"})})
+    path = tmp_path / "arena.jsonl"
+    arena.to_json(path, orient="records", lines=True)
+    out = tmp_path / "lb"
+    assert main(["leaderboard", str(path), "--draws", "300", "--chains", "2", "--csv", str(tmp_path / "lb.csv"),
+                 "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "leaderboard, bt:" in text and "p_best" in text
+    table = pd.read_csv(tmp_path / "lb.csv")
+    assert kendalltau(table["mean"], s[table["system"]]).statistic >= 0.6
+    assert bj.load_run(out).attrs["task"] == "leaderboard"
+    # unknown winner values are a one-line error naming them
+    arena.loc[0, "winner"] = "model_c"
+    arena.to_json(path, orient="records", lines=True)
+    with pytest.raises(SystemExit) as exc:
+        main(["leaderboard", str(path), "--out", str(tmp_path / "x")])
+    assert exc.value.code == 2 and "'model_c'" in capsys.readouterr().err
