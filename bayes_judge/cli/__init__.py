@@ -140,6 +140,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "the preference (default when the only judge is 'human')")
     lb.add_argument("--no-position-bias", action="store_true",
                     help="no position term (needed when a system is always shown in the same position)")
+    lb.add_argument("--no-system-bias", action="store_true",
+                    help="bt-judges: no per-judge preference for some systems (by default each judge has one, "
+                         "told apart from the human scores by human labels)")
     lb.add_argument("--difficulty", action="store_true", help="a per-prompt scale of the score differences")
     lb.add_argument("--covariates", metavar="COL,...",
                     help="columns with covariate differences (A minus B), e.g. a length difference")

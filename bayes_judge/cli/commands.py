@@ -129,6 +129,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     human = read_table(args.human, "human labels table", mapping=args.human_map) if args.human else None
     tune = args.draws if args.tune is None else args.tune
     idata = bj.leaderboard(df, human=human, model=args.model, position_bias=False if args.no_position_bias else None,
+                           system_bias=False if args.no_system_bias else None,
                            difficulty=args.difficulty, covariates=_split_list(args.covariates),
                            sampler=args.sampler, chains=args.chains, draws=args.draws, tune=tune, seed=args.seed)
     table = bj.leaderboard_summary(idata, hdi_prob=args.hdi_prob)

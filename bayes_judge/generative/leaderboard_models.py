@@ -13,10 +13,11 @@ so that σ(s_i − s_j) is the probability that a person prefers system i's answ
 
 ``"bt-judges"`` (the default).  Every judgment has a latent human preference ``h`` (A or B better),
 ``P(h = A) = σ(d)`` (Bradley-Terry); judge ``e`` sees it through its own discrimination ``α_e``
-(accuracy ``q_e = σ(α_e)``), position bias ``β_e`` and tie threshold ``τ_e`` (an ordered logit
-over B < tie < A)::
+(accuracy ``q_e = σ(α_e)``), position bias ``β_e``, its own preference for some systems
+``δ_e`` (``system_bias``; ``δ_{e,i} = σ_δ z_{e,i}``, centred per judge, partially pooled) and a
+tie threshold ``τ_e`` (an ordered logit over B < tie < A)::
 
-    η = ±α_e + β_e                       (+ when h = A)
+    η = ±α_e + β_e + δ_{e,A} − δ_{e,B}   (+ when h = A)
     P(v = A | h) = σ(η − τ_e),  P(v = B | h) = σ(−η − τ_e),  P(v = tie | h) = σ(η + τ_e) − σ(η − τ_e)
 
 The preference is marginalized, ``P(v) = σ(d) P(v | A) + σ(−d) P(v | B)``, as seed 003's Model 1
@@ -29,7 +30,12 @@ one comparison by several judges are independent given the scores, not given one
 preference (real judges' errors correlate with each other — ``benchmarks/real_calibration.py`` —
 so a shared latent would count their agreement as independent evidence about ``h``), and so the
 likelihood depends on the data only through counts per (system pair, judge, order, label,
-outcome).
+outcome).  The judges' own system preferences are what real judges add beyond noise (a judge
+that likes one system's style more than people do); without them the model reads every judge
+bias as a human preference and its intervals miss the human scores (``benchmarks/
+leaderboard_real.py``).  They are told apart from the human scores by human labels; without
+labels only their prior (and their disagreement between judges) bounds them, and the scores'
+intervals widen accordingly.
 
 ``"bt"``: the judges report the preference itself (no accuracy; Chatbot Arena's human votes),
 with Davidson's ties and a position shift per judge::
@@ -57,7 +63,8 @@ class JudgedBTPriors(Priors):
     ``scores``: every system's raw score (logit scale of the human preference); ``alpha``: a
     judge's discrimination (its accuracy is σ(α); HalfNormal keeps judges better than chance, with
     a median accuracy of 0.84 a priori); ``beta``: position bias (logit shift toward A); ``tau``:
-    tie threshold of judges that say "tie"; ``difficulty``: sd of the per-prompt log-scale of the
+    tie threshold of judges that say "tie"; ``system_bias``: sd of a judge's own preference for
+    some systems (``system_bias=True``); ``difficulty``: sd of the per-prompt log-scale of the
     score differences; ``effect``: covariate coefficients.
     """
 
@@ -65,6 +72,7 @@ class JudgedBTPriors(Priors):
     alpha: Prior = HalfNormal(2.5)
     beta: Prior = Normal(0, 1)
     tau: Prior = HalfNormal(1)
+    system_bias: Prior = HalfNormal(0.5)
     difficulty: Prior = HalfNormal(0.5)
     effect: Prior = Normal(0, 1)
 
@@ -137,8 +145,8 @@ def _log_table(p_a: Any, p_b: Any, p_t: Any) -> Any:
 def leaderboard_start(d: Any, prior: Priors) -> dict[str, Any]:
     """Start of every chain: scores 0, judges at their prior means."""
     out: dict[str, Any] = {"s_raw": 0.0}
-    for name in ("alpha", "tau", "nu", "difficulty_sd"):
-        field = name if name != "difficulty_sd" else "difficulty"
+    for name in ("alpha", "tau", "nu", "difficulty_sd", "system_bias_sd"):
+        field = name.removesuffix("_sd")
         if hasattr(prior, field):
             out[name] = np.asarray(getattr(prior, field).mean(), float)
     return out
@@ -152,7 +160,7 @@ def leaderboard_start(d: Any, prior: Priors) -> dict[str, Any]:
 )
 def judged_bradley_terry(d: Any, prior: JudgedBTPriors, *, predict: bool = False, position_bias: bool = True,
                          tie_judges: tuple[int, ...] = (), n_judges: int = 1, difficulty: bool = False,
-                         n_cov: int = 0) -> None:
+                         n_cov: int = 0, system_bias: bool = True) -> None:
     """Bradley-Terry scores of the human preference, seen through judges with errors (module docstring)."""
     import pymc as pm
     import pytensor.tensor as pt
@@ -169,7 +177,13 @@ def judged_bradley_terry(d: Any, prior: JudgedBTPriors, *, predict: bool = False
     e = d.judge
     sig = pm.math.sigmoid
     w_a = pt.switch(pt.eq(d.h, 0), sig(diff), pt.switch(pt.eq(d.h, 1), 1.0, 0.0))
-    eta_a, eta_b = alpha[e] + beta[e], -alpha[e] + beta[e]
+    shift = beta[e]
+    if system_bias:  # a judge's own preference for some systems, beyond the human one (centred per judge)
+        sd = prior.system_bias.rv("system_bias_sd")
+        z = pm.Normal("delta_raw", 0.0, 1.0, dims=("judge", "system"))
+        delta = pm.Deterministic("delta", sd * (z - z.mean(axis=1, keepdims=True)), dims=("judge", "system"))
+        shift = shift + delta[e, d.sys_a] - delta[e, d.sys_b]
+    eta_a, eta_b = alpha[e] + shift, -alpha[e] + shift
     p_a = w_a * sig(eta_a - tau[e]) + (1.0 - w_a) * sig(eta_b - tau[e])
     p_b = w_a * sig(-eta_a - tau[e]) + (1.0 - w_a) * sig(-eta_b - tau[e])
     p_t = (w_a * (sig(eta_a + tau_t[e]) - sig(eta_a - tau_t[e]))
