@@ -30,6 +30,9 @@ __all__ = [
     "prior_vars",
     "plot_trace_rank",
     "worst_parameters",
+    "plot_leaderboard_forest",
+    "plot_preference_matrix",
+    "plot_judges",
 ]
 
 # colours shared by every panel (matplotlib's default cycle, named)
@@ -460,4 +463,196 @@ def plot_trace_rank(params: dict[str, np.ndarray]) -> Figure:
         ax.tick_params(labelsize="small")
     axes[-1, 0].set_xlabel("draw", fontsize="small")
     axes[-1, 1].set_xlabel("rank of the draw among all chains", fontsize="small")
+    return fig
+
+
+# ---------------------------------------------------------------- leaderboards
+
+
+def _leaderboard_table(data: az.InferenceData | pd.DataFrame, hdi_prob: float) -> pd.DataFrame:
+    if isinstance(data, pd.DataFrame):
+        return data
+    from .leaderboard.summary import leaderboard_summary
+
+    return leaderboard_summary(data, hdi_prob=hdi_prob)
+
+
+def plot_leaderboard_forest(
+    data: az.InferenceData | pd.DataFrame, *, hdi_prob: float = 0.9, max_systems: int = 50
+) -> Figure:
+    """Forest of a leaderboard's system scores, best on top, with rank intervals as text.
+
+    Parameters
+    ----------
+    data : arviz.InferenceData or pandas.DataFrame
+        A fit of :func:`bayes_judge.leaderboard`, or its :func:`bayes_judge.leaderboard_summary`
+        (columns ``system``, ``mean``, ``hdi_low``, ``hdi_high``, ``rank_mean``, ``rank_low``,
+        ``rank_high``, ``p_best``; ``tier`` optional).
+    hdi_prob : float
+        Mass of the score and rank intervals when ``data`` is a fit (a summary table brings its
+        own); also the legend's label.
+    max_systems : int
+        Most systems drawn: the best ``max_systems`` by mean score.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One row per system, sorted by posterior mean score: the score interval (line) and mean
+        (dot) on the logit scale of the human preference (σ(s_i − s_j) is the probability that a
+        person prefers system i's answer to system j's); the right axis gives the interval as
+        numbers, ``rank mean [rank interval]`` and ``P(best)``.  Alternating bands mark the tiers
+        (systems a tier's leader does not beat with posterior probability 0.95).
+    """
+    if max_systems < 1:
+        raise ValueError(f"plot_leaderboard_forest: max_systems must be at least 1, got {max_systems}")
+    table = _leaderboard_table(data, hdi_prob).sort_values("mean", ascending=False, kind="stable")
+    n_all = len(table)
+    table = table.iloc[:max_systems]
+    n = len(table)
+    fig = new_figure(10.0, 1.3 + 0.3 * n)
+    ax = fig.add_subplot()
+    y = np.arange(n)[::-1]
+    if "tier" in table.columns:
+        tiers = table["tier"].to_numpy()
+        for k in np.flatnonzero(tiers % 2 == 0):
+            ax.axhspan(y[k] - 0.5, y[k] + 0.5, color=_GREY, alpha=0.12, lw=0)
+    ax.hlines(y, table["hdi_low"], table["hdi_high"], color=_BLUE, lw=2.5,
+              label=f"{hdi_prob:.0%} interval of the score")
+    ax.plot(table["mean"], y, "o", color=_BLUE, ms=5, label="posterior mean")
+    ax.axvline(0.0, color=_GREY, ls=":", lw=1)
+    ax.set_ylim(-0.7, n - 0.3)
+    ax.set_yticks(y, [_shorten(s, 28) for s in table["system"]], fontsize="small")
+    ax.set_xlabel("score s (logit of the human preference; scores sum to zero)")
+    right = ax.twinx()
+    right.set_ylim(ax.get_ylim())
+    labels = [
+        f"[{lo:+.2f}, {hi:+.2f}]  rank {m:5.1f} {f'[{rl:.0f}–{rh:.0f}]':<9} P(best) {pb:.2f}"
+        for lo, hi, m, rl, rh, pb in zip(
+            table["hdi_low"], table["hdi_high"], table["rank_mean"], table["rank_low"],
+            table["rank_high"], table["p_best"], strict=True
+        )
+    ]
+    right.set_yticks(y, labels, fontsize="small", family="monospace")
+    title = "systems by posterior mean score" + (
+        f" (the best {n} of {n_all})" if n < n_all else "")
+    ax.set_title(title, loc="left", fontsize="medium")
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=2, frameon=False,
+               fontsize="x-small")
+    return fig
+
+
+def _preference_table(data: az.InferenceData | pd.DataFrame, max_systems: int) -> tuple[pd.DataFrame, int]:
+    """The square P(i ≻ j) table of the best ``max_systems`` systems (by mean score), and N."""
+    if isinstance(data, pd.DataFrame):
+        if list(data.index) != list(data.columns):
+            raise ValueError("plot_preference_matrix: the table must be square with the same systems "
+                             "as rows and columns (bj.pairwise_prob)")
+        strength = data.mean(axis=1, skipna=True).sort_values(ascending=False, kind="stable")
+        order = list(strength.index[:max_systems])
+        return data.loc[order, order], len(data)
+    from .leaderboard.summary import pairwise_prob
+
+    s = data["posterior"]["s"]
+    mean = s.mean(("chain", "draw")).to_numpy()
+    systems = [str(x) for x in s["system"].to_numpy()]
+    top = np.argsort(-mean, kind="stable")[:max_systems]
+    sub = az.InferenceData(posterior=data["posterior"][["s"]].isel(system=top))
+    sub.attrs["task"] = "leaderboard"
+    table = pairwise_prob(sub, kind="preference")
+    return table, len(systems)
+
+
+def plot_preference_matrix(
+    data: az.InferenceData | pd.DataFrame, *, max_systems: int = 40, annotate: bool | None = None
+) -> Figure:
+    """Heat map of P(i ≻ j): the probability that a person prefers system i's answer to j's.
+
+    Parameters
+    ----------
+    data : arviz.InferenceData or pandas.DataFrame
+        A fit of :func:`bayes_judge.leaderboard` (the posterior mean of σ(s_i − s_j), as
+        ``bj.pairwise_prob(idata, kind="preference")``), or such a square table.
+    max_systems : int
+        Most systems drawn: the best ``max_systems`` by posterior mean score (for a table: by
+        mean row value).
+    annotate : bool, optional
+        Write the value in every cell; default when at most 15 systems are drawn.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Rows i and columns j sorted best first; red above 0.5 (the row's system preferred), blue
+        below; the diagonal is blank.
+    """
+    if max_systems < 2:
+        raise ValueError(f"plot_preference_matrix: max_systems must be at least 2, got {max_systems}")
+    table, n_all = _preference_table(data, max_systems)
+    n = len(table)
+    annotate = n <= 15 if annotate is None else annotate
+    side = min(12.0, 2.5 + 0.32 * n)
+    fig = new_figure(side + 1.5, side)
+    ax = fig.add_subplot()
+    values = table.to_numpy(dtype=float)
+    im = ax.imshow(np.ma.masked_invalid(values), vmin=0.0, vmax=1.0, cmap="RdBu_r")
+    names = [_shorten(s, 24) for s in table.index]
+    size = "small" if n <= 25 else "x-small"
+    ax.set_xticks(range(n), names, rotation=90, fontsize=size)
+    ax.set_yticks(range(n), names, fontsize=size)
+    ax.set_xlabel("system j")
+    ax.set_ylabel("system i")
+    if annotate:
+        for i in range(n):
+            for j in range(n):
+                if np.isfinite(values[i, j]):
+                    ax.text(j, i, f"{values[i, j]:.2f}", ha="center", va="center", fontsize="x-small",
+                            color="white" if abs(values[i, j] - 0.5) > 0.3 else "black")
+    title = "P(a person prefers row i's answer to column j's)"
+    if n < n_all:
+        title += f": the best {n} of {n_all} systems"
+    ax.set_title(title, loc="left", fontsize="medium")
+    fig.colorbar(im, ax=ax, shrink=0.8, label="P(i ≻ j)")
+    return fig
+
+
+def plot_judges(table: pd.DataFrame) -> Figure:
+    """Each judge's accuracy ``q`` and position bias ``beta`` with their intervals.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`bayes_judge.leaderboard.judge_table`: column ``judge`` and, where the model has
+        them, ``q_mean``, ``q_low``, ``q_high``, ``beta_mean``, ``beta_low``, ``beta_high``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel per parameter, one row per judge: accuracy on [0.5, 1] (P(the judge names the
+        answer a person prefers), no position bias), position bias as a logit shift toward the
+        answer shown first (0: none).
+
+    Raises
+    ------
+    ValueError
+        The table has neither ``q`` nor ``beta`` columns.
+    """
+    panels = [v for v in ("q", "beta") if f"{v}_mean" in table.columns]
+    if not panels:
+        raise ValueError("plot_judges: the table has no q_* or beta_* columns (bj.leaderboard.judge_table)")
+    n = len(table)
+    fig = new_figure(4.2 * len(panels) + 2.0, 1.1 + 0.3 * n)
+    axes = fig.subplots(1, len(panels), squeeze=False, sharey=True)[0]
+    y = np.arange(n)[::-1]
+    for ax, var in zip(axes, panels, strict=True):
+        ax.hlines(y, table[f"{var}_low"], table[f"{var}_high"], color=_BLUE, lw=2.5)
+        ax.plot(table[f"{var}_mean"], y, "o", color=_BLUE, ms=5)
+        if var == "q":
+            ax.axvline(0.5, color=_GREY, ls="--", lw=1)
+            ax.set_xlim(0.48, 1.01)
+            ax.set_xlabel("accuracy q = P(names the preferred answer)")
+        else:
+            ax.axvline(0.0, color=_GREY, ls="--", lw=1)
+            ax.set_xlabel("position bias β (logit shift toward A)")
+        ax.set_title("accuracy q" if var == "q" else "position bias β", loc="left", fontsize="medium")
+    axes[0].set_ylim(-0.7, n - 0.3)
+    axes[0].set_yticks(y, [_shorten(j, 36) for j in table["judge"]], fontsize="small")
     return fig

@@ -55,6 +55,7 @@ def test_notebooks_found() -> None:
         "02_ranking_with_few_comparisons.ipynb",
         "03_judging_with_a_local_llm.ipynb",
         "04_model_comparison.ipynb",
+        "05_leaderboard.ipynb",
     ]
     assert all(n in names for n in expected), (
         f"missing notebooks: {sorted(set(expected) - set(names))}"

@@ -1,4 +1,4 @@
-"""Self-contained HTML diagnostics reports of fitted win rates and rankings.
+"""Self-contained HTML diagnostics reports of fitted win rates, rankings and leaderboards.
 
 ``bj.report(idata_or_runs, path)`` writes one HTML file: per run, a data summary, convergence
 diagnostics with failures explained, trace and rank plots, the estimates, posterior predictive

@@ -11,12 +11,14 @@ import numpy as np
 import pandas as pd
 
 from .blocks import FAIL, Run, Section, Text, table_from_frame
-from .inputs import RunInput, check_output_path, collect_runs, fit_kind
+from .inputs import LEADERBOARD, RunInput, check_output_path, collect_runs, fit_kind
 from .sections import Context, build_sections
 
 __all__ = ["report", "render_html"]
 
 TEMPLATE = "report.html"
+HDI_PROB = 0.94  # intervals of win rates and rankings unless hdi_prob= is given
+LEADERBOARD_HDI_PROB = 0.9  # ... of leaderboards, as bj.leaderboard_summary
 
 
 def _slug(text: str, k: int) -> str:
@@ -96,8 +98,11 @@ def render_html(runs: Sequence[Run], *, title: str, comparison: Section | None =
     )
 
 
-def _build_run(k: int, name: str, idata, *, seed: int, hdi_prob: float, max_draws_ppc: int) -> Run:
-    ctx = Context(_slug(name, k), idata, fit_kind(idata), seed=seed, hdi_prob=hdi_prob,
+def _build_run(k: int, name: str, idata, *, seed: int, hdi_prob: float | None, max_draws_ppc: int) -> Run:
+    kind = fit_kind(idata)
+    if hdi_prob is None:
+        hdi_prob = LEADERBOARD_HDI_PROB if kind == LEADERBOARD else HDI_PROB
+    ctx = Context(_slug(name, k), idata, kind, seed=seed, hdi_prob=hdi_prob,
                   max_draws_ppc=max_draws_ppc)
     sections = build_sections(ctx)
     return Run(id=ctx.id, name=name, kind=ctx.kind, headline=_headline(ctx), problems=ctx.problems,
@@ -111,7 +116,7 @@ def report(
     comparison: pd.DataFrame | None = None,
     title: str = "bayes_judge diagnostics report",
     seed: int = 0,
-    hdi_prob: float = 0.94,
+    hdi_prob: float | None = None,
     max_draws_ppc: int = 400,
 ) -> Path:
     """Write one self-contained HTML diagnostics report of one or more fits.
@@ -122,15 +127,20 @@ def report(
     do; trace and rank plots; posterior win rates with intervals against the observed k
     (win-rate fits) or a score forest with rank intervals and P(best) (rankings); posterior
     predictive checks; and the judges' accuracy priors against their posteriors (Dawid-Skene).
-    Sections that do not apply to a fit are replaced by a one-line note.  Plots are PNGs
-    embedded as ``data:`` URIs: the file needs nothing else to display.
+    A leaderboard (:func:`bayes_judge.leaderboard`) gets, after the data summary, convergence and
+    trace plots: a forest of its systems' scores sorted by mean with rank intervals, P(best) and
+    tiers; the heat map of P(i ≻ j), the probability that a person prefers system i's answer
+    (the best 40 systems); and each judge's accuracy and position bias.  Sections that do not
+    apply to a fit are replaced by a one-line note.  Plots are PNGs embedded as ``data:`` URIs:
+    the file needs nothing else to display.
 
     Parameters
     ----------
     idata_or_runs : InferenceData, path, list of them, or dict name -> either
-        Fits from :func:`bayes_judge.win_rate` or :func:`bayes_judge.rank` (``bayesian=True``),
-        or runs saved by :func:`bayes_judge.save_run` (``NAME.nc`` / ``NAME.json``, read with
-        :func:`bayes_judge.load_run`).  A dict's keys name the runs.
+        Fits from :func:`bayes_judge.win_rate`, :func:`bayes_judge.rank` (``bayesian=True``) or
+        :func:`bayes_judge.leaderboard`, or runs saved by :func:`bayes_judge.save_run`
+        (``NAME.nc`` / ``NAME.json``, read with :func:`bayes_judge.load_run`).  A dict's keys
+        name the runs.
     path : str or os.PathLike
         The HTML file to write; missing folders are created.
     comparison : pandas.DataFrame, optional
@@ -140,8 +150,9 @@ def report(
         Page title.
     seed : int
         Seed of the posterior predictive simulations (draw thinning and replicated data).
-    hdi_prob : float
-        Mass of the intervals shown.
+    hdi_prob : float, optional
+        Mass of the intervals shown; default 0.94, and 0.9 for leaderboards (the default of
+        :func:`bayes_judge.leaderboard_summary`).
     max_draws_ppc : int
         Most posterior draws replicated per posterior predictive check.
 
@@ -180,7 +191,7 @@ def report(
     if comparison is not None and not isinstance(comparison, pd.DataFrame):
         raise TypeError(f"report: comparison must be a pandas DataFrame (az.compare style), got "
                         f"{type(comparison).__name__}")
-    if not 0 < hdi_prob < 1:
+    if hdi_prob is not None and not 0 < hdi_prob < 1:
         raise ValueError(f"report: hdi_prob must lie in (0, 1), got {hdi_prob!r}")
     if not isinstance(seed, int | np.integer):
         raise TypeError(f"report: seed must be an int, got {type(seed).__name__}")

@@ -95,6 +95,10 @@ MODE_HINTS = {
                  "than chance), add human labels (prior='in-distribution') or an OOD prior."),
     "ranking": ("if chains settle on different scores, the comparisons identify them weakly: "
                 "add comparisons that connect these candidates."),
+    "leaderboard": ("if chains settle on different scores or judge accuracies, the verdicts "
+                    "identify them weakly (without human labels, accurate judges of close systems "
+                    "and weak judges of distant ones explain the same verdicts): add human labels "
+                    "(human=) or comparisons that connect these systems."),
 }
 
 
@@ -117,7 +121,7 @@ def parameter_problems(
     n_chains : int
     t : Thresholds
     kind : str
-        ``"win-rate"`` or ``"ranking"``: picks the advice for chains in different modes.
+        ``"win-rate"``, ``"ranking"`` or ``"leaderboard"``: picks the advice for chains in different modes.
     independent : bool
         The draws are independent samples (BWRS, observed), not a Markov chain: then a failure
         only means too few draws.

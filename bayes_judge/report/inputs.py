@@ -13,12 +13,17 @@ from ..runs import load_run
 __all__ = ["collect_runs", "check_output_path", "fit_kind", "RunInput"]
 
 RunInput = az.InferenceData | str | os.PathLike
-WIN_RATE, RANKING, OTHER = "win-rate", "ranking", "other"
+WIN_RATE, RANKING, LEADERBOARD, OTHER = "win-rate", "ranking", "leaderboard", "other"
 
 
 def fit_kind(idata: az.InferenceData) -> str:
-    """``"win-rate"`` (posterior ``p`` over ``pair``), ``"ranking"`` (``s`` over ``candidate``) or ``"other"``."""
+    """``"win-rate"`` (posterior ``p`` over ``pair``), ``"ranking"`` (``s`` over ``candidate``),
+    ``"leaderboard"`` (``attrs["task"]``, as :func:`bayes_judge.leaderboard` sets it, with scores
+    ``s`` over ``system``) or ``"other"``."""
     post = idata["posterior"]
+    task = (idata.attrs or {}).get("task") or post.attrs.get("task")
+    if task == LEADERBOARD and "s" in post and "system" in post["s"].dims:
+        return LEADERBOARD
     if "p" in post and "pair" in post["p"].dims:
         return WIN_RATE
     if "s" in post and "candidate" in post["s"].dims:
@@ -61,7 +66,7 @@ def _one(item: object, name: str | None, k: int) -> tuple[str, az.InferenceData]
         groups = ", ".join(idata.groups()) or "none"
         raise ValueError(
             f"report: run {label!r} has no posterior group (groups: {groups}); pass a fitted "
-            "InferenceData from bj.win_rate or bj.rank(..., bayesian=True)"
+            "InferenceData from bj.win_rate, bj.rank(..., bayesian=True) or bj.leaderboard"
         )
     return label, idata
 

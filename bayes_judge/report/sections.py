@@ -14,13 +14,15 @@ from .. import plots
 from ..summary import score_summary, verdict_labels, win_rate_summary
 from . import diagnostics as dg
 from .blocks import FAIL, WARN, Section, Table, Text, fmt, image, key_value_table, table_from_frame
-from .inputs import RANKING, WIN_RATE
+from .inputs import LEADERBOARD, RANKING, WIN_RATE
 from .ppc import PPCCheck, ranking_checks, win_rate_checks, win_rate_ppc_applies
 
 __all__ = ["build_sections", "Context"]
 
 PPP_LOW, PPP_HIGH = 0.025, 0.975  # posterior predictive p-values outside flag a misfit
 POSITION_WARN = 0.1  # |P(A) - 0.5| above this is highlighted
+PREFERENCE_MAX = 40  # systems shown in a leaderboard's P(i ≻ j) heat map
+FOREST_MAX = 50  # systems drawn in a leaderboard's score forest
 
 
 @dataclass
@@ -60,6 +62,10 @@ def _fit_rows(ctx: Context) -> list[tuple[str, str]]:
     post = ctx.idata["posterior"]
     keys = ("method", "model", "ds_model", "prior", "sampler", "swap", "ties", "seed", "position_bias")
     rows = [(k, fmt(ctx.attrs[k])) for k in keys if k in ctx.attrs]
+    if ctx.kind == LEADERBOARD:  # stored as 0 / 1
+        rows = [(k, fmt(bool(int(ctx.attrs[k]))) if k == "position_bias" else v) for k, v in rows]
+        if "system_bias" in ctx.attrs:
+            rows.append(("system_bias", fmt(bool(int(ctx.attrs["system_bias"])))))
     rows.append(("chains × draws", f"{post.sizes['chain']} × {post.sizes['draw']}"))
     if "manifest" in ctx.attrs:
         man = json.loads(str(ctx.attrs["manifest"]))
@@ -140,6 +146,66 @@ def _ranking_data_rows(ctx: Context) -> list[tuple[str, str]]:
     return rows
 
 
+def _leaderboard_data_rows(ctx: Context) -> list[tuple[str, str]]:
+    idata, a = ctx.idata, ctx.attrs
+    post = idata["posterior"]
+    systems = [str(x) for x in post["system"].to_numpy()]
+    judges = [str(x) for x in post["judge"].to_numpy()] if "judge" in post.coords else []
+    rows = [
+        ("systems", f"{len(systems)}: {_list(systems)}"),
+        ("judges", f"{len(judges)}: {_list(judges)}" if judges else "—"),
+        ("rows of the judgments table", fmt(a.get("n_rows"))),
+        ("comparisons (prompt × pair of systems)", fmt(a.get("n_comparisons"))),
+        ("human labels", fmt(a.get("n_labels"))),
+        ("soft verdicts (p_a)", fmt(a.get("n_soft"))),
+        ("ties", fmt(a.get("n_ties"))),
+        ("cells of the likelihood", fmt(a.get("n_cells"))),
+        ("per-prompt difficulty", fmt(bool(int(a.get("difficulty", 0))))),
+    ]
+    if a.get("covariates"):
+        rows.append(("covariates (style control)", str(a["covariates"])))
+    if "priors" in a:
+        try:
+            pri = json.loads(str(a["priors"]))
+            rows.append(("priors", "; ".join(
+                f"{k}: {v.get('family', '?')}(" + ", ".join(f"{p}={fmt(x)}" for p, x in v.items()
+                                                          if p != "family") + ")"
+                for k, v in pri.items() if isinstance(v, dict))))
+        except (ValueError, AttributeError):
+            rows.append(("priors", str(a["priors"])))
+    return rows
+
+
+def leaderboard_position_share(idata: az.InferenceData) -> pd.DataFrame | None:
+    """Per judge of a leaderboard fit: verdicts and the share for the answer shown first (A).
+
+    Read from the stored cell counts (``observed_data.v_counts`` with columns ``A, B, tie,
+    soft_A, soft_B`` and ``constant_data.cell_judge``); soft verdicts count with their
+    probability, ties half.  None when the fit does not store them.
+    """
+    obs, const = getattr(idata, "observed_data", None), getattr(idata, "constant_data", None)
+    if obs is None or const is None or "v_counts" not in obs or "cell_judge" not in const:
+        return None
+    n = obs["v_counts"].transpose("cell", "outcome").to_numpy().astype(float)
+    if n.shape[1] < 5:
+        return None
+    judge = const["cell_judge"].to_numpy().astype(int)
+    post = idata["posterior"]
+    names = ([str(x) for x in post["judge"].to_numpy()] if "judge" in post.coords
+             else [str(k) for k in range(int(judge.max()) + 1 if judge.size else 0)])
+    m = len(names)
+    total = np.bincount(judge, weights=n.sum(axis=1), minlength=m)
+    first = np.bincount(judge, weights=n[:, 0] + n[:, 3] + 0.5 * n[:, 2], minlength=m)
+    ties = np.bincount(judge, weights=n[:, 2], minlength=m)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = pd.DataFrame({"verdicts": total, "ties": ties, "P(A)": first / total},
+                           index=pd.Index(names, name="judge"))
+    if m > 1:
+        all_tot = float(total.sum())
+        out.loc["all judges"] = [all_tot, float(ties.sum()), float(first.sum()) / all_tot if all_tot else np.nan]
+    return out
+
+
 def data_section(ctx: Context) -> Section:
     """Fit settings, data sizes, human labels and position bias."""
     sec = ctx.section("data", "Data summary")
@@ -148,9 +214,21 @@ def data_section(ctx: Context) -> Section:
         rows += _win_rate_data_rows(ctx)
     elif ctx.kind == RANKING:
         rows += _ranking_data_rows(ctx)
+    elif ctx.kind == LEADERBOARD:
+        rows += _leaderboard_data_rows(ctx)
     else:
         rows.append(("posterior variables", _list(ctx.idata["posterior"].data_vars)))
     sec.blocks.append(key_value_table(rows))
+    if ctx.kind == LEADERBOARD:
+        bias = leaderboard_position_share(ctx.idata)
+        if bias is not None:
+            sec.blocks.append(table_from_frame(
+                bias, caption="Observed position preference: share of each judge's verdicts for the "
+                "answer shown first (A) (0.5 = none; amber beyond 0.5 ± 0.1)",
+                note="Soft verdicts (p_a) count with their probability, ties half. A share away from "
+                "0.5 is a position bias only when every system is shown first as often as second; "
+                "the model's estimate, β, is in the judges' section.",
+                cell_cls=lambda c, v: WARN if c == "P(A)" and abs(v - 0.5) > POSITION_WARN else ""))
     if ctx.kind == WIN_RATE:
         bias = win_rate_position_bias(ctx.idata)
         if bias is None:
@@ -288,6 +366,160 @@ def score_section(ctx: Context) -> Section:
     return sec
 
 
+# ---------------------------------------------------------------- leaderboards
+
+
+def _rank_text(lo: float, hi: float) -> str:
+    return f"{lo:.0f}" if lo == hi else f"{lo:.0f}–{hi:.0f}"
+
+
+def leaderboard_section(ctx: Context) -> Section:
+    """Score forest of a leaderboard's systems (best first) with rank intervals, P(best), tiers."""
+    from ..leaderboard.summary import leaderboard_summary
+
+    sec = ctx.section("leaderboard", "Leaderboard: scores, ranks and P(best)")
+    if ctx.kind != LEADERBOARD:
+        sec.omitted = "Not a leaderboard fit (no posterior scores s over systems)."
+        return sec
+    summ = leaderboard_summary(ctx.idata, hdi_prob=ctx.hdi_prob)
+    n = len(summ)
+    shown = min(n, FOREST_MAX)
+    sec.blocks.append(image(
+        plots.plot_leaderboard_forest(summ, hdi_prob=ctx.hdi_prob, max_systems=FOREST_MAX),
+        alt="leaderboard score forest",
+        caption=f"{ctx.hdi_prob:.0%} HDI of each system's score, sorted by posterior mean "
+        f"({'all ' + str(n) if shown == n else f'the best {shown} of {n}'} systems); right: the "
+        f"interval, the mean rank [{ctx.hdi_prob:.0%} rank interval] and P(best). Grey bands mark "
+        "alternate tiers. σ(s_i − s_j) is the probability that a person prefers system i's answer "
+        "to system j's."))
+    table = summ.copy()
+    table.insert(4, f"{ctx.hdi_prob:.0%} interval", [
+        f"[{lo:+.2f}, {hi:+.2f}]" for lo, hi in zip(summ["hdi_low"], summ["hdi_high"], strict=True)])
+    table.insert(6, "rank interval", [
+        _rank_text(lo, hi) for lo, hi in zip(summ["rank_low"], summ["rank_high"], strict=True)])
+    table = table.drop(columns=["hdi_low", "hdi_high", "rank_low", "rank_high"])
+    table.index = pd.RangeIndex(1, n + 1, name="#")
+    sec.blocks.append(table_from_frame(
+        table, caption="bj.leaderboard_summary", cell_cls=_diag_cell_cls,
+        note="Tier: systems that the tier's leader does not beat with posterior probability 0.95 "
+        "share its tier. Rank 1 is the best.", formats={"r_hat": lambda v: fmt(v, 4)}))
+    n_tiers = int(summ["tier"].max())
+    top = summ[summ["tier"] == 1]["system"].tolist()
+    sec.blocks.append(Text(
+        f"{n} systems in {n_tiers} tier(s); the first tier holds {len(top)}: {_list(top)}. "
+        f"Most likely best: {summ['system'].iloc[0]} with P(best) = {summ['p_best'].iloc[0]:.2f}.",
+        cls="note"))
+    return sec
+
+
+def preference_section(ctx: Context) -> Section:
+    """Heat map of P(i ≻ j) = E[σ(s_i − s_j)] between a leaderboard's best systems."""
+    sec = ctx.section("preference", "Pairwise preferences P(i ≻ j)")
+    if ctx.kind != LEADERBOARD:
+        sec.omitted = "Not a leaderboard fit (no posterior scores s over systems)."
+        return sec
+    n = ctx.idata["posterior"].sizes["system"]
+    shown = min(n, PREFERENCE_MAX)
+    sec.blocks.append(image(
+        plots.plot_preference_matrix(ctx.idata, max_systems=PREFERENCE_MAX),
+        alt="pairwise preference probabilities",
+        caption="Posterior mean of σ(s_i − s_j) (bj.pairwise_prob(idata, kind='preference')): the "
+        "probability that a person prefers row i's answer to column j's on a prompt, for every "
+        "pair, including pairs no judge compared. "
+        + (f"All {n} systems, best first." if shown == n else
+           f"The best {shown} of {n} systems by mean score, best first.")))
+    return sec
+
+
+def judges_section(ctx: Context) -> Section:
+    """Each judge's accuracy q and position bias β with intervals (leaderboards)."""
+    from ..leaderboard.summary import judge_table
+
+    sec = ctx.section("judges", "Judges: accuracy and position bias")
+    if ctx.kind != LEADERBOARD:
+        sec.omitted = "Not a leaderboard fit."
+        return sec
+    table = judge_table(ctx.idata, hdi_prob=ctx.hdi_prob)
+    if table.empty or len(table.columns) == 1:
+        sec.omitted = (f"The model ({ctx.method or 'unknown'}) has no per-judge accuracy or position "
+                       "bias" + ("" if int(ctx.attrs.get("position_bias", 1)) else
+                                 " (fitted with position_bias=False)") + ".")
+        return sec
+    sec.blocks.append(image(
+        plots.plot_judges(table), alt="judge accuracy and position bias",
+        caption=f"{ctx.hdi_prob:.0%} HDI and posterior mean per judge."))
+    share = leaderboard_position_share(ctx.idata)
+    shown = table.set_index("judge")
+    if share is not None:
+        shown.insert(0, "verdicts", share["verdicts"].reindex(shown.index).to_numpy())
+        shown["observed P(A)"] = share["P(A)"].reindex(shown.index).to_numpy()
+
+    def cls(col: str, val: object) -> str:
+        if not isinstance(val, int | float | np.number) or np.isnan(val):
+            return ""
+        if col == "q_mean" and val < 0.6:
+            return WARN
+        return ""
+
+    parts = []
+    if "q_mean" in shown:
+        parts.append("q = σ(α): the probability that the judge names the answer a person prefers "
+                     "(without position bias or ties); 0.5 is chance (amber below 0.6).")
+    if "beta_mean" in shown:
+        parts.append("β: the judge's shift toward the answer shown first, on the logit scale (0: "
+                     "none); β > 0 favours position A.")
+    sec.blocks.append(table_from_frame(shown, caption="bj.leaderboard.judge_table", note=" ".join(parts),
+                                       cell_cls=cls))
+    if "beta_low" in shown:
+        biased = shown[(shown["beta_low"] > 0) | (shown["beta_high"] < 0)]
+        if len(biased):
+            sec.blocks.append(Text(
+                f"Position bias detected ({ctx.hdi_prob:.0%} interval of β excludes 0) for "
+                f"{len(biased)} judge(s): " + ", ".join(
+                    f"{j} (β = {b:+.2f})" for j, b in zip(biased.index, biased["beta_mean"], strict=True))
+                + ". The scores are corrected for it: each judge's shift is estimated from the "
+                "comparisons it saw in both orders.", cls="note"))
+    if "delta" in ctx.idata["posterior"]:
+        sec.blocks += _system_bias_blocks(ctx)
+    if not int(ctx.attrs.get("position_bias", 1)):
+        sec.blocks.append(Text("Fitted with position_bias=False: the scores include whatever position "
+                               "preference the judges have.", cls="note"))
+    return sec
+
+
+def _system_bias_blocks(ctx: Context, max_rows: int = 15) -> list:
+    """The judges' largest own preferences for systems, δ (judge × system), beyond the human one."""
+    post = ctx.idata["posterior"]
+    delta = post["delta"]
+    if set(delta.dims) != {"chain", "draw", "judge", "system"}:
+        return []
+    hdi = az.hdi(delta, hdi_prob=ctx.hdi_prob)["delta"]
+    table = pd.DataFrame({
+        "judge": np.repeat([str(j) for j in delta["judge"].to_numpy()], delta.sizes["system"]),
+        "system": np.tile([str(x) for x in delta["system"].to_numpy()], delta.sizes["judge"]),
+        "delta_mean": delta.mean(("chain", "draw")).transpose("judge", "system").to_numpy().ravel(),
+        "delta_low": hdi.sel(hdi="lower").transpose("judge", "system").to_numpy().ravel(),
+        "delta_high": hdi.sel(hdi="higher").transpose("judge", "system").to_numpy().ravel(),
+    })
+    table["excludes 0"] = (table["delta_low"] > 0) | (table["delta_high"] < 0)
+    table = table.iloc[np.argsort(-np.abs(table["delta_mean"].to_numpy()), kind="stable")]
+    n_sure = int(table["excludes 0"].sum())
+    labelled = int(ctx.attrs.get("n_labels", 0) or 0)
+    note = ("δ: the judge's own preference for a system beyond the human one, on the logit scale of "
+            "its verdicts (centred per judge; δ > 0: the judge favours the system more than people "
+            "do). Human labels tell δ apart from the human scores" + (
+                "; this fit has none, so only the prior and the judges' disagreement bound it."
+                if not labelled else "."))
+    return [
+        table_from_frame(table.head(max_rows).set_index("judge"),
+                         caption=f"Judges' own system preferences δ: the {min(max_rows, len(table))} "
+                         f"largest of {len(table)}", note=note,
+                         cell_cls=lambda c, v: WARN if c == "excludes 0" and bool(v) else ""),
+        Text(f"{n_sure} of {len(table)} (judge, system) preferences have a {ctx.hdi_prob:.0%} interval "
+             "that excludes 0.", cls="note"),
+    ]
+
+
 # ---------------------------------------------------------------- posterior predictive checks
 
 
@@ -355,6 +587,11 @@ def ppc_section(ctx: Context) -> Section:
         checks = win_rate_checks(ctx.idata, max_draws=ctx.max_draws_ppc, seed=ctx.seed)
     elif ctx.kind == RANKING and _has_comparisons(ctx.idata):
         checks = ranking_checks(ctx.idata, max_draws=ctx.max_draws_ppc, seed=ctx.seed)
+    elif ctx.kind == LEADERBOARD:
+        sec.omitted = ("Not available for leaderboards yet: the report's checks replicate win-rate "
+                       "and ranking data. The fit stores the pointwise log-likelihood of its cells "
+                       "(log_likelihood group, unless pointwise=False) for az.loo and az.compare.")
+        return sec
     else:
         what = f"method={ctx.method!r}" if ctx.method else "this fit"
         sec.omitted = (f"Not applicable: {what} is not a generative model of the individual "
@@ -447,6 +684,18 @@ SECTIONS: tuple[Callable[[Context], Section], ...] = (
 )
 
 
+LEADERBOARD_SECTIONS: tuple[Callable[[Context], Section], ...] = (
+    data_section, convergence_section, trace_section, leaderboard_section, preference_section,
+    judges_section, ppc_section,
+)
+
+
 def build_sections(ctx: Context) -> list[Section]:
-    """Every section of one run, in report order; problems collect in ``ctx.problems``."""
-    return [make(ctx) for make in SECTIONS]
+    """Every section of one run, in report order; problems collect in ``ctx.problems``.
+
+    Win-rate fits, rankings and other fits get :data:`SECTIONS` (those that do not apply say so
+    in a line); leaderboards get :data:`LEADERBOARD_SECTIONS`, their own estimates in place of the
+    win-rate, ranking and Beta-prior sections.
+    """
+    makers = LEADERBOARD_SECTIONS if ctx.kind == LEADERBOARD else SECTIONS
+    return [make(ctx) for make in makers]
