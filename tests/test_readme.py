@@ -8,6 +8,13 @@ import pytest
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
+def _block(marker: str) -> str:
+    """The README's python example that contains ``marker``."""
+    blocks = [b for b in re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S) if marker in b]
+    assert len(blocks) == 1, f"{len(blocks)} README examples contain {marker!r}"
+    return blocks[0]
+
+
 @pytest.mark.filterwarnings("ignore::bayes_judge.calibration.bwrs.BWRSWarning")
 def test_readme_example_runs(capsys):
     text = README.read_text()
@@ -44,17 +51,21 @@ def test_readme_gives_the_two_commands():
 
 
 def test_readme_comparator_example_runs(capsys, tmp_path, monkeypatch):
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
     monkeypatch.chdir(tmp_path)
-    exec(compile(blocks[3], str(README), "exec"), {})
+    exec(compile(_block("Comparator(template="), str(README), "exec"), {})
     out = capsys.readouterr().out
     assert "P(A)" in out and "rank" in out
     assert (tmp_path / "models" / "run.sqlite").is_file()
 
 
 def test_readme_report_example_runs(capsys, tmp_path, monkeypatch):
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
     monkeypatch.chdir(tmp_path)
-    exec(compile(blocks[4], str(README), "exec"), {})
+    exec(compile(_block("bj.compare_models(runs)"), str(README), "exec"), {})
     assert "verdict" in capsys.readouterr().out
     assert (tmp_path / "models" / "report.html").stat().st_size > 10_000
+
+
+def test_readme_leaderboard_example_runs(capsys):
+    exec(compile(_block("bj.leaderboard("), str(README), "exec"), {})
+    out = capsys.readouterr().out
+    assert "p_best" in out and "tier" in out and "M" in out
