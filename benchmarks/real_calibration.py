@@ -425,6 +425,15 @@ def est_ds_none(task: Task) -> Result:
     return _summary(task, bj.win_rate(task.judgments, method="dawid-skene", prior="none", **_fit_kw(task)))
 
 
+def est_hierarchical(task: Task) -> Result:
+    return _summary(task, bj.win_rate(task.judgments, method="hierarchical", prior="none", **_fit_kw(task)))
+
+
+def est_onecoin_none(task: Task) -> Result:
+    idata = bj.win_rate(task.judgments, method="dawid-skene", ds_model="one-coin", prior="none", **_fit_kw(task))
+    return _summary(task, idata)
+
+
 def est_bwrs(task: Task) -> Result:
     idata = bj.win_rate(task.judgments, method="bwrs", prior="in-distribution", human=task.labels, **_fit_kw(task))
     _, lo, hi = _summary(task, idata)
@@ -515,6 +524,9 @@ ESTIMATORS: dict[str, Estimator] = {
         Estimator("ppi++", est_ppipp, "positive", False, "PPI++ (power-tuned lam in [0, 1])"),
         Estimator("ds_labels", est_ds_labels, "positive", True, "dawid-skene, prior='in-distribution'"),
         Estimator("ds_none", est_ds_none, "zero", True, "dawid-skene, prior='none'"),
+        Estimator("hierarchical", est_hierarchical, "zero", True,
+                  "method='hierarchical' (judges' accuracies partially pooled), no labels"),
+        Estimator("onecoin_none", est_onecoin_none, "zero", True, "dawid-skene one-coin, prior='none'"),
         Estimator("bwrs", est_bwrs, "positive", False, "bwrs, prior='in-distribution': median, HDI clipped"),
         Estimator("regression", est_regression, "positive", True, "method='regression' with the labels"),
         Estimator("default", est_default, "all", True, "bj.win_rate(df, human=labels), no method / prior"),
