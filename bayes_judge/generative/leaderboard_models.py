@@ -18,7 +18,7 @@ so that σ(s_i − s_j) is the probability that a person prefers system i's answ
 tie threshold ``τ_e`` (an ordered logit over B < tie < A)::
 
     η = ±α_e + β_e + δ_{e,A} − δ_{e,B}   (+ when h = A)
-    P(v = A | h) = σ(η − τ_e),  P(v = B | h) = σ(−η − τ_e),  P(v = tie | h) = σ(η + τ_e) − σ(η − τ_e)
+    P(v = A | h) = σ(η − τ_e),  P(v = B | h) = σ(−η − τ_e),  P(v = tie | h) = 1 − P(A | h) − P(B | h)
 
 The preference is marginalized, ``P(v) = σ(d) P(v | A) + σ(−d) P(v | B)``, as seed 003's Model 1
 marginalizes the true label; where a human labelled the comparison, ``h`` is known and the
@@ -171,9 +171,8 @@ def judged_bradley_terry(d: Any, prior: JudgedBTPriors, *, predict: bool = False
     pm.Deterministic("q", pm.math.sigmoid(alpha), dims="judge")
     beta = prior.beta.rv("beta", dims="judge") if position_bias else pt.zeros(n_judges)
     tau = _per_judge(prior.tau, "tau", tie_judges, n_judges)
-    has_tie = np.zeros(n_judges)
-    has_tie[list(tie_judges)] = 1.0
-    tau_t = tau + (1.0 - has_tie)  # the tie column of non-tie judges: finite, and its count is 0
+    no_tie = np.ones(n_judges)
+    no_tie[list(tie_judges)] = 0.0
     e = d.judge
     sig = pm.math.sigmoid
     w_a = pt.switch(pt.eq(d.h, 0), sig(diff), pt.switch(pt.eq(d.h, 1), 1.0, 0.0))
@@ -186,8 +185,9 @@ def judged_bradley_terry(d: Any, prior: JudgedBTPriors, *, predict: bool = False
     eta_a, eta_b = alpha[e] + shift, -alpha[e] + shift
     p_a = w_a * sig(eta_a - tau[e]) + (1.0 - w_a) * sig(eta_b - tau[e])
     p_b = w_a * sig(-eta_a - tau[e]) + (1.0 - w_a) * sig(-eta_b - tau[e])
-    p_t = (w_a * (sig(eta_a + tau_t[e]) - sig(eta_a - tau_t[e]))
-           + (1.0 - w_a) * (sig(eta_b + tau_t[e]) - sig(eta_b - tau_t[e])))
+    # P(tie) = 1 − P(A) − P(B); for a judge that never ties its count is 0 and the value is set
+    # to 1 (a finite log)
+    p_t = 1.0 - p_a - p_b + pt.as_tensor(no_tie)[e]
     _observe(d, _log_table(p_a, p_b, p_t), hdiff)
 
 

@@ -211,6 +211,7 @@ def test_missing_covariate_and_unknown_model():
         bj.leaderboard(df, model="nope", **FAST)
 
 
+@pytest.mark.slow
 def test_difficulty_and_covariates_run():
     df, *_ = simulate(n_sys=5, n_cmp=150, seed=6)
     df["len_diff"] = np.random.default_rng(0).normal(0, 1, len(df))
