@@ -1,37 +1,40 @@
 """Simulation-based calibration (SBC) of the package's Bayesian models.
 
-For ``n_sims`` replications: draw the parameters from the model's own prior, simulate a data set
-from the model's likelihood, fit it with the public API (fast ``nutpie`` backend) and record, for
-every scalar parameter, whether the central 90% intervals cover the truth and the rank of the
-truth among ``L`` thinned posterior draws (Talts, Betancourt, Simpson, Vehtari, Gelman 2018,
+For ``n_sims`` replications: draw the parameters and a data set jointly from the prior predictive
+of the model's declaration (:func:`bayes_judge.inference.predictive.prior_predictive`: the
+declaration's priors and the ``random`` functions of its observed distributions, the same PyMC
+model the fit then samples), fit the data set with the public API (fast ``nutpie`` backend) and
+record, for every scalar parameter, whether the central 90% intervals cover the truth and the rank
+of the truth among ``L`` thinned posterior draws (Talts, Betancourt, Simpson, Vehtari, Gelman 2018,
 "Validating Bayesian inference algorithms with simulation-based calibration").  If the sampler
-draws from the exact posterior, every interval covers the truth with its nominal probability and
-every rank is uniform on ``0..L``.
+draws from the exact posterior of the declaration, every interval covers the truth with its
+nominal probability and every rank is uniform on ``0..L``.
 
 Models (``model=``):
 
-``"ds"``  Dawid-Skene Model 1 (:func:`bayes_judge.win_rate`, ``method="dawid-skene"``,
-    ``prior="none"``): ``p ~ Beta(1, 1)``, ``q0_e, q1_e ~ Beta(2, 1)``, the Beta parameters read
-    from :func:`bayes_judge.annotation.dawid_skene.ds_prior`.  ``n_items`` comparisons of one
-    pair of systems by ``n_judges`` judges, ``h_i ~ Bernoulli(p)``, verdicts given ``h_i`` by
-    :func:`bayes_judge.simulate_win_rate`.  The likelihood is invariant under label switching
-    ``(p, q0, q1) -> (1 - p, 1 - q1, 1 - q0)``; the package identifies the mode through the
-    Beta(2, 1) prior, chains started at the prior mean and :class:`bayes_judge.winrate.
-    LabelSwitchingWarning` on the sign of ``mean_e(q0_e + q1_e - 1)``.  Its sampler therefore
-    targets the posterior under the prior *truncated* to ``R = {sum_e (q0_e + q1_e - 1) > 0}``
-    (R and its mirror image partition the space), so ``"ds"`` draws the truth from that truncated
-    prior (rejection sampling; the share rejected is recorded) and ``"ds-full"`` from the whole
-    prior, where a truth in the mirror region cannot be recovered by a sampler that stays in R.
+``"ds"``  the declaration ``"dawid-skene"`` (:func:`bayes_judge.win_rate`,
+    ``method="dawid-skene"``, ``prior="none"``) with its default priors ``p ~ Beta(1, 1)``,
+    ``q0_e, q1_e ~ Beta(2, 1)`` (those ``prior="none"`` fits with).  ``n_items`` unlabelled
+    comparisons of one pair of systems, one verdict of each of ``n_judges`` judges per item, drawn
+    by the declaration's observed ``t`` (``h_i ~ Bernoulli(p)`` summed out).  The likelihood is
+    invariant under label switching ``(p, q0, q1) -> (1 - p, 1 - q1, 1 - q0)``; the package
+    identifies the mode through the Beta(2, 1) prior, chains started at the prior mean and
+    :class:`bayes_judge.winrate.LabelSwitchingWarning` on the sign of ``mean_e(q0_e + q1_e - 1)``.
+    Its sampler therefore targets the posterior under the prior *truncated* to
+    ``R = {sum_e (q0_e + q1_e - 1) > 0}`` (R and its mirror image partition the space), so
+    ``"ds"`` draws the truth from that truncated prior (rejection of prior predictive draws; the
+    share rejected is recorded) and ``"ds-full"`` from the whole prior, where a truth in the mirror
+    region cannot be recovered by a sampler that stays in R.
 
-``"softbt"``  Bayesian soft Bradley-Terry (:func:`bayes_judge.rank`, ``method="poe-bt"``,
-    ``bayesian=True``, ``debias=True``): ``s_raw ~ Normal(0, sigma_s)`` i.i.d., scores ``s`` =
-    ``s_raw`` centred within each item, position bias ``gamma ~ Normal(mu_g, sd_g)``, the priors
-    read from the declaration's defaults (:class:`bayes_judge.generative.ranking_models.
-    SoftBTPriors`: ``Normal(0, 1)`` both).  The model's likelihood is
-    the fractional-Bernoulli pseudo-likelihood ``p log sigma(d) + (1 - p) log sigma(-d)``,
-    ``d = s_i - s_j + gamma``, which is a proper likelihood only for ``p`` in {0, 1}: there it is
-    hard Bradley-Terry.  So the data are simulated as hard outcomes
-    ``y ~ Bernoulli(sigma(s_i - s_j + gamma))`` passed as ``p_a = y``, for which the fitted
+``"softbt"``  the declaration ``"poe-bt"`` with ``position_bias=True`` (:func:`bayes_judge.rank`,
+    ``method="poe-bt"``, ``bayesian=True``, ``debias=True``) with its default priors
+    (:class:`bayes_judge.generative.ranking_models.SoftBTPriors`): ``s_raw ~ Normal(0, 1)``
+    i.i.d., scores ``s`` = ``s_raw`` centred within each item, position bias
+    ``gamma ~ Normal(0, 1)``.  The model's likelihood is the fractional-Bernoulli
+    pseudo-likelihood ``p log sigma(d) + (1 - p) log sigma(-d)``, ``d = s_i - s_j + gamma``, which
+    is a proper likelihood only for ``p`` in {0, 1}: there it is hard Bradley-Terry.  The
+    declaration's observed ``c`` draws exactly those hard outcomes,
+    ``y ~ Bernoulli(sigma(s_i - s_j + gamma))``, passed as ``p_a = y``, for which the fitted
     density is the exact posterior.  (For soft ``p`` there is no generative story whose exact
     posterior the model is, and SBC does not apply.)  Design: ``n_groups`` items with
     ``n_candidates`` candidates each, every ordered pair judged ``reps`` times (both positions,
@@ -50,6 +53,7 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -320,51 +324,55 @@ class SBCResult:
 # --------------------------------------------------------------------------- models
 
 
-def _ds_prior_params(n_judges: int):
-    """The Beta parameters of ``prior="none"``, read from the package's own ``ds_prior``."""
-    from .annotation.dawid_skene import ds_prior
-    from .simulate import simulate_win_rate
-    from .verdicts import encode_win_rate
-
-    dummy = simulate_win_rate(2, p=0.5, q0=[0.5] * n_judges, human=False, seed=0)
-    return ds_prior(encode_win_rate(dummy), "none")
-
-
 class _DS:
+    """Dawid-Skene: the declaration ``"dawid-skene"`` on ``n_items`` unlabelled items, one verdict
+    per judge each, drawn by its prior predictive and fitted by ``bj.win_rate``."""
+
     group_order = ("p", "q0", "q1")
 
     def __init__(self, *, n_judges: int = 3, n_items: int = 100, identified: bool = True):
+        from .generative import get_model
+        from .verdicts import VerdictPatterns
+
         self.E, self.n_items, self.identified = n_judges, n_items, identified
-        self.prior = _ds_prior_params(n_judges)
+        self.spec = get_model("dawid-skene", "win-rate")
+        self.prior = self.spec.default_priors()  # what win_rate(prior="none") fits with
         self.judges = [f"judge{e}" for e in range(n_judges)]
         self.names = ["p"] + [f"q0[{j}]" for j in self.judges] + [f"q1[{j}]" for j in self.judges]
         self.groups = ["p"] + ["q0"] * n_judges + ["q1"] * n_judges
         self.rejected = 0
+        K, E = n_items, n_judges
+        design = VerdictPatterns(  # one row per item: its verdicts are drawn, not read
+            n1=np.zeros((K, E)), n0=np.ones((K, E)), n_tie=np.zeros((K, E)), label=np.full(K, -1),
+            pair=np.zeros(K, np.int64), weight=np.ones(K), unit_pattern=np.arange(K),
+            items_per_pair=np.array([float(K)]),
+        )
+        self.design: dict[str, Any] = {
+            "arrays": design.arrays(), "dims": VerdictPatterns.DIMS, "priors": self.prior,
+            "coords": {"pair": ["G0 vs G1"], "judge": self.judges},
+        }
 
     def settings(self) -> dict:
-        pr = self.prior
         return {"n_judges": self.E, "n_items": self.n_items, "identified_prior": self.identified,
-                "prior": {"p": [float(pr.alpha_p[0]), float(pr.beta_p[0])],
-                          "q0": [float(pr.alpha_q0[0, 0]), float(pr.beta_q0[0, 0])],
-                          "q1": [float(pr.alpha_q1[0, 0]), float(pr.beta_q1[0, 0])]},
-                "rejected_prior_draws": self.rejected}
+                "prior": {k: [float(v) for v in pr.params().values()] for k, pr in self.prior.items()},
+                "rejected_prior_draws": self.rejected,
+                "simulation": "prior predictive of the declaration 'dawid-skene'"}
 
-    def draw(self, rng: np.random.Generator) -> np.ndarray:
-        pr = self.prior
-        while True:
-            p = rng.beta(pr.alpha_p[0], pr.beta_p[0])
-            q0 = rng.beta(pr.alpha_q0[0], pr.beta_q0[0])
-            q1 = rng.beta(pr.alpha_q1[0], pr.beta_q1[0])
-            if not self.identified or (q0 + q1 - 1).sum() > 0:
-                return np.concatenate([[p], q0, q1])
+    def draw(self, seed: int) -> tuple[np.ndarray, pd.DataFrame]:
+        from .inference.predictive import prior_predictive
+
+        for attempt in range(10_000):
+            d = prior_predictive(self.spec, **self.design, var_names=("p", "q0", "q1", "t"), seed=(seed, attempt))
+            theta = np.concatenate([d["p"][0, :1], d["q0"][0, 0], d["q1"][0, 0]])
+            if not self.identified or (d["q0"][0, 0] + d["q1"][0, 0] - 1).sum() > 0:
+                break
             self.rejected += 1
-
-    def simulate(self, theta: np.ndarray, seed: int) -> pd.DataFrame:
-        from .simulate import simulate_win_rate
-
-        E = self.E
-        return simulate_win_rate(self.n_items, p=float(theta[0]), q0=theta[1:1 + E],
-                                 q1=theta[1 + E:], human=False, seed=seed)
+        says_g0 = d["t"][0] == 1  # (items, judges): one verdict each
+        df = pd.DataFrame({
+            "item": np.repeat(np.arange(self.n_items), self.E), "a": "G0", "b": "G1",
+            "judge": np.tile(self.judges, self.n_items), "winner": np.where(says_g0.ravel(), "a", "b"),
+        })
+        return theta, df
 
     def fit(self, df: pd.DataFrame, seed: int, chains: int, draws: int, tune: int):
         from .winrate import win_rate
@@ -373,8 +381,9 @@ class _DS:
                          chains=chains, draws=draws, tune=tune, seed=seed)
         post = idata["posterior"]
         assert list(post["judge"].values) == self.judges
-        for name in ("alpha_q0", "beta_q0", "alpha_q1", "beta_q1"):  # the fit used our prior
-            assert np.allclose(idata["constant_data"][name].values, getattr(self.prior, name))
+        for name in ("q0", "q1"):  # the fit used the prior the data were drawn from
+            for par, val in getattr(self.prior, name).params().items():
+                assert np.allclose(idata["constant_data"][f"{par}_{name}"].values, val)
         x = np.concatenate([post["p"].values[..., :1], post["q0"].values[..., 0, :],
                             post["q1"].values[..., 0, :]], axis=-1)
         return x, int(idata["sample_stats"]["diverging"].values.sum())
@@ -387,47 +396,52 @@ class _DS:
 
 
 class _SoftBT:
+    """Soft Bradley-Terry with position bias: the declaration ``"poe-bt"`` on every ordered pair of
+    ``n_candidates`` candidates of ``n_groups`` items, ``reps`` times, drawn by its prior predictive
+    (``c``: hard outcomes, passed as ``p_a``) and fitted by ``bj.rank``."""
+
     group_order = ("s", "gamma")
 
     def __init__(self, *, n_groups: int = 3, n_candidates: int = 6, reps: int = 2):
         from .generative import get_model
+        from .ranking.encode import RankData, encode_ranking
 
-        prior = get_model("poe-bt", "ranking").default_priors()
-        self.sigma_s = float(prior.scores.sigma)  # type: ignore[attr-defined]
-        self.gamma_mu, self.gamma_sd = float(prior.gamma.mu), float(prior.gamma.sigma)  # type: ignore[attr-defined]
+        self.spec = get_model("poe-bt", "ranking")
+        self.prior = self.spec.default_priors()  # what rank(bayesian=True) fits with
         self.G, self.N, self.reps = n_groups, n_candidates, reps
-        self.items = [f"q{g}" for g in range(n_groups)]
-        self.cands = [f"c{c}" for c in range(n_candidates)]
-        self.names = [f"s[{g} | {c}]" for g in self.items for c in self.cands] + ["gamma"]
-        self.groups = ["s"] * (n_groups * n_candidates) + ["gamma"]
         ii, jj = np.nonzero(~np.eye(n_candidates, dtype=bool))
-        self.i = np.tile(ii, reps)
-        self.j = np.tile(jj, reps)
+        cands = np.asarray([f"c{c}" for c in range(n_candidates)])
+        self.table = pd.DataFrame({
+            "item": np.repeat([f"q{g}" for g in range(n_groups)], reps * len(ii)),
+            "a": np.tile(cands[ii], n_groups * reps), "b": np.tile(cands[jj], n_groups * reps),
+            "p_a": 0.5, "sample": np.tile(np.repeat(np.arange(reps), len(ii)), n_groups),
+        })
+        data = encode_ranking(self.table)
+        self.row = data.row
+        self.names = [f"s[{data.items[g]} | {c}]" for g, c in zip(data.cand_item, data.candidates, strict=True)]
+        self.names.append("gamma")
+        self.groups = ["s"] * data.n_candidates + ["gamma"]
+        self.design: dict[str, Any] = {
+            "arrays": data.arrays(), "dims": RankData.DIMS, "priors": self.prior,
+            "coords": {"candidate": np.arange(data.n_candidates)}, "options": {"position_bias": True},
+        }
 
     def settings(self) -> dict:
         return {"n_groups": self.G, "n_candidates": self.N, "reps": self.reps,
-                "comparisons": self.G * len(self.i), "sigma_s": self.sigma_s,
-                "gamma_mu": self.gamma_mu, "gamma_sd": self.gamma_sd, "outcome": "hard y ~ Bernoulli(sigmoid(s_i - s_j + gamma)) as p_a"}
+                "comparisons": len(self.table), "sigma_s": float(self.prior.scores.sigma),  # type: ignore[attr-defined]
+                "gamma_mu": float(self.prior.gamma.mu), "gamma_sd": float(self.prior.gamma.sigma),  # type: ignore[attr-defined]
+                "outcome": "hard y ~ Bernoulli(sigmoid(s_i - s_j + gamma)) as p_a",
+                "simulation": "prior predictive of the declaration 'poe-bt' (position_bias=True)"}
 
-    def draw(self, rng: np.random.Generator) -> np.ndarray:
-        s_raw = rng.normal(0.0, self.sigma_s, size=(self.G, self.N))
-        s = s_raw - s_raw.mean(axis=1, keepdims=True)  # what the model reports
-        gamma = rng.normal(self.gamma_mu, self.gamma_sd)
-        return np.concatenate([s.ravel(), [gamma]])
+    def draw(self, seed: int) -> tuple[np.ndarray, pd.DataFrame]:
+        from .inference.predictive import prior_predictive
 
-    def simulate(self, theta: np.ndarray, seed: int) -> pd.DataFrame:
-        rng = np.random.default_rng(seed)
-        s = theta[:-1].reshape(self.G, self.N)
-        gamma = theta[-1]
-        frames = []
-        for g, item in enumerate(self.items):
-            d = s[g, self.i] - s[g, self.j] + gamma
-            y = (rng.random(len(d)) < 1.0 / (1.0 + np.exp(-d))).astype(float)
-            frames.append(pd.DataFrame({
-                "item": item, "a": np.asarray(self.cands)[self.i], "b": np.asarray(self.cands)[self.j],
-                "p_a": y, "sample": np.repeat(np.arange(self.reps), len(self.i) // self.reps),
-            }))
-        return pd.concat(frames, ignore_index=True)
+        d = prior_predictive(self.spec, **self.design, var_names=("s", "gamma", "c"), seed=seed)
+        df = self.table.copy()
+        p_a = np.empty(len(df))
+        p_a[self.row] = d["c"][0]
+        df["p_a"] = p_a
+        return np.concatenate([d["s"][0], d["gamma"][:1]]), df
 
     def fit(self, df: pd.DataFrame, seed: int, chains: int, draws: int, tune: int):
         from .ranking import rank
@@ -483,9 +497,8 @@ def simulation_based_calibration(
     ----------
     model : {"ds", "ds-full", "softbt"}
     n_sims : number of replications (prior draw -> data set -> fit)
-    seed : replication ``k`` draws its parameters and data from
-        ``default_rng(SeedSequence([seed, k]))`` and seeds its fit from the same stream, so a
-        replication does not depend on ``n_sims``
+    seed : replication ``k`` takes the seeds of its prior predictive draw and of its fit from
+        ``default_rng(SeedSequence([seed, k]))``, so a replication does not depend on ``n_sims``
     chains, draws, tune : NUTS settings of every fit (the package defaults)
     n_rank_draws : L, the number of thinned posterior draws the truth is ranked among
     prob : interval probability (0.9)
@@ -508,9 +521,8 @@ def simulation_based_calibration(
     for k in range(n_sims):
         t0 = time.perf_counter()
         rng = np.random.default_rng(np.random.SeedSequence([seed, k]))
-        theta = m.draw(rng)
         data_seed, fit_seed = (int(v) for v in rng.integers(0, 2**31 - 1, size=2))
-        df = m.simulate(theta, data_seed)
+        theta, df = m.draw(data_seed)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:

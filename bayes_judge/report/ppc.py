@@ -1,7 +1,11 @@
 """Posterior predictive checks: replicate data sets from posterior draws and compare statistics.
 
-Everything is simulated in NumPy from one ``numpy.random.default_rng(seed)``; draws are thinned
-so that one replicate array stays below :data:`MAX_CELLS` numbers.
+The replicated data come from the fit's declaration (:mod:`bayes_judge.generative`): its observed
+variables are drawn given each posterior draw by
+:func:`bayes_judge.inference.predictive.posterior_predictive`, on the item-level data the
+InferenceData holds (one row per item or comparison).  The posterior draws used are chosen by
+``numpy.random.default_rng(seed)`` and thinned so that one replicate array stays below
+:data:`MAX_CELLS` numbers; the replicates are seeded by ``seed`` as well.
 """
 
 from __future__ import annotations
@@ -38,9 +42,16 @@ def _draw_index(n_total: int, per_draw: int, max_draws: int, rng: np.random.Gene
     return np.sort(rng.choice(n_total, size=n, replace=False))
 
 
-def _flat(da) -> np.ndarray:
-    x = da.to_numpy()
-    return x.reshape(-1, *x.shape[2:])
+def _draws(post, idx: np.ndarray) -> dict[str, np.ndarray]:
+    """The posterior draws ``idx`` (of the chains concatenated) of every parameter, (D, ...);
+    per-item quantities (dim ``item``, e.g. ``h_prob``) are left out."""
+    out = {}
+    for name, da in post.data_vars.items():
+        if "item" in da.dims:
+            continue
+        x = da.to_numpy()
+        out[str(name)] = x.reshape(-1, *x.shape[2:])[idx]
+    return out
 
 
 def win_rate_ppc_applies(idata: az.InferenceData) -> bool:
@@ -52,26 +63,43 @@ def win_rate_ppc_applies(idata: az.InferenceData) -> bool:
     return method == "independent" and "k" in post
 
 
-def _first_prob(post, idx: np.ndarray, pair: np.ndarray, label: np.ndarray, rng) -> np.ndarray:
-    """(D, U, E) probability that judge e prefers the pair's first system on item u, per draw."""
-    if "q0" not in post and "q" not in post:  # independent raters: a fixed rate per judge
-        return _flat(post["k"])[idx][:, pair, :]
-    q0 = _flat(post["q0" if "q0" in post else "q"])[idx]
-    q1 = _flat(post["q1" if "q1" in post else "q"])[idx]
-    p = _flat(post["p"])[idx]
-    h = rng.random((idx.size, pair.size)) < p[:, pair]  # (D, U): a human prefers the first system
-    h = np.where(label >= 0, label == 1, h)
-    return np.where(h[..., None], q0[:, pair, :], 1.0 - q1[:, pair, :])
+def _win_rate_spec(idata: az.InferenceData):
+    """The declaration of a win-rate fit, read from its method and posterior layout."""
+    from ..generative import get_model
+
+    post = idata["posterior"]
+    method = str((idata.attrs or {}).get("method", ""))
+    if method == "dawid-skene" and "q0" not in post:
+        method = "one-coin"
+    return get_model(method, "win-rate")
+
+
+def _win_rate_arrays(idata: az.InferenceData, n_first: np.ndarray, n_second: np.ndarray,
+                     label: np.ndarray, pair: np.ndarray) -> dict[str, np.ndarray]:
+    """The declaration's data arrays with one row (pattern of weight 1) per item."""
+    from ..verdicts import VerdictPatterns
+
+    const = idata["constant_data"]
+    n_tie = const["n_tie"].to_numpy() if "n_tie" in const else np.zeros_like(n_first)
+    U = n_first.shape[0]
+    return VerdictPatterns(
+        n1=n_first.astype(float), n0=n_second.astype(float), n_tie=n_tie.astype(float),
+        label=label.astype(np.int64), pair=pair.astype(np.int64), weight=np.ones(U),
+        unit_pattern=np.arange(U),
+        items_per_pair=np.bincount(pair, minlength=idata["posterior"].sizes["pair"]).astype(float),
+    ).arrays()
 
 
 def win_rate_checks(idata: az.InferenceData, *, max_draws: int = 400, seed: int = 0) -> list[PPCCheck]:
     """Replicate a win-rate fit's verdicts and compare agreement rates and win counts.
 
-    Dawid-Skene (two-coin; one-coin with ``q0 = q1 = q``): for every posterior draw and every
-    item u of pair g, the human label ``h ~ Bernoulli(p_g)`` (kept at the human label where the
-    fit observed it, ``prior="in-distribution"``), then judge e's verdicts for the pair's first
-    system ``~ Binomial(n_ue, q0 if h else 1 - q1)`` with the observed number of verdicts
-    ``n_ue``.  Independent raters: ``~ Binomial(n_ue, k_ge)``.
+    The verdicts are redrawn by the declaration's observed ``t``
+    (:mod:`bayes_judge.generative.winrate_models`) given every posterior draw, one item per row.
+    Dawid-Skene (two-coin, one-coin, hierarchical): for every item u of pair g, the human label
+    ``h ~ Bernoulli(p_g)`` (kept at the human label where the fit observed it,
+    ``prior="in-distribution"``), then judge e's verdicts for the pair's first system
+    ``~ Binomial(n_ue, q0 if h else 1 - q1)`` with the observed number of verdicts ``n_ue``.
+    Independent raters: ``~ Binomial(n_ue, k_ge)``.
 
     Returns
     -------
@@ -87,10 +115,13 @@ def win_rate_checks(idata: az.InferenceData, *, max_draws: int = 400, seed: int 
     """
     if not win_rate_ppc_applies(idata):
         raise ValueError("win_rate_checks needs a Dawid-Skene or independent-raters fit of bj.win_rate")
+    from ..inference.predictive import posterior_predictive
+    from ..verdicts import VerdictPatterns
+
     rng = np.random.default_rng(seed)
     obs = idata["observed_data"]
-    n_first = obs["n_first"].to_numpy()
-    n_tot = n_first + obs["n_second"].to_numpy()
+    n_first, n_second = obs["n_first"].to_numpy(), obs["n_second"].to_numpy()
+    n_tot = n_first + n_second
     pair = idata["constant_data"]["item_pair"].to_numpy().astype(int)
     label = idata["constant_data"]["human_label"].to_numpy().astype(int)
     if str((idata.attrs or {}).get("prior", "")) != "in-distribution":
@@ -98,11 +129,14 @@ def win_rate_checks(idata: az.InferenceData, *, max_draws: int = 400, seed: int 
     post = idata["posterior"]
     n_total = post.sizes["chain"] * post.sizes["draw"]
     idx = _draw_index(n_total, n_tot.size, max_draws, rng)
-    prob = _first_prob(post, idx, pair, label, rng)
-    rep_first = rng.binomial(n_tot.astype(np.int64), np.clip(prob, 0.0, 1.0)).astype(float)
-
+    spec = _win_rate_spec(idata)
     judges = [str(j) for j in post["judge"].to_numpy()]
     pairs = [str(g) for g in post["pair"].to_numpy()]
+    rep = posterior_predictive(
+        spec, _win_rate_arrays(idata, n_first, n_second, label, pair), dims=VerdictPatterns.DIMS,
+        coords={"pair": pairs, "judge": judges}, posterior=_draws(post, idx), seed=seed,
+    )
+    rep_first = rep[spec.observed[0]].astype(float)  # (D, U, E) verdicts for the first system
     checks = []
     if len(judges) >= 2:
         checks.append(
@@ -146,37 +180,40 @@ def _wins_per_pair(first: np.ndarray, pair: np.ndarray, n_pairs: int) -> np.ndar
     return out
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 0.5 * (1.0 + np.tanh(0.5 * x))
+def _ranking_design(idata: az.InferenceData, post, model: str):
+    """The ranking declaration's data arrays and options of a fit, from its InferenceData."""
+    import pandas as pd
 
+    from ..ranking.encode import RankData
 
-def _outcomes(post, idx: np.ndarray, i: np.ndarray, j: np.ndarray, model: str, rng) -> np.ndarray:
-    """Replicated outcomes y_rep (D, K): 1 position A wins, 0 position B wins, 0.5 tie."""
-    s = _flat(post["s"])[idx]
-    d = s[:, i] - s[:, j]
-    if "gamma" in post:
-        d = d + _flat(post["gamma"])[idx][:, None]
+    n_cand = post.sizes["candidate"]
+    items = post["item"].to_numpy() if "item" in post.coords else np.zeros(n_cand)
+    cand_item = pd.factorize(items)[0].astype(np.int64)  # candidates of an item are contiguous
+    arrays = {
+        "i": idata["constant_data"]["i"].to_numpy().astype(np.int64),
+        "j": idata["constant_data"]["j"].to_numpy().astype(np.int64),
+        "p": idata["observed_data"]["p"].to_numpy().astype(np.float64),
+        "y": idata["observed_data"]["y"].to_numpy().astype(np.float64),
+        "cand_item": cand_item,
+        "n_per_item": np.bincount(cand_item).astype(np.float64),
+    }
     if model == "poe-g":
-        alpha, beta, sigma = (_flat(post[k])[idx][:, None] for k in ("alpha", "beta", "sigma"))
-        p_rep = alpha * d + beta + sigma * rng.standard_normal(d.shape)
-        return np.where(p_rep > 0.5, 1.0, np.where(p_rep < 0.5, 0.0, 0.5))
-    u = rng.random(d.shape)
-    if "nu" in post:  # Davidson ties
-        nu = _flat(post["nu"])[idx][:, None]
-        ea, eb = np.exp(0.5 * d), np.exp(-0.5 * d)
-        z = ea + eb + nu
-        return np.where(u < ea / z, 1.0, np.where(u < (ea + nu) / z, 0.5, 0.0))
-    return (u < _sigmoid(d)).astype(float)
+        options: dict = {"w": float((idata.attrs or {}).get("centring_w", 1.0))}
+    else:
+        options = {"position_bias": "gamma" in post}
+        if model == "bt":
+            options["ties"] = "nu" in post
+    return arrays, RankData.DIMS, {"candidate": np.arange(n_cand)}, options
 
 
 def ranking_checks(idata: az.InferenceData, *, max_draws: int = 400, seed: int = 0) -> list[PPCCheck]:
     """Replicate a Bayesian ranking's comparisons and compare win counts per candidate.
 
-    Each comparison k between the candidates i (position A) and j (position B) is redrawn from
-    the model with the posterior scores: position A wins with probability
-    ``sigmoid(s_i - s_j + gamma)`` (soft / hard Bradley-Terry; Davidson ties when the fit has
-    ``nu``), or, for the Gaussian experts, when ``p_rep ~ Normal(alpha d + beta, sigma)`` exceeds
-    1/2.  Ties count half a win.
+    Each comparison k between the candidates i (position A) and j (position B) is redrawn by the
+    declaration's observed ``c`` (:mod:`bayes_judge.generative.ranking_models`) given the
+    posterior draws: position A wins with probability ``sigmoid(s_i - s_j + gamma)`` (soft /
+    hard Bradley-Terry; Davidson ties when the fit has ``nu``), or, for the Gaussian experts,
+    when ``p_rep ~ Normal(alpha d + beta, sigma)`` exceeds 1/2.  Ties count half a win.
 
     Returns
     -------
@@ -184,6 +221,9 @@ def ranking_checks(idata: az.InferenceData, *, max_draws: int = 400, seed: int =
         ``wins``: per candidate, comparisons won; ``position A``: share of comparisons won by
         the candidate shown first (checks the position-bias part of the model).
     """
+    from ..generative import get_model
+    from ..inference.predictive import posterior_predictive
+
     rng = np.random.default_rng(seed)
     y = idata["observed_data"]["y"].to_numpy().astype(float)
     i = idata["constant_data"]["i"].to_numpy().astype(int)
@@ -192,7 +232,13 @@ def ranking_checks(idata: az.InferenceData, *, max_draws: int = 400, seed: int =
     model = str((idata.attrs or {}).get("model", "poe-bt"))
     n_total = post.sizes["chain"] * post.sizes["draw"]
     idx = _draw_index(n_total, y.size, max_draws, rng)
-    y_rep = _outcomes(post, idx, i, j, model, rng)
+    spec = get_model(model, "ranking")
+    arrays, dims, coords, options = _ranking_design(idata, post, model)
+    rep = posterior_predictive(spec, arrays, dims=dims, coords=coords, posterior=_draws(post, idx),
+                               options=options, seed=seed)[spec.observed[0]]
+    if model == "poe-g":  # replicated p_ij -> decision, as the observed y reads p_a
+        rep = np.where(rep > 0.5, 1.0, np.where(rep < 0.5, 0.0, 0.5))
+    y_rep = rep.astype(float)
     n_cand = post.sizes["candidate"]
     labels = [str(c) for c in post["candidate"].to_numpy()]
     return [
