@@ -124,10 +124,14 @@ def _stored_vars(model, spec: ModelSpec) -> list[str]:
 def _init_point(spec: ModelSpec, d: Any, priors: Priors, model) -> dict[str, np.ndarray]:
     from ..generative.winrate_models import prior_mean_init
 
-    init = (spec.init or prior_mean_init)(d, priors)
+    return _shape_start(model, (spec.init or prior_mean_init)(d, priors))
+
+
+def _shape_start(model, init: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """Start values broadcast to their variables' shapes; names the model lacks are left out."""
     out = {}
     for name, val in init.items():
-        if name not in model.named_vars:
+        if name not in model.named_vars or model[name] not in model.free_RVs:
             continue
         shape = tuple(model.initial_point()[model.rvs_to_values[model[name]].name].shape)
         out[name] = np.broadcast_to(np.asarray(val, dtype=float), shape).copy()
@@ -178,7 +182,8 @@ def fit_model(
     fast : bool
         With ``sampler="nutpie"``, use the model's registered fast path if there is one.
     init : mapping, optional
-        Start of every chain (constrained values by variable name); default the declaration's.
+        Start of every chain (constrained values by variable name, broadcast to each variable's
+        shape; names the model does not have are ignored); default the declaration's.
     options : mapping, optional
         Keyword options of the declaration (structural choices such as a parametrization); part
         of the cache key and handed to a fast path as ``options=``.
@@ -214,7 +219,7 @@ def fit_model(
     entry = _entry(spec, arrays, dims, coords, priors, data_dims, options)
     model = entry.model
     d = SimpleNamespace(**arrays)
-    start = _init_point(spec, d, priors, model) if init is None else {k: np.asarray(v, float) for k, v in init.items()}
+    start = _init_point(spec, d, priors, model) if init is None else _shape_start(model, init)
     if fp is not None:
         kw = {"options": options} if options else {}
         post, stats = fp(arrays, coords, priors, init=start, chains=chains, draws=draws, tune=tune,

@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..generative.priors import Priors
 
-__all__ = ["leaderboard", "LEADERBOARD_MODELS", "PositionBiasNotIdentifiedError"]
+__all__ = ["leaderboard", "point_start", "LEADERBOARD_MODELS", "PositionBiasNotIdentifiedError"]
 
 LEADERBOARD_MODELS = ("bt-judges", "bt")
 
@@ -37,6 +37,33 @@ def _check_position(data: LeaderboardData, position_bias: bool | None) -> bool:
             "same number). Pass position_bias=False to fit without a position term (the scores then include "
             "whatever position preference the judge has), or judge both orders of some comparisons")
     return True
+
+
+def point_start(data: LeaderboardData, *, iters: int = 50) -> np.ndarray:
+    """Start of the chains' scores: a Bradley-Terry fit to all the counts (judges' verdicts, ties
+    half, soft sums; human labels), with a Normal(0, 1.5) ridge, by minorize-maximize steps.
+
+    At arena scale most of NUTS's warm-up from ``s = 0`` is spent walking to the mode (the
+    gradient there is huge); starting at this point estimate, which is where the human scores
+    are to the extent the judges are accurate, saves that walk.  The posterior is unchanged.
+    """
+    n = len(data.systems)
+    wins_a = data.n[:, 0] + 0.5 * data.n[:, 2] + data.n[:, 3]
+    wins_b = data.n[:, 1] + 0.5 * data.n[:, 2] + data.n[:, 4]
+    i = np.r_[data.sys_a, data.hum_a]
+    j = np.r_[data.sys_b, data.hum_b]
+    wi = np.r_[wins_a, data.hum_n[:, 0]] if len(data.hum_a) else wins_a
+    wj = np.r_[wins_b, data.hum_n[:, 1]] if len(data.hum_a) else wins_b
+    tot = wi + wj
+    wins = np.bincount(i, wi, n) + np.bincount(j, wj, n) + 0.5  # + half a win each: stays finite
+    s = np.zeros(n)
+    for _ in range(iters):  # Zermelo / MM iteration on the aggregated pairs
+        e = np.exp(s)
+        rate = tot / (e[i] + e[j])
+        denom = np.bincount(i, rate, n) + np.bincount(j, rate, n) + 1.0 / (1.0 + e)
+        s = np.log(wins / denom)
+        s -= s.mean()
+    return np.clip(s, -6.0, 6.0)
 
 
 def leaderboard(
@@ -137,9 +164,15 @@ def leaderboard(
         raise ValueError(f"system_bias applies to model 'bt-judges' only, not {spec.name!r}")
     coords = data.coords()
     coords["tie_judge"] = [data.judges[e] for e in tie_judges] or ["none"]
+    start = None
+    if spec.name in LEADERBOARD_MODELS:
+        from ..generative.leaderboard_models import leaderboard_start
+
+        pri = spec.default_priors() if priors is None else priors
+        start = {**leaderboard_start(data, pri), "s_raw": point_start(data)}
     fit = fit_model(spec, data.arrays(), dims=LeaderboardData.DIMS, coords=coords, priors=priors,
                     sampler=sampler, chains=chains, draws=draws, tune=tune, seed=seed,
-                    target_accept=target_accept, options=options)
+                    target_accept=target_accept, options=options, init=start)
     post = {k: v for k, v in fit.posterior.items() if k not in ("s_raw", "u_raw", "delta_raw")}
     m = fit.entry.model
     dims = {k: list(m.named_vars_to_dims.get(k, ())) for k in post}
