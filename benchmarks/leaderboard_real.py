@@ -43,7 +43,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import minimize
 from scipy.stats import kendalltau
 
 HERE = Path(__file__).resolve().parent
@@ -60,20 +59,12 @@ SETS = {
 
 
 def bt_mle(i: np.ndarray, j: np.ndarray, win: np.ndarray, n: int, weight: np.ndarray | None = None) -> np.ndarray:
-    """Centred Bradley-Terry MLE: ``win`` in [0, 1] the share of i's wins (ties 1/2), a 1e-6 ridge."""
-    w = np.ones(len(i)) if weight is None else weight
+    """Centred Bradley-Terry MLE (``bayes_judge.ranking.bradley_terry``): ``win`` in [0, 1] the
+    share of i's wins (ties 1/2), ``weight`` games per row; 1e-4 prior wins per game so it exists."""
+    from bayes_judge.ranking import bradley_terry, pairs_rank_data
 
-    def f(x):
-        s = np.r_[x, -x.sum()]
-        d = s[i] - s[j]
-        ll = w * (win * -np.logaddexp(0, -d) + (1 - win) * -np.logaddexp(0, d))
-        g_d = w * (win - 1 / (1 + np.exp(-d)))
-        g = np.bincount(i, g_d, n) - np.bincount(j, g_d, n)
-        g = g[:-1] - g[-1]
-        return -ll.sum() + 1e-6 * (s @ s), -g + 2e-6 * (x - (-x.sum()))
-
-    res = minimize(f, np.zeros(n - 1), jac=True, method="L-BFGS-B")
-    return np.r_[res.x, -res.x.sum()]
+    return bradley_terry(pairs_rank_data(i, j, win, n), prior=1e-4, tol=1e-8, max_iter=100_000, accelerate=True,
+                         weight=weight)
 
 
 def load(name: str) -> tuple[pd.DataFrame, pd.Series]:

@@ -39,30 +39,27 @@ def _check_position(data: LeaderboardData, position_bias: bool | None) -> bool:
     return True
 
 
-def point_start(data: LeaderboardData, *, iters: int = 50) -> np.ndarray:
-    """Start of the chains' scores: a Bradley-Terry fit to all the counts (judges' verdicts, ties
-    half, soft sums; human labels), with a Normal(0, 1.5) ridge, by minorize-maximize steps.
+def point_start(data: LeaderboardData) -> np.ndarray:
+    """Start of the chains' scores: Bradley-Terry (:func:`bayes_judge.ranking.bradley_terry`) on
+    all the counts (judges' verdicts, ties half, soft sums; human labels), 0.05 prior wins per
+    game so that it exists.
 
     At arena scale most of NUTS's warm-up from ``s = 0`` is spent walking to the mode (the
     gradient there is huge); starting at this point estimate, which is where the human scores
     are to the extent the judges are accurate, saves that walk.  The posterior is unchanged.
     """
-    n = len(data.systems)
+    import warnings
+
+    from ..ranking import bradley_terry, pairs_rank_data
+
     wins_a = data.n[:, 0] + 0.5 * data.n[:, 2] + data.n[:, 3]
-    wins_b = data.n[:, 1] + 0.5 * data.n[:, 2] + data.n[:, 4]
-    i = np.r_[data.sys_a, data.hum_a]
-    j = np.r_[data.sys_b, data.hum_b]
-    wi = np.r_[wins_a, data.hum_n[:, 0]] if len(data.hum_a) else wins_a
-    wj = np.r_[wins_b, data.hum_n[:, 1]] if len(data.hum_a) else wins_b
-    tot = wi + wj
-    wins = np.bincount(i, wi, n) + np.bincount(j, wj, n) + 0.5  # + half a win each: stays finite
-    s = np.zeros(n)
-    for _ in range(iters):  # Zermelo / MM iteration on the aggregated pairs
-        e = np.exp(s)
-        rate = tot / (e[i] + e[j])
-        denom = np.bincount(i, rate, n) + np.bincount(j, rate, n) + 1.0 / (1.0 + e)
-        s = np.log(wins / denom)
-        s -= s.mean()
+    games = data.n.sum(axis=1)
+    i, j = np.r_[data.sys_a, data.hum_a], np.r_[data.sys_b, data.hum_b]
+    won, tot = np.r_[wins_a, data.hum_n[:, 0]], np.r_[games, data.hum_n.sum(axis=1)]
+    rd = pairs_rank_data(i, j, np.divide(won, tot, out=np.full(len(tot), 0.5), where=tot > 0), len(data.systems))
+    with warnings.catch_warnings():  # a start, not a result: an unconverged iteration is fine
+        warnings.simplefilter("ignore")
+        s = bradley_terry(rd, prior=0.05, tol=1e-3, max_iter=200, accelerate=True, weight=tot)
     return np.clip(s, -6.0, 6.0)
 
 

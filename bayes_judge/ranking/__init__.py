@@ -12,6 +12,7 @@ from .encode import (
     ConvergenceWarning,
     RankData,
     encode_ranking,
+    pairs_rank_data,
     position_bias,
 )
 from .poe import comparison_matrix, poe_bt, poe_gaussian
@@ -19,6 +20,7 @@ from .rank import METHODS, rank, rank_table
 
 __all__ = [
     "RankData",
+    "pairs_rank_data",
     "encode_ranking",
     "position_bias",
     "ClippedProbabilityWarning",

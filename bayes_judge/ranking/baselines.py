@@ -243,6 +243,7 @@ def bradley_terry(
     max_iter: int = 10_000,
     solver: Literal["zermelo", "newton"] = "zermelo",
     accelerate: bool = False,
+    weight: np.ndarray | None = None,
 ) -> np.ndarray:
     """Bradley-Terry maximum-likelihood scores from hard decisions (seed 004 §3.1, eq. 1-3).
 
@@ -282,6 +283,10 @@ def bradley_terry(
         stop well short of the maximum at the paper's ``tol=1e-4`` (1.7e-3 away in that
         benchmark, 1.5e-4 accelerated), so the two stopping points differ by more than ``tol``.
 
+    weight : ndarray, shape (K,), optional
+        Games per comparison (counts, bootstrap weights; ``y`` is then the share of them won by
+        ``i``); default 1 each.  Zermelo only.
+
     Returns
     -------
     ndarray, shape (N,)
@@ -308,9 +313,19 @@ def bradley_terry(
         c = np.full(data.n_comparisons, float(prior))
     if solver not in ("zermelo", "newton"):
         raise ValueError(f"solver must be 'zermelo' or 'newton', got {solver!r}")
+    if weight is None:
+        wt = np.ones(data.n_comparisons)
+    else:
+        wt = np.asarray(weight, dtype=float)
+        if wt.shape != (data.n_comparisons,) or not np.all(np.isfinite(wt)) or np.any(wt < 0):
+            raise ValueError(f"weight must be {data.n_comparisons} finite non-negative numbers")
+        if solver == "newton":
+            raise ValueError("weight= needs solver='zermelo'")
     plain = bool(np.all(c == 0))
     if solver == "zermelo" or plain:
-        lo, hi, w, n = _pair_totals(data, data.y + c, 1.0 + 2.0 * c)
+        lo, hi, w, n = _pair_totals(data, wt * (data.y + c), wt * (1.0 + 2.0 * c))
+        games = n > 0
+        lo, hi, w, n = lo[games], hi[games], w[games], n[games]
     if plain:
         # the win graph on merged pairs: lo -> hi where lo won (part of) a game, hi -> lo where hi did
         beat_lo, beat_hi = w > 0, w < n

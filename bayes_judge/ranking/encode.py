@@ -25,6 +25,7 @@ from ..schema import validate_judgments
 
 __all__ = [
     "RankData",
+    "pairs_rank_data",
     "encode_ranking",
     "position_bias",
     "ClippedProbabilityWarning",
@@ -146,6 +147,22 @@ class RankData:
         fwd = (self.judge * n + self.i) * n + self.j
         bwd = (self.judge * n + self.j) * n + self.i
         return bool(np.isin(fwd, bwd).all())
+
+
+def pairs_rank_data(i: np.ndarray, j: np.ndarray, y: np.ndarray, n: int) -> RankData:
+    """Comparisons ``i`` vs ``j`` (global indices into ``n`` candidates of one item) with hard or
+    fractional outcomes ``y`` (share won by ``i``), as :class:`RankData` without a table.
+
+    For callers that hold counts already (a leaderboard's cells, a bootstrap's resampled pairs)
+    and want :func:`~bayes_judge.ranking.baselines.bradley_terry` on them (with ``weight=``).
+    """
+    i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
+    y = np.asarray(y, dtype=float)
+    k = len(i)
+    z = np.zeros(k, dtype=np.int64)
+    return RankData(items=["all"], candidates=np.arange(n).astype(str).astype(object),
+                    cand_item=np.zeros(n, dtype=np.int64), offsets=np.array([0, n]), i=i, j=j, p=y, y=y,
+                    p_given=np.zeros(k, dtype=bool), comp_item=z, judge=z, judges=["judge"], row=np.arange(k))
 
 
 def _item_order(items: np.ndarray) -> tuple[np.ndarray, list[str]]:

@@ -24,7 +24,7 @@ def test_bt_mle_matches_a_known_case():
     mod = _bench()
     # two systems, i wins 3 of 4: s_i - s_j = log 3
     s = mod.bt_mle(np.array([0, 0, 0, 0]), np.array([1, 1, 1, 1]), np.array([1.0, 1.0, 1.0, 0.0]), 2)
-    assert np.isclose(s[0] - s[1], np.log(3), atol=1e-4)
+    assert np.isclose(s[0] - s[1], np.log(3), atol=1e-3)  # 1e-4 prior wins per game
 
 
 @pytest.mark.slow

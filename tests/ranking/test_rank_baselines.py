@@ -157,3 +157,22 @@ def test_bt_accelerated_warns_when_max_iter_stops_it_early():
 
     with pytest.warns(ConvergenceWarning, match="max_iter=5"):
         bradley_terry(encode_ranking(_hard_data()[0]), max_iter=5, accelerate=True, tol=1e-14)
+
+
+def test_bradley_terry_weights_equal_repeated_comparisons():
+    """weight=k is k copies of the comparison (counts, bootstrap weights); fractional y is a share."""
+    from bayes_judge.ranking import bradley_terry, pairs_rank_data
+
+    i, j = np.array([0, 1, 2, 0]), np.array([1, 2, 0, 2])
+    y, w = np.array([1.0, 0.0, 1.0, 0.5]), np.array([3.0, 2.0, 1.0, 4.0])
+    rep = np.repeat(np.arange(4), w.astype(int))
+    expanded = bradley_terry(pairs_rank_data(i[rep], j[rep], y[rep], 3), prior=0.1, tol=1e-10, max_iter=100_000)
+    weighted = bradley_terry(pairs_rank_data(i, j, y, 3), prior=0.1, tol=1e-10, max_iter=100_000, weight=w)
+    np.testing.assert_allclose(weighted, expanded, atol=1e-8)
+    # a comparison of weight 0 is absent
+    dropped = bradley_terry(pairs_rank_data(i, j, y, 3), prior=0.1, tol=1e-10, max_iter=100_000,
+                            weight=np.r_[w[:3], 0.0])
+    np.testing.assert_allclose(dropped, bradley_terry(pairs_rank_data(i[:3], j[:3], y[:3], 3), prior=0.1,
+                                                      tol=1e-10, max_iter=100_000, weight=w[:3]), atol=1e-8)
+    with pytest.raises(ValueError, match="weight"):
+        bradley_terry(pairs_rank_data(i, j, y, 3), weight=np.array([1.0, -1.0, 1.0, 1.0]))
