@@ -39,8 +39,7 @@ is the same in every case (seeded by the size).
   Chatbot Arena's bootstrap (rows resampled with replacement, BT refitted, ``--boot`` = 100
   rounds, percentile intervals), done as multinomial weights over the aggregated
   (A, B, verdict) counts (at most 200·199·3 rows): with evalica (``weights=``) and with our
-  Zermelo + SQUAREM iteration on the merged pair counts (``_mm_iterate``, the engine of
-  ``bradley_terry``, which takes no weights itself).  Reported: wall, Kendall τ, max |error|
+  ``bradley_terry(..., weight=w)`` (Zermelo + SQUAREM on the merged pair counts).  Reported: wall, Kendall τ, max |error|
   and the 90% intervals' coverage of the true scores.  BT on judge verdicts estimates the
   judges' attenuated preference (scores shrunk toward 0), not the human one: its coverage is
   reported as it is.
@@ -105,36 +104,24 @@ def tie_threshold(alpha=ALPHA, beta=BETA, share=TIE_SHARE) -> float:
 
 
 def simulate(m: int, *, seed: int, label_share: float, n: int = N_SYSTEMS):
-    """The judgments table of M comparisons (module docstring), the true scores and the facts."""
+    """The judgments table of M comparisons (module docstring; drawn by
+    :func:`bayes_judge.leaderboard.simulate.simulate_leaderboard`, one judge per comparison), the
+    true scores, the system names, the (A, B, verdict) codes and the facts."""
     import numpy as np
-    import pandas as pd
 
-    rng = np.random.default_rng(seed)
-    s = rng.normal(size=n)
-    s -= s.mean()
+    from bayes_judge.leaderboard.simulate import simulate_leaderboard
+
     tau = tie_threshold()
-    alpha, beta = np.asarray(ALPHA), np.asarray(BETA)
-    a = rng.integers(0, n, m)
-    b = (a + rng.integers(1, n, m)) % n  # a uniform ordered pair: the order is the presentation order
-    e = rng.integers(0, len(alpha), m)
-    h_a = rng.random(m) < _sigmoid(s[a] - s[b])
-    eta = np.where(h_a, alpha[e], -alpha[e]) + beta[e]
-    p_a = _sigmoid(eta - tau)
-    p_b = _sigmoid(-eta - tau)
-    u = rng.random(m)
-    code = np.where(u < p_a, 0, np.where(u < p_a + p_b, 1, 2))
-    labelled = rng.random(m) < label_share
-    names = np.array([f"m{x:03d}" for x in range(n)], dtype=object)
-    judges = np.array([f"judge{x}" for x in range(len(alpha))], dtype=object)
-    human = np.full(m, None, dtype=object)
-    human[labelled] = np.where(h_a[labelled], "a", "b")
-    df = pd.DataFrame({
-        "item": np.arange(m), "a": names[a], "b": names[b], "judge": judges[e],
-        "winner": np.array(["a", "b", "tie"], dtype=object)[code], "human": human,
-    })
-    facts = {"tau": tau, "tie_share": float(np.mean(code == 2)), "n_labels": int(labelled.sum()),
-             "human_agreement": float(np.mean(np.where(h_a, code == 0, code == 1)))}
-    return df, s, names, (a, b, code), facts
+    df, s = simulate_leaderboard(n, m, alpha=ALPHA, beta=BETA, tau=tau, label_share=label_share,
+                                 design="one-judge", seed=seed)
+    names = s.index.to_numpy(dtype=object)
+    pos = {k: x for x, k in enumerate(names)}
+    a, b = df["a"].map(pos).to_numpy(), df["b"].map(pos).to_numpy()
+    code = df["winner"].map({"a": 0, "b": 1, "tie": 2}).to_numpy()
+    lab = df["human"].notna().to_numpy()
+    facts = {"tau": tau, "tie_share": float(np.mean(code == 2)), "n_labels": int(lab.sum()),
+             "human_agreement_labelled": float(np.mean(df["winner"].to_numpy()[lab] == df["human"].to_numpy()[lab]))}
+    return df, s.to_numpy(), names, (a, b, code), facts
 
 
 def _rss_mb() -> float:
@@ -271,18 +258,14 @@ def _bt_by_evalica(xs, ys, winners, n, weights=None, tol=1e-6):
 def _worker_ref(out: Path, m: int, label_share: float, boot: int) -> None:
     import numpy as np
 
-    from bayes_judge.ranking import RankData, bradley_terry
-    from bayes_judge.ranking.baselines import _mm_iterate
+    from bayes_judge.ranking import bradley_terry, pairs_rank_data
 
     n = N_SYSTEMS
     df, s_true, _, (a, b, code), facts = simulate(m, seed=m, label_share=label_share)
     del df
     res: dict = {"rows": m, **facts}
     y = np.array([1.0, 0.0, 0.5])[code]
-    z = np.zeros(m, dtype=np.int64)
-    rd = RankData(items=["q"], candidates=np.array([f"m{x:03d}" for x in range(n)], dtype=object),
-                  cand_item=np.zeros(n, dtype=np.int64), offsets=np.array([0, n]), i=a, j=b, p=y, y=y,
-                  p_given=np.zeros(m, dtype=bool), comp_item=z, judge=z, judges=["j"], row=np.arange(m))
+    rd = pairs_rank_data(a, b, y, n)
     t0 = time.perf_counter()
     s_ours = bradley_terry(rd, prior=0.0, tol=1e-6, max_iter=100_000, accelerate=True)
     res["ours_point"] = {"wall_s": time.perf_counter() - t0, **_score_stats(s_true, s_ours)}
@@ -295,19 +278,11 @@ def _worker_ref(out: Path, m: int, label_share: float, boot: int) -> None:
     res["aggregated_rows"] = len(keep)
     rng = np.random.default_rng(1)
 
-    # ours, bootstrap: Zermelo + SQUAREM on merged unordered-pair counts, multinomial row weights
-    lo, hi = np.minimum(ka, kb), np.maximum(ka, kb)
-    lo_win = np.where(kc == 2, 0.5, np.where((kc == 0) == (ka == lo), 1.0, 0.0))
-    pair = lo * n + hi
-    upair, pinv = np.unique(pair, return_inverse=True)
-    pl, ph = upair // n, upair % n
+    # ours, bootstrap: Zermelo + SQUAREM on the (A, B, verdict) counts, multinomial row weights
+    rd_cells = pairs_rank_data(ka, kb, np.array([1.0, 0.0, 0.5])[kc], n)
 
     def ours_weighted(w):
-        games = np.bincount(pinv, weights=w, minlength=len(upair))
-        wins = np.bincount(pinv, weights=w * lo_win, minlength=len(upair))
-        ok = games > 0
-        return _mm_iterate(rd, pl[ok], ph[ok], wins[ok], games[ok], theta=None, tol=1e-6, max_iter=100_000,
-                           name="bt", accelerate=True)
+        return bradley_terry(rd_cells, prior=0.0, tol=1e-6, max_iter=100_000, accelerate=True, weight=w)
 
     t0 = time.perf_counter()
     draws = np.array([ours_weighted(rng.multinomial(m, kn / m).astype(float)) for _ in range(boot)])

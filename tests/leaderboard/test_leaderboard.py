@@ -17,38 +17,17 @@ from bayes_judge.leaderboard import (
     judge_table,
     position_identified,
 )
+from bayes_judge.leaderboard.simulate import simulate_leaderboard
 
 FAST = dict(chains=2, draws=400, tune=400)
 
 
 def simulate(n_sys=8, n_cmp=600, alpha=(2.0, 1.0), beta=(0.4, -0.3), tau=(0.0, 0.5), label_share=0.0,
              both_orders=True, seed=0):
-    """Comparisons of random pairs; a latent human preference h ~ Bernoulli(σ(s_i − s_j)); each
-    judge's verdict from the ``bt-judges`` ordered logit; vectorized."""
-    rng = np.random.default_rng(seed)
-    s = rng.normal(0, 1, n_sys)
-    s -= s.mean()
-    names = np.array([f"S{k:02d}" for k in range(n_sys)])
-    i = rng.integers(0, n_sys, n_cmp)
-    j = (i + rng.integers(1, n_sys, n_cmp)) % n_sys
-    h = rng.random(n_cmp) < 1 / (1 + np.exp(-(s[i] - s[j])))  # a person prefers i
-    labelled = rng.random(n_cmp) < label_share
-    parts = []
-    for e, (a, b, t) in enumerate(zip(alpha, beta, tau, strict=True)):
-        for flip in ((False, True) if both_orders else (None,)):
-            f = rng.random(n_cmp) < 0.5 if flip is None else np.full(n_cmp, flip)
-            first, second = np.where(f, j, i), np.where(f, i, j)
-            h_a = np.where(f, ~h, h)  # the human prefers the first-shown system
-            eta = np.where(h_a, a, -a) + b
-            pa, pb = 1 / (1 + np.exp(-(eta - t))), 1 / (1 + np.exp(-(-eta - t)))
-            u = rng.random(n_cmp)
-            win = np.where(u < pa, "a", np.where(u < pa + pb, "b", "tie"))
-            parts.append(pd.DataFrame({
-                "item": [f"q{k}" for k in range(n_cmp)], "a": names[first], "b": names[second],
-                "judge": f"j{e}", "winner": win,
-                "human": np.where(labelled, np.where(h_a, "a", "b"), None),
-            }))
-    return pd.concat(parts, ignore_index=True), pd.Series(s, index=names), np.asarray(alpha), np.asarray(beta)
+    """:func:`simulate_leaderboard` with the judges' true parameters returned beside the table."""
+    df, s = simulate_leaderboard(n_sys, n_cmp, alpha=alpha, beta=beta, tau=tau, label_share=label_share,
+                                 design="both-orders" if both_orders else "one-order", seed=seed)
+    return df, s, np.asarray(alpha), np.asarray(beta)
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +64,10 @@ def test_summary_columns_ranks_and_tiers(fitted):
                                   "rank_high", "p_best", "tier", "r_hat", "ess_bulk"]
     assert summ["mean"].is_monotonic_decreasing
     assert np.isclose(summ["p_best"].sum(), 1.0)
-    assert (summ["rank_low"] <= summ["rank_mean"]).all() and (summ["rank_mean"] <= summ["rank_high"]).all()
+    # a central interval of a skewed rank need not hold its mean (rank 8 in 96% of draws, 7 else)
+    n = len(summ)
+    assert (1 <= summ["rank_low"]).all() and (summ["rank_low"] <= summ["rank_high"]).all()
+    assert (summ["rank_high"] <= n).all() and summ["rank_mean"].between(1, n).all()
     assert summ["tier"].iloc[0] == 1 and summ["tier"].is_monotonic_increasing
     pref = bj.pairwise_prob(fitted, kind="preference")
     order = bj.pairwise_prob(fitted)
@@ -193,7 +175,7 @@ def test_a_judge_that_always_names_one_position():
 
 def test_human_labels_on_unknown_systems_and_contradictions():
     df, *_ = simulate(n_cmp=60, seed=2)
-    lab = pd.DataFrame({"item": ["q0"], "a": ["S00"], "b": ["NOPE"], "human": ["a"]})
+    lab = pd.DataFrame({"item": ["q0"], "a": ["S000"], "b": ["NOPE"], "human": ["a"]})
     with pytest.raises(ValueError, match="not in the judgments table.*NOPE"):
         bj.leaderboard(df, human=lab, **FAST)
     row = df.iloc[0]

@@ -16,6 +16,7 @@ import pytest
 import bayes_judge as bj
 from bayes_judge import plots
 from bayes_judge.leaderboard import judge_table
+from bayes_judge.leaderboard.simulate import simulate_leaderboard as simulate
 from bayes_judge.report import inputs
 from bayes_judge.report.sections import leaderboard_position_share
 
@@ -27,23 +28,13 @@ JUDGES = {"judge-sharp": (0.85, 0.0), "judge-position<A>": (0.75, 1.0)}
 
 
 def simulate_leaderboard(n_prompts: int = 150, seed: int = 0) -> pd.DataFrame:
-    """One random pair of systems per prompt; a latent human preference h ~ Bernoulli(σ(s_i − s_j));
-    every judge shows the pair in both orders and names the position of h's winner with
-    probability σ(±α + β) (the bt-judges model): a judgments table with ``human`` = h."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    for m in range(n_prompts):
-        i, j = rng.choice(len(SYSTEMS), 2, replace=False)
-        i_wins = rng.random() < 1.0 / (1.0 + np.exp(-(STRENGTH[i] - STRENGTH[j])))
-        for judge, (q, beta) in JUDGES.items():
-            alpha = np.log(q / (1 - q))
-            for a, b in ((i, j), (j, i)):
-                a_preferred = (a == i) == i_wins
-                eta = (alpha if a_preferred else -alpha) + beta
-                rows.append({"item": f"prompt-{m}", "a": SYSTEMS[a], "b": SYSTEMS[b], "judge": judge,
-                             "winner": "a" if rng.random() < 1.0 / (1.0 + np.exp(-eta)) else "b",
-                             "human": "a" if a_preferred else "b"})
-    return pd.DataFrame(rows)
+    """One random pair of systems per prompt judged by every judge in both orders, drawn from the
+    bt-judges model (:func:`bayes_judge.leaderboard.simulate.simulate_leaderboard`); ``human``
+    holds the simulated person's preference on every row."""
+    q, beta = np.array(list(JUDGES.values())).T
+    df, _ = simulate(len(SYSTEMS), n_prompts, alpha=np.log(q / (1 - q)), beta=beta, tau=0.0, label_share=1.0,
+                     scores=STRENGTH, systems=SYSTEMS, judges=list(JUDGES), seed=seed)
+    return df
 
 
 @pytest.fixture(scope="module")
