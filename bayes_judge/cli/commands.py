@@ -54,6 +54,19 @@ def _split_list(text: str | None) -> list[str] | None:
 # -- fit ----------------------------------------------------------------------------------------
 
 
+def _check_run_args(args: argparse.Namespace) -> None:
+    """The sampling options (--draws, --chains at least 1, --tune at least 0) and the run's two
+    output files, checked before any data is read."""
+    for opt in ("draws", "chains"):
+        if getattr(args, opt) < 1:
+            raise CLIError(f"--{opt} must be at least 1, got {getattr(args, opt)}")
+    if args.tune is not None and args.tune < 0:
+        raise CLIError(f"--tune must be at least 0, got {args.tune}")
+    nc, js = run_paths(args.out)
+    check_output(nc, "run")
+    check_output(js, "run manifest")
+
+
 def cmd_fit(args: argparse.Namespace) -> int:
     """Fit a posterior win rate (``bj.win_rate``) or Bayesian ranking (``bj.rank(bayesian=True)``)
     to a judgments table and save it as a run (NetCDF + JSON manifest, ``bj.save_run``)."""
@@ -77,14 +90,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
                          ("--systems", args.systems), ("--swap", args.swap), ("--ties", args.ties)):
             if val is not None:
                 raise CLIError(f"{opt} applies to --task winrate only")
-    for opt in ("draws", "chains"):
-        if getattr(args, opt) < 1:
-            raise CLIError(f"--{opt} must be at least 1, got {getattr(args, opt)}")
-    if args.tune is not None and args.tune < 0:
-        raise CLIError(f"--tune must be at least 0, got {args.tune}")
-    nc, js = run_paths(args.out)
-    check_output(nc, "run")
-    check_output(js, "run manifest")
+    _check_run_args(args)
     df = read_table(args.judgments, "judgments table", judgments=True, mapping=args.map)
     tune = args.draws if args.tune is None else args.tune
     kw = dict(sampler=args.sampler, chains=args.chains, draws=args.draws, tune=tune, seed=args.seed)
@@ -117,14 +123,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     leaderboard (score, 90% interval, rank interval, P(best), tier) and save the run."""
     import bayes_judge as bj
 
-    for opt in ("draws", "chains"):
-        if getattr(args, opt) < 1:
-            raise CLIError(f"--{opt} must be at least 1, got {getattr(args, opt)}")
-    if args.tune is not None and args.tune < 0:
-        raise CLIError(f"--tune must be at least 0, got {args.tune}")
-    nc, js = run_paths(args.out)
-    check_output(nc, "run")
-    check_output(js, "run manifest")
+    _check_run_args(args)
     df = read_table(args.judgments, "judgments table", judgments=True, mapping=args.map)
     human = read_table(args.human, "human labels table", mapping=args.human_map) if args.human else None
     tune = args.draws if args.tune is None else args.tune

@@ -38,7 +38,7 @@ from .bias import debias_position, position_bias
 from .diagnose import diagnose_judgments, warn_if_uninformative
 from .models import LoadedModel, load_model
 from .parse import parse_choice
-from .store import JudgmentStore
+from .store import JudgmentStore, likert_table
 from .templates import PromptTemplate, get_template
 
 if TYPE_CHECKING:
@@ -664,13 +664,7 @@ class Comparator:
             finally:
                 bar.close()
             cached = st.pointwise("likert", keys)
-        recs = []
-        for i, c in keys:
-            v = json.loads(cached[(i, c)])
-            recs.append({"item": i, "candidate": c, "score": v["score"],
-                         **{f"p_{k}": p for k, p in zip(tpl.scale, v["probs"], strict=True)},
-                         "label_mass": v["label_mass"]})
-        return pd.DataFrame(recs)
+        return likert_table(tpl.scale, keys, cached)
 
     def _run_likert(self, todo, lookup, ctx, st, progress) -> None:
         cands = pd.concat([todo[["item", "first"]].set_axis(["item", "candidate"], axis=1),

@@ -788,14 +788,9 @@ class EndpointJudge:
             self.fetch(reqs, st, on_result, template_id)
         finally:
             bar.close()
-        cached = st.pointwise("likert", keys)
-        recs = []
-        for i, c in keys:
-            v = json.loads(cached[(i, c)])
-            recs.append({"item": i, "candidate": c, "score": v["score"] if v["score"] is not None else math.nan,
-                         **{f"p_{k}": (p if p is not None else math.nan) for k, p in zip(tpl.scale, v["probs"], strict=True)},
-                         "label_mass": v["label_mass"], "status": v.get("status", "ok")})
-        return pd.DataFrame(recs)
+        from .store import likert_table
+
+        return likert_table(tpl.scale, keys, st.pointwise("likert", keys))
 
     def run_likert(self, cmp: Comparator, todo: pd.DataFrame, lookup, ctx, st: JudgmentStore, progress: bool) -> None:
         cands = pd.concat([todo[["item", "first"]].set_axis(["item", "candidate"], axis=1),

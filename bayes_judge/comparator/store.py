@@ -22,6 +22,7 @@ unless asked (``allow_mixed=True``), so that one file never silently mixes judge
 from __future__ import annotations
 
 import json
+import math
 import os
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -29,7 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["JudgmentStore", "StoreMismatchError"]
+__all__ = ["JudgmentStore", "StoreMismatchError", "likert_table"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -160,3 +161,23 @@ class JudgmentStore:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def likert_table(scale, keys, cached) -> pd.DataFrame:
+    """The stored Likert readings of ``keys`` ((item, candidate) pairs) as a table.
+
+    Columns item, candidate, score, ``p_<value>`` per scale value, label_mass, and ``status``
+    where the readings carry one (endpoint judges: ``"missing"`` when no scale value was among the
+    top log-probabilities; its score and probabilities are then NaN).
+    """
+    recs = []
+    for i, c in keys:
+        v = json.loads(cached[(i, c)])
+        rec = {"item": i, "candidate": c, "score": math.nan if v["score"] is None else v["score"],
+               **{f"p_{k}": math.nan if p is None else p for k, p in zip(scale, v["probs"], strict=True)},
+               "label_mass": v["label_mass"]}
+        if "status" in v:
+            rec["status"] = v["status"]
+        recs.append(rec)
+    return pd.DataFrame(recs)
+
