@@ -165,6 +165,17 @@ def _human_labels(df: pd.DataFrame, human: pd.DataFrame | None, systems: pd.Inde
     return out.drop_duplicates(["item", "lo", "hi"]).reset_index(drop=True)
 
 
+def _oriented_covariates(t: pd.DataFrame, covariates: list[str]) -> pd.DataFrame:
+    """Covariate differences of a table's rows turned to the (lo, hi) orientation of their pair,
+    one row per (item, lo, hi)."""
+    a, b = t["a"].to_numpy(object), t["b"].to_numpy(object)
+    lo, hi = np.where(a < b, a, b), np.where(a < b, b, a)
+    sign = np.where(a == lo, 1.0, -1.0)
+    cov = pd.DataFrame({c: pd.to_numeric(t[c], errors="coerce").to_numpy(float) * sign for c in covariates})
+    cov["item"], cov["lo"], cov["hi"] = t["item"].to_numpy(object), lo, hi
+    return cov.drop_duplicates(["item", "lo", "hi"]).set_index(["item", "lo", "hi"])[covariates]
+
+
 def _check_connected(systems: list[str], a: np.ndarray, b: np.ndarray) -> None:
     n = len(systems)
     g = sp.coo_matrix((np.ones(len(a)), (a, b)), shape=(n, n)).tocsr()
@@ -309,18 +320,13 @@ def encode_leaderboard(
             raise ValueError("internal error: a labelled prompt has no index")
         lx = np.zeros((len(lab), 1))
         if covariates:
-            # the covariate of a labelled comparison: from its judgments (oriented lo - hi)
-            cov = df[["item", "a", "b", *covariates]].copy()
-            sign = np.where(a == lo, 1.0, -1.0)
-            for c in covariates:
-                cov[c] = cov[c].to_numpy(float) * sign
-            cov["lo"], cov["hi"] = lo, hi
-            first = cov.drop_duplicates(["item", "lo", "hi"]).set_index(["item", "lo", "hi"])[covariates]
-            got = first.reindex(pd.MultiIndex.from_arrays([lab["item"], lab["lo"], lab["hi"]]))
-            if human is not None:
-                extra = [c for c in covariates if c in human.columns]
-                if extra:
-                    got = pd.DataFrame(human[covariates].to_numpy(float), columns=covariates)
+            # the covariate of a labelled comparison (oriented lo − hi): from its judgments, else from
+            # the human table's own covariate columns
+            got = _oriented_covariates(df, covariates).reindex(
+                pd.MultiIndex.from_arrays([lab["item"], lab["lo"], lab["hi"]]))
+            if human is not None and all(c in human.columns for c in covariates):
+                got = got.fillna(_oriented_covariates(human.astype({"item": str, "a": str, "b": str}), covariates)
+                                 .reindex(got.index))
             if got.isna().any().any():
                 raise ValueError("covariates: human-labelled comparisons that no judge saw need their covariate "
                                  "columns in the human table")

@@ -224,3 +224,22 @@ def test_cli_leaderboard_on_an_arena_export(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["leaderboard", str(path), "--out", str(tmp_path / "x")])
     assert exc.value.code == 2 and "'model_c'" in capsys.readouterr().err
+
+
+def test_covariates_of_human_labels_follow_the_labels_orientation():
+    """A label given as (b, a) with covariate x counts as the comparison (a, b) with −x; labels on
+    comparisons no judge saw take the human table's covariates."""
+    df, *_ = simulate(n_sys=4, n_cmp=40, seed=9)
+    df = df.drop(columns="human")
+    df["x"] = np.where(df["a"] < df["b"], 1.0, -1.0)  # lo − hi = +1 for every judged comparison
+    row = df.iloc[0]
+    lo, hi = sorted([row["a"], row["b"]])
+    human = pd.DataFrame({"item": [row["item"], "new"], "a": [hi, "S001"], "b": [lo, "S000"], "human": ["a", "a"],
+                          "x": [-7.0, 2.0]})
+    data = encode_leaderboard(df, human=human, covariates=["x"])
+    got = {(data.systems[i], data.systems[j]): x for i, j, x in zip(data.hum_a, data.hum_b, data.hum_x[:, 0],
+                                                                    strict=True)}
+    assert got[(lo, hi)] == 1.0  # from the judgments, oriented lo − hi
+    assert got[("S000", "S001")] == -2.0  # no judge saw it: the human table's value, turned to lo − hi
+    with pytest.raises(ValueError, match="need their covariate"):
+        encode_leaderboard(df, human=human.drop(columns="x"), covariates=["x"])
