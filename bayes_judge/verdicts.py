@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .schema import validate_judgments
+from .outcomes import label_sign, orient, read_outcomes
 
 __all__ = ["WinRateData", "VerdictPatterns", "encode_win_rate", "verdict_patterns", "SWAP_MODES", "TIE_MODES"]
 
@@ -130,25 +130,9 @@ class WinRateData:
         return out
 
 
-def _orient_human(labels: pd.Series, first_in_a: np.ndarray) -> np.ndarray:
-    """Human label in the pair's orientation: 1 = G0 preferred, 0 = G1, -1 unknown."""
-    h = labels.to_numpy(dtype=object)
-    out = np.full(len(h), -1, dtype=np.int64)
-    is_a = h == "a"
-    is_b = h == "b"
-    out[is_a] = np.where(first_in_a[is_a], 1, 0)
-    out[is_b] = np.where(first_in_a[is_b], 0, 1)
-    return out
-
-
-def _pair_index(
-    a: np.ndarray, b: np.ndarray, order: dict[str, int]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    ia = np.array([order[x] for x in a])
-    ib = np.array([order[x] for x in b])
-    first = np.minimum(ia, ib)
-    second = np.maximum(ia, ib)
-    return first, second, ia < ib
+def _label_01(sign: np.ndarray) -> np.ndarray:
+    """A ±1 / 0 label of :mod:`bayes_judge.outcomes` as this module's 1 (G0) / 0 (G1) / -1 (none)."""
+    return np.where(sign > 0, 1, np.where(sign < 0, 0, -1)).astype(np.int64)
 
 
 def encode_win_rate(
@@ -195,10 +179,11 @@ def encode_win_rate(
         raise ValueError(f"swap must be one of {SWAP_MODES}, got {swap!r}")
     if ties not in TIE_MODES:
         raise ValueError(f"ties must be one of {TIE_MODES}, got {ties!r}")
-    v = validate_judgments(df)
+    o = read_outcomes(df)
+    v = o.table
     meta: dict = {}
 
-    present = sorted(set(v["a"]) | set(v["b"]))
+    present = o.names
     if systems is None:
         systems = present
     else:
@@ -214,6 +199,7 @@ def encode_win_rate(
         absent = sorted(set(systems) - set(present))
         if absent:
             raise ValueError(f"systems: {absent} never appear in columns 'a' or 'b'")
+        o = o.reordered(systems)
     if len(systems) < 2:
         raise ValueError(f"win rates need at least 2 systems; the table has {systems}")
     order = {s: i for i, s in enumerate(systems)}
@@ -231,17 +217,12 @@ def encode_win_rate(
     keep = v["judge"].isin(judges).to_numpy()
     meta["rows_other_judges"] = int((~keep).sum())
 
-    first, second, first_in_a = _pair_index(v["a"].to_numpy(), v["b"].to_numpy(), order)
-    human_oriented = _orient_human(v["human"], first_in_a)
-
+    first_in_a = o.a_first
+    human_oriented = _label_01(o.human)
     # Score of the pair's first system in each row: p_a read in the pair's orientation, or 1 / 0 / 0.5
-    # from the hard decision.
-    w = v["winner"].to_numpy(dtype=object)
-    score_a = np.where(w == "a", 1.0, np.where(w == "b", 0.0, 0.5))
-    if "p_a" in v.columns:  # the judge's own probability, where given (App. B sums scores)
-        pa = v["p_a"].to_numpy(dtype=float)
-        score_a = np.where(np.isnan(pa), score_a, pa)
-    score_first = np.where(first_in_a, score_a, 1.0 - score_a)
+    # from the hard decision (App. B sums scores).
+    score_a = o.score_a
+    score_first = o.score
 
     # position choices per judge (kept rows with a decision): P(first) of seed 001 eq. 8
     decided = keep & (score_a != 0.5)
@@ -251,16 +232,13 @@ def encode_win_rate(
 
     judge_col = v["judge"].to_numpy(dtype=object)
     if swap == "split":
-        judge_col = np.array(
-            [f"{j} [G0 in A]" if fa else f"{j} [G0 in B]" for j, fa in zip(judge_col, first_in_a, strict=True)],
-            dtype=object,
-        )
+        judge_col = np.where(first_in_a, judge_col + " [G0 in A]", judge_col + " [G0 in B]").astype(object)
         judges = [f"{j} [G0 in {pos}]" for j in judges for pos in ("A", "B")]
         judges = [j for j in judges if j in set(judge_col[keep])]
 
     rows = pd.DataFrame(
         {
-            "pair": first * len(systems) + second,
+            "pair": o.pair,
             "item": v["item"].to_numpy(dtype=object),
             "judge": judge_col,
             "score": score_first,
@@ -375,9 +353,9 @@ def _merge_external_human(
         raise ValueError(
             f"human labels: row(s) {list(h.index[unknown_sys])[:8]} compare systems that are not in the judgments"
         )
-    first, second, first_in_a = _pair_index(h["a"].to_numpy(), h["b"].to_numpy(), order)
+    first, second, first_in_a = orient(h["a"].map(order).to_numpy(), h["b"].map(order).to_numpy())
     h["pair"] = first * S + second
-    h["lab"] = _orient_human(h["human"], first_in_a)
+    h["lab"] = _label_01(label_sign(h["human"]) * np.where(first_in_a, 1, -1))
     m = h.merge(unit_keys[["pair", "item", "unit"]], on=["pair", "item"], how="left")
     orphan = m["unit"].isna()
     if orphan.any():

@@ -20,9 +20,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
-from ..schema import validate_judgments
+from ..outcomes import Outcomes, check_connected, orient, read_outcomes
 
 __all__ = ["LeaderboardData", "encode_leaderboard", "OUTCOMES", "H_UNKNOWN", "H_A", "H_B"]
 
@@ -127,10 +126,12 @@ def _group(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return uniq, sums
 
 
-def _human_labels(df: pd.DataFrame, human: pd.DataFrame | None, systems: pd.Index) -> pd.DataFrame:
-    """One human label per comparison: columns item, a, b (the label's orientation), human."""
+def _human_labels(o: Outcomes, human: pd.DataFrame | None) -> pd.DataFrame:
+    """One human label per comparison: columns item, lo, hi (system codes, lo < hi), lo_wins."""
     if human is None:
-        lab = df.loc[df["human"].notna(), ["item", "a", "b", "human"]]
+        has = o.human != 0
+        out = pd.DataFrame({"item": o.table["item"].to_numpy(object)[has], "lo": o.first[has],
+                            "hi": o.second[has], "lo_wins": o.human[has] > 0})
     else:
         if not isinstance(human, pd.DataFrame):
             raise ValueError(f"human must be a DataFrame with columns item, a, b, human; got {type(human).__name__}")
@@ -144,65 +145,51 @@ def _human_labels(df: pd.DataFrame, human: pd.DataFrame | None, systems: pd.Inde
         bad = ~h.isin(["a", "b"]) | lab["human"].isna()
         if bad.any():
             raise ValueError(f"human labels: column 'human' must be 'a' or 'b'; got {sorted(set(h[bad]))[:5]}")
-        lab["human"] = h
+        systems = o.names
         unknown = sorted((set(lab["a"]) | set(lab["b"])) - set(systems))
         if unknown:
             raise ValueError(f"human labels name system(s) not in the judgments table: {unknown[:10]}; "
                              f"the table's systems are {list(systems)[:10]}{' ...' if len(systems) > 10 else ''}")
-    # orient every label by the unordered pair (lo, hi): first = lo
-    a, b = lab["a"].to_numpy(object), lab["b"].to_numpy(object)
-    lo = np.where(a < b, a, b)
-    hi = np.where(a < b, b, a)
-    pref_a = lab["human"].to_numpy(object) == "a"
-    lo_wins = np.where(a == lo, pref_a, ~pref_a)
-    out = pd.DataFrame({"item": lab["item"].to_numpy(object), "lo": lo, "hi": hi, "lo_wins": lo_wins})
+        # orient every label by the unordered pair (lo, hi): first = lo
+        sys_index = pd.Index(systems)
+        lo, hi, a_first = orient(sys_index.get_indexer(pd.Index(lab["a"])), sys_index.get_indexer(pd.Index(lab["b"])))
+        pref_a = h.to_numpy(object) == "a"
+        out = pd.DataFrame({"item": lab["item"].to_numpy(object), "lo": lo, "hi": hi,
+                            "lo_wins": pref_a == a_first})
     g = out.groupby(["item", "lo", "hi"], sort=False)["lo_wins"]
     clash = g.nunique() > 1
     if clash.any():
-        first = clash[clash].index[:5].tolist()
+        first = [(i, o.names[lo], o.names[hi]) for i, lo, hi in clash[clash].index[:5]]
         raise ValueError(f"human labels contradict each other on {int(clash.sum())} comparison(s) (item, system, "
                          f"system): {first}; give one human preference per comparison")
     return out.drop_duplicates(["item", "lo", "hi"]).reset_index(drop=True)
 
 
-def _oriented_covariates(t: pd.DataFrame, covariates: list[str]) -> pd.DataFrame:
+def _oriented_covariates(t: pd.DataFrame, covariates: list[str], systems: list[str]) -> pd.DataFrame:
     """Covariate differences of a table's rows turned to the (lo, hi) orientation of their pair,
-    one row per (item, lo, hi)."""
-    a, b = t["a"].to_numpy(object), t["b"].to_numpy(object)
-    lo, hi = np.where(a < b, a, b), np.where(a < b, b, a)
-    sign = np.where(a == lo, 1.0, -1.0)
+    one row per (item, lo, hi), lo and hi system codes."""
+    sys_index = pd.Index(systems)
+    lo, hi, a_first = orient(sys_index.get_indexer(pd.Index(t["a"].astype(str))),
+                             sys_index.get_indexer(pd.Index(t["b"].astype(str))))
+    sign = np.where(a_first, 1.0, -1.0)
     cov = pd.DataFrame({c: pd.to_numeric(t[c], errors="coerce").to_numpy(float) * sign for c in covariates})
-    cov["item"], cov["lo"], cov["hi"] = t["item"].to_numpy(object), lo, hi
+    cov["item"], cov["lo"], cov["hi"] = t["item"].astype(str).to_numpy(object), lo, hi
     return cov.drop_duplicates(["item", "lo", "hi"]).set_index(["item", "lo", "hi"])[covariates]
 
 
-def _check_connected(systems: list[str], a: np.ndarray, b: np.ndarray) -> None:
-    n = len(systems)
-    g = sp.coo_matrix((np.ones(len(a)), (a, b)), shape=(n, n)).tocsr()
-    k, label = connected_components(g, directed=False)
-    if k > 1:
-        comps = sorted((np.asarray(systems, dtype=object)[label == c].tolist() for c in range(k)), key=len,
-                       reverse=True)
-        shown = "; ".join(str(c[:8]) + (f" and {len(c) - 8} more" if len(c) > 8 else "") for c in comps[:4])
-        raise ValueError(f"the systems fall into {k} groups that are never compared with each other: {shown}. "
-                         "Scores in different groups are not comparable; add comparisons between the groups "
-                         "or build one leaderboard per group")
-
-
-def _check_judges(df: pd.DataFrame) -> None:
+def _check_judges(o: Outcomes) -> None:
     """A judge that names the same position every time carries no information about the systems."""
-    v = df["winner"].to_numpy(object)
-    for judge, rows in df.groupby("judge", sort=False).indices.items():
-        w = v[rows]
-        if "p_a" in df.columns:
-            p = df["p_a"].to_numpy(float)[rows]
-            w = np.where(np.isfinite(p), np.where(p > 0.5, "a", np.where(p < 0.5, "b", "tie")), w)
-        decided = w[(w == "a") | (w == "b")]
-        if len(decided) >= 10 and (np.all(decided == "a") or np.all(decided == "b")):
-            pos = "first (A)" if decided[0] == "a" else "second (B)"
-            raise ValueError(f"judge {judge!r} names the {pos} position in all {len(decided)} of its decided "
-                             "judgments: its verdicts follow the position, not the systems, and carry no "
-                             "information; drop its rows (df[df.judge != ...])")
+    judge, names = pd.factorize(o.table["judge"].to_numpy(object))  # in order of appearance
+    ya = o.outcome_a
+    decided = np.bincount(judge, weights=ya != 0, minlength=len(names))
+    named_a = np.bincount(judge, weights=ya > 0, minlength=len(names))
+    one_sided = (decided >= 10) & ((named_a == decided) | (named_a == 0))
+    if one_sided.any():
+        e = int(np.flatnonzero(one_sided)[0])
+        pos = "first (A)" if named_a[e] > 0 else "second (B)"
+        raise ValueError(f"judge {names[e]!r} names the {pos} position in all {int(decided[e])} of its decided "
+                         "judgments: its verdicts follow the position, not the systems, and carry no "
+                         "information; drop its rows (df[df.judge != ...])")
 
 
 def position_identified(data: LeaderboardData) -> np.ndarray:
@@ -261,7 +248,8 @@ def encode_leaderboard(
         or contradicting each other, systems split into groups never compared, a judge that always
         names one position.
     """
-    df = validate_judgments(df)
+    o = read_outcomes(df)
+    df = o.table
     covariates = list(covariates or [])
     for c in covariates:
         if c not in df.columns:
@@ -271,42 +259,38 @@ def encode_leaderboard(
             raise ValueError(f"covariate column {c!r} has missing or non-numeric values in "
                              f"{int((~np.isfinite(x.to_numpy(float))).sum())} row(s)")
     if check_judges:
-        _check_judges(df)
-    sys_index = pd.Index(sorted(set(df["a"]) | set(df["b"])))
-    lab = _human_labels(df, human, sys_index)
-    systems = list(sys_index)
+        _check_judges(o)
+    lab = _human_labels(o, human)
+    systems = o.names
     judges = sorted(df["judge"].unique().tolist())
     items = sorted(set(df["item"]) | set(lab["item"])) if difficulty else ["all"]
     item_index = pd.Index(items)
+    item_col = df["item"].to_numpy(object)
+    comparison = pd.MultiIndex.from_arrays([item_col, o.first, o.second])
 
     # the human label of every judgment's comparison, in the judgment's orientation
-    key_lab = pd.Series(lab["lo_wins"].to_numpy(), index=pd.MultiIndex.from_arrays(
-        [lab["item"].to_numpy(object), lab["lo"].to_numpy(object), lab["hi"].to_numpy(object)]))
-    a = df["a"].to_numpy(object)
-    b = df["b"].to_numpy(object)
-    lo, hi = np.where(a < b, a, b), np.where(a < b, b, a)
     h = np.zeros(len(df), dtype=np.int64)
     if len(lab):
-        lw = key_lab.reindex(pd.MultiIndex.from_arrays([df["item"].to_numpy(object), lo, hi]))
-        known = lw.notna().to_numpy()
-        lo_wins = lw.to_numpy(dtype=object)
-        a_wins = np.where(a == lo, lo_wins, ~np.asarray(lo_wins, dtype=object).astype(bool))
-        h[known] = np.where(a_wins[known].astype(bool), H_A, H_B)
+        key_lab = pd.Series(lab["lo_wins"].to_numpy(float), index=pd.MultiIndex.from_arrays(
+            [lab["item"].to_numpy(object), lab["lo"].to_numpy(np.int64), lab["hi"].to_numpy(np.int64)]))
+        lo_wins = key_lab.reindex(comparison).to_numpy(float)  # NaN: no label
+        known = np.isfinite(lo_wins)
+        a_wins = (lo_wins == 1.0) == o.a_first
+        h[known] = np.where(a_wins[known], H_A, H_B)
 
-    p = df["p_a"].to_numpy(float) if "p_a" in df.columns else np.full(len(df), np.nan)
-    soft = np.isfinite(p)
-    w = df["winner"].to_numpy(object)
+    soft = o.p_given
+    p = o.p_a
+    ya = o.outcome_a
     n = np.zeros((len(df), 5))
-    n[~soft, 0] = w[~soft] == "a"
-    n[~soft, 1] = w[~soft] == "b"
-    n[~soft, 2] = w[~soft] == "tie"
+    n[~soft, 0] = ya[~soft] > 0
+    n[~soft, 1] = ya[~soft] < 0
+    n[~soft, 2] = ya[~soft] == 0
     n[soft, 3] = p[soft]
     n[soft, 4] = 1.0 - p[soft]
 
-    ia = sys_index.get_indexer(a)
-    ib = sys_index.get_indexer(b)
+    ia, ib = o.a, o.b
     je = pd.Index(judges).get_indexer(df["judge"].to_numpy(object))
-    it = item_index.get_indexer(pd.Index(df["item"])) if difficulty else np.zeros(len(df), np.int64)
+    it = item_index.get_indexer(pd.Index(item_col)) if difficulty else np.zeros(len(df), np.int64)
     xs = (df[covariates].to_numpy(float) if covariates else np.zeros((len(df), 1)))
     keys = np.column_stack([ia, ib, je, h, it, xs]) if covariates else np.column_stack([ia, ib, je, h, it])
     uniq, sums = _group(keys, n)
@@ -314,7 +298,7 @@ def encode_leaderboard(
 
     # human cells: one count per labelled comparison, oriented (lo, hi)
     if len(lab):
-        la, lb = sys_index.get_indexer(lab["lo"]), sys_index.get_indexer(lab["hi"])
+        la, lb = lab["lo"].to_numpy(np.int64), lab["hi"].to_numpy(np.int64)
         li = item_index.get_indexer(pd.Index(lab["item"])) if difficulty else np.zeros(len(lab), np.int64)
         if difficulty and (li < 0).any():  # pragma: no cover - items come from both tables
             raise ValueError("internal error: a labelled prompt has no index")
@@ -322,11 +306,10 @@ def encode_leaderboard(
         if covariates:
             # the covariate of a labelled comparison (oriented lo − hi): from its judgments, else from
             # the human table's own covariate columns
-            got = _oriented_covariates(df, covariates).reindex(
+            got = _oriented_covariates(df, covariates, systems).reindex(
                 pd.MultiIndex.from_arrays([lab["item"], lab["lo"], lab["hi"]]))
             if human is not None and all(c in human.columns for c in covariates):
-                got = got.fillna(_oriented_covariates(human.astype({"item": str, "a": str, "b": str}), covariates)
-                                 .reindex(got.index))
+                got = got.fillna(_oriented_covariates(human, covariates, systems).reindex(got.index))
             if got.isna().any().any():
                 raise ValueError("covariates: human-labelled comparisons that no judge saw need their covariate "
                                  "columns in the human table")
@@ -340,11 +323,11 @@ def encode_leaderboard(
         hsum = np.zeros((0, 2))
         hum_x = np.zeros((0, max(k, 1)))
 
-    _check_connected(systems, np.r_[ia, hum_a], np.r_[ib, hum_b])
+    check_connected(len(systems), np.r_[ia, hum_a], np.r_[ib, hum_b], names=systems)
     meta = {
-        "n_rows": len(df), "n_soft": int(soft.sum()), "n_ties": int((~soft & (w == "tie")).sum()),
+        "n_rows": len(df), "n_soft": int(soft.sum()), "n_ties": int((~soft & (ya == 0)).sum()),
         "n_labels": len(lab), "n_labelled_rows": int((h > 0).sum()),
-        "n_comparisons": int(pd.MultiIndex.from_arrays([df["item"].to_numpy(object), lo, hi]).nunique()),
+        "n_comparisons": int(comparison.nunique()),
     }
     return LeaderboardData(
         systems=systems, judges=judges, items=items,

@@ -14,10 +14,10 @@ from typing import Literal
 
 import numpy as np
 
+from ..outcomes import check_connected
 from .encode import (
     ConvergenceWarning,
     RankData,
-    _check_connected,
     center_per_item,
     check_finite_scores,
 )
@@ -329,11 +329,11 @@ def bradley_terry(
     if plain:
         # the win graph on merged pairs: lo -> hi where lo won (part of) a game, hi -> lo where hi did
         beat_lo, beat_hi = w > 0, w < n
-        _check_connected(
+        check_connected(
             data.n_candidates,
             np.concatenate([lo[beat_lo], hi[beat_hi]]),
             np.concatenate([hi[beat_lo], lo[beat_hi]]),
-            data.cand_item, data.candidates, data.items, directed=True, what="bt: ",
+            names=data.candidates, group=data.cand_item, groups=data.items, directed=True, what="bt: ",
         )
     if solver == "newton":
         from dataclasses import replace

@@ -18,10 +18,8 @@ from typing import ClassVar, Literal
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
-from ..schema import validate_judgments
+from ..outcomes import check_connected, read_outcomes
 
 __all__ = [
     "RankData",
@@ -178,50 +176,6 @@ def _item_order(items: np.ndarray) -> tuple[np.ndarray, list[str]]:
     return codes.astype(np.int64), ordered
 
 
-def _fmt_names(names: Sequence[str], limit: int = 10) -> str:
-    shown = ", ".join(repr(str(n)) for n in list(names)[:limit])
-    more = f", ... ({len(names)} in all)" if len(names) > limit else ""
-    return "{" + shown + more + "}"
-
-
-def _check_connected(
-    n: int, i: np.ndarray, j: np.ndarray, cand_item: np.ndarray, candidates: np.ndarray,
-    items: list[str], *, directed: bool = False, what: str = "",
-) -> None:
-    """Raise a ValueError naming the components when an item's comparison graph is split."""
-    graph = sp.coo_matrix((np.ones(len(i)), (i, j)), shape=(n, n)).tocsr()
-    n_comp, label = connected_components(
-        graph, directed=directed, connection="strong" if directed else "weak"
-    )
-    first = np.full(n_comp, n, dtype=np.int64)
-    np.minimum.at(first, label, np.arange(n))
-    per_item = np.bincount(cand_item[first], minlength=len(items))
-    bad = np.flatnonzero(per_item > 1)
-    if len(bad) == 0:
-        return
-    parts = []
-    for g in bad[:3]:
-        members = np.flatnonzero(cand_item == g)
-        comps = [candidates[members[label[members] == c]] for c in np.unique(label[members])]
-        comps.sort(key=len, reverse=True)
-        listed = " and ".join(_fmt_names(c) for c in comps[:5])
-        more = f" and {len(comps) - 5} more" if len(comps) > 5 else ""
-        parts.append(f"item {items[g]!r}: {len(comps)} components {listed}{more}")
-    more_items = f"; and {len(bad) - 3} more item(s)" if len(bad) > 3 else ""
-    if directed:
-        raise ValueError(
-            f"{what}the maximum-likelihood scores do not exist: the win graph is not strongly "
-            "connected in " + "; ".join(parts) + more_items + ". Some candidates beat (or lose "
-            "to) everyone outside their component, so their scores run off to infinity; "
-            "add prior wins (prior > 0) or clip the probabilities away from 0 and 1"
-        )
-    raise ValueError(
-        "the comparison graph does not connect the candidates to be ranked in "
-        + "; ".join(parts) + more_items + ". Scores of candidates in different components are "
-        "not comparable; add comparisons between the components or rank them as separate items"
-    )
-
-
 def encode_ranking(
     df: pd.DataFrame,
     *,
@@ -261,12 +215,11 @@ def encode_ranking(
     >>> list(d.candidates), d.i.tolist(), d.j.tolist(), d.p.tolist()
     (['x', 'y', 'z'], [0, 1], [1, 2], [0.8, 0.6])
     """
-    v = validate_judgments(df)
+    o = read_outcomes(df)
+    v = o.table
     K = len(v)
     item_code, items = _item_order(v["item"].to_numpy(dtype=object))
     G = len(items)
-    a = v["a"].to_numpy(dtype=object)
-    b = v["b"].to_numpy(dtype=object)
 
     # Extra nodes: candidates listed to be ranked, per item.
     extra_item = np.zeros(0, dtype=np.int64)
@@ -300,11 +253,13 @@ def encode_ranking(
         extra_item = np.repeat(np.arange(G), [len(n) for n in per_item]).astype(np.int64)
         extra_name = np.asarray([c for n in per_item for c in n], dtype=object)
 
-    names_code, names = pd.factorize(np.concatenate([a, b, extra_name]), sort=True)
+    if len(extra_name):  # code the listed candidates with the compared ones, all sorted by name
+        o = o.reordered(sorted(set(o.names) | set(extra_name)))
+    names = np.asarray(o.names, dtype=object)
     n_names = max(len(names), 1)
-    key_a = item_code * n_names + names_code[:K]
-    key_b = item_code * n_names + names_code[K : 2 * K]
-    key_x = extra_item * n_names + names_code[2 * K :]
+    key_a = item_code * n_names + o.a
+    key_b = item_code * n_names + o.b
+    key_x = extra_item * n_names + pd.Index(o.names).get_indexer(pd.Index(extra_name)).astype(np.int64)
 
     if candidates is not None:
         unlisted = ~np.isin(key_a, key_x) | ~np.isin(key_b, key_x)
@@ -323,7 +278,7 @@ def encode_ranking(
     else:
         keys, inverse = np.unique(all_keys, return_inverse=True)
     cand_item = (keys // n_names).astype(np.int64)
-    cand_names = np.asarray(names, dtype=object)[keys % n_names]
+    cand_names = names[keys % n_names]
     n_per = np.bincount(cand_item, minlength=G)
     few = np.flatnonzero(n_per < 2)
     if len(few):
@@ -336,19 +291,13 @@ def encode_ranking(
     i = inverse[:K].astype(np.int64)
     j = inverse[K : 2 * K].astype(np.int64)
 
-    w = v["winner"].to_numpy(dtype=object)
-    y = np.where(w == "a", 1.0, np.where(w == "b", 0.0, 0.5))
-    if "p_a" in v.columns:
-        pa = v["p_a"].to_numpy(dtype=float)
-        p_given = np.isfinite(pa)
-        p = np.where(p_given, pa, y)
-    else:
-        p_given = np.zeros(K, dtype=bool)
-        p = y.copy()
+    y = (o.outcome_a + 1.0) / 2.0  # 1 / 0 / 0.5: position A won, B won, tie
+    p_given = o.p_given
+    p = o.score_a  # p_a where given, else y
 
     judge_code, judges = pd.factorize(v["judge"].to_numpy(dtype=object), sort=True)
 
-    _check_connected(len(keys), i, j, cand_item, cand_names, items)
+    check_connected(len(keys), i, j, names=cand_names, group=cand_item, groups=items)
 
     return RankData(
         items=items,

@@ -33,6 +33,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from scipy.special import expit, log_expit, logit
 
+from ..outcomes import check_connected
 from .baselines import _mm_iterate
 from .encode import (
     BiasBy,
@@ -40,7 +41,6 @@ from .encode import (
     ConvergenceWarning,
     Outcome,
     RankData,
-    _check_connected,
     center_per_item,
     check_finite_scores,
     position_bias,
@@ -405,11 +405,11 @@ def poe_bt(
         g = np.full(data.n_comparisons, 0.0 if gamma is None else float(gamma))
     if clip == "none" and np.any((p <= 0) | (p >= 1)):
         beat_i, beat_j = p > 0, p < 1
-        _check_connected(
+        check_connected(
             data.n_candidates,
             np.concatenate([data.i[beat_i], data.j[beat_j]]),
             np.concatenate([data.j[beat_i], data.i[beat_j]]),
-            data.cand_item, data.candidates, data.items, directed=True, what="poe-bt: ",
+            names=data.candidates, group=data.cand_item, groups=data.items, directed=True, what="poe-bt: ",
         )
 
     if solver == "mm":
