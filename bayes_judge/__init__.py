@@ -36,19 +36,19 @@ _LAZY: dict[str, str] = {
     "simulate_win_rate": ".simulate",
     "encode_win_rate": ".verdicts",
     "win_rate": ".winrate",
-    "win_rate_summary": ".summary",
-    "judge_summary": ".summary",
+    "win_rate_summary": ".analysis.summary",
+    "judge_summary": ".analysis.summary",
     "next_labels": ".labelling",
     "select_comparisons": ".selection",
     "rank": ".ranking.rank",
-    "save_run": ".runs",
-    "load_run": ".runs",
-    "score_summary": ".summary",
+    "save_run": ".analysis.runs",
+    "load_run": ".analysis.runs",
+    "score_summary": ".analysis.summary",
     "leaderboard": ".leaderboard.board",
     "leaderboard_summary": ".leaderboard.summary",
-    "pairwise_prob": ".summary",
-    "compare_systems": ".summary",
-    "compare_models": ".model_comparison",
+    "pairwise_prob": ".analysis.summary",
+    "compare_systems": ".analysis.summary",
+    "compare_models": ".analysis.comparison",
     "report": ".report.core",
     "LabelSwitchingWarning": ".winrate",
 }
@@ -56,27 +56,27 @@ _LAZY: dict[str, str] = {
 if TYPE_CHECKING:  # the same names, for type checkers (tests/test_lazy_imports.py compares them)
     from . import datasets as datasets
     from . import generative as generative
+    from .analysis.comparison import compare_models as compare_models
+    from .analysis.runs import load_run as load_run
+    from .analysis.runs import save_run as save_run
+    from .analysis.summary import compare_systems as compare_systems
+    from .analysis.summary import judge_summary as judge_summary
+    from .analysis.summary import pairwise_prob as pairwise_prob
+    from .analysis.summary import score_summary as score_summary
+    from .analysis.summary import win_rate_summary as win_rate_summary
     from .datasets import assign_generators as assign_generators
     from .datasets import items as load_items  # noqa: F401 - in __all__ through _LAZY
     from .datasets import load as load_dataset  # noqa: F401 - in __all__ through _LAZY
     from .labelling import next_labels as next_labels
     from .leaderboard.board import leaderboard as leaderboard
     from .leaderboard.summary import leaderboard_summary as leaderboard_summary
-    from .model_comparison import compare_models as compare_models
     from .ranking.rank import rank as rank
     from .readers import load_judgments as load_judgments
     from .readers import read_judgments as read_judgments
     from .report.core import report as report
-    from .runs import load_run as load_run
-    from .runs import save_run as save_run
     from .schema import validate_judgments as validate_judgments
     from .selection import select_comparisons as select_comparisons
     from .simulate import simulate_win_rate as simulate_win_rate
-    from .summary import compare_systems as compare_systems
-    from .summary import judge_summary as judge_summary
-    from .summary import pairwise_prob as pairwise_prob
-    from .summary import score_summary as score_summary
-    from .summary import win_rate_summary as win_rate_summary
     from .verdicts import encode_win_rate as encode_win_rate
     from .winrate import LabelSwitchingWarning as LabelSwitchingWarning
     from .winrate import win_rate as win_rate

@@ -75,7 +75,7 @@ def _shorten(text: str, n: int = 48) -> str:
 def _win_rate_table(data: az.InferenceData | pd.DataFrame) -> pd.DataFrame:
     if isinstance(data, pd.DataFrame):
         return data
-    from .summary import win_rate_summary
+    from .analysis.summary import win_rate_summary
 
     return win_rate_summary(data)
 
@@ -157,7 +157,7 @@ def plot_score_forest(
     if isinstance(data, pd.DataFrame):
         table = data
     else:
-        from .summary import score_summary
+        from .analysis.summary import score_summary
 
         table = score_summary(data)
     all_items = list(pd.unique(table["item"]))

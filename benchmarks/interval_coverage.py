@@ -6,7 +6,7 @@ public API and the default fast backend (nutpie; package defaults 4 chains x (10
 draws)), and for every scalar parameter: does the central 90% interval (equal-tailed 5%-95%, and
 the 90% HDI) cover the truth, and the rank of the truth among L = 99 thinned posterior draws
 (simulation-based calibration, Talts et al. 2018).  The simulation and the fits live in
-:mod:`bayes_judge.sbc` (shared with ``tests/test_coverage.py``); see its docstring for the exact
+:mod:`bayes_judge.analysis.sbc` (shared with ``tests/test_coverage.py``); see its docstring for the exact
 generative stories.  In short:
 
 * ``ds``: Dawid-Skene Model 1, ``bj.win_rate(method="dawid-skene", prior="none")``, 3 judges x 100
@@ -51,7 +51,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
-from bayes_judge.sbc import (  # noqa: E402
+from bayes_judge.analysis.sbc import (  # noqa: E402
     MODELS,
     SBCResult,
     binomial_band,

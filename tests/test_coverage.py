@@ -2,7 +2,7 @@
 
 Simulation-based calibration (Talts et al. 2018) of Dawid-Skene (``bj.win_rate``) and Bayesian
 soft Bradley-Terry (``bj.rank(bayesian=True)``) with the fast nutpie backend, 40 replications
-each (see :mod:`bayes_judge.sbc` for the generative stories).  Tolerances are honest for 40 fits:
+each (see :mod:`bayes_judge.analysis.sbc` for the generative stories).  Tolerances are honest for 40 fits:
 
 * every scalar: its coverage count is Binomial(40, 0.9) if the posterior is exact (the fits are
   independent), so it must pass a two-sided binomial test at level 0.001 / m (Bonferroni over the
@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from bayes_judge.sbc import (
+from bayes_judge.analysis.sbc import (
     SBCResult,
     central_interval,
     default_bins,

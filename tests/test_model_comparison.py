@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 import bayes_judge as bj
-from bayes_judge.model_comparison import loo_scored
+from bayes_judge.analysis.comparison import loo_scored
 
 FAST = dict(chains=2, draws=400, tune=400, seed=0)
 COLUMNS = ["rank", "elpd_loo", "p_loo", "elpd_diff", "weight", "se", "dse", "warning", "scale",

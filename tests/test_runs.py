@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import bayes_judge as bj
+from bayes_judge.analysis.runs import data_hash
 
 pytestmark = pytest.mark.filterwarnings("ignore::bayes_judge.calibration.bwrs.BWRSWarning")
 
@@ -25,7 +26,7 @@ def test_round_trip_keeps_posterior_and_manifest(fit, tmp_path):
     np.testing.assert_array_equal(back.posterior["p"], fit.posterior["p"])
     m = json.loads(back.attrs["manifest"])
     assert m["model"] == "bwrs" and m["seed"] == 3 and m["bayes_judge_version"] == bj.__version__
-    assert m["data_hash"] == bj.runs.data_hash(fit)
+    assert m["data_hash"] == data_hash(fit)
     assert bj.win_rate_summary(back)["p_mean"].iloc[0] == pytest.approx(bj.win_rate_summary(fit)["p_mean"].iloc[0])
 
 
@@ -34,8 +35,8 @@ def test_same_data_same_hash_other_data_other_hash(fit):
     again = bj.win_rate(df, method="bwrs", prior="in-distribution", draws=50, seed=9)
     other = bj.win_rate(bj.simulate_win_rate(60, p=0.7, q0=[0.8, 0.75], seed=2), method="bwrs",
                         prior="in-distribution", draws=50, seed=9)
-    assert bj.runs.data_hash(again) == bj.runs.data_hash(fit)
-    assert bj.runs.data_hash(other) != bj.runs.data_hash(fit)
+    assert data_hash(again) == data_hash(fit)
+    assert data_hash(other) != data_hash(fit)
 
 
 def test_incompatible_version_is_refused(fit, tmp_path):

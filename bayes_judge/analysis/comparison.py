@@ -193,7 +193,7 @@ def _check_same_data(runs: dict[str, az.InferenceData], lls: dict[str, xr.Datase
         if keys[n] != keys[first]:
             raise ValueError(
                 f"runs {first!r} and {n!r} were fitted to different data (data hash "
-                f"{keys[first][:12]} vs {keys[n][:12]}; see bayes_judge.runs.data_hash): a model "
+                f"{keys[first][:12]} vs {keys[n][:12]}; see bayes_judge.analysis.runs.data_hash): a model "
                 "comparison needs the same judgments encoded the same way (same table, systems, "
                 "judges, swap and ties; with ties='random' also the same seed, which flips the ties)"
             )

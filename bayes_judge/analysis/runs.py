@@ -66,7 +66,7 @@ def save_run(idata: az.InferenceData, path: str | os.PathLike) -> Path:
     PermissionError / OSError
         The folder cannot be created or written (the message names it).
     """
-    from . import __version__
+    from .. import __version__
 
     if not isinstance(idata, az.InferenceData) or not hasattr(idata, "posterior"):
         raise ValueError("save_run needs an InferenceData with a posterior group")

@@ -43,7 +43,7 @@ Models (``model=``):
 
 Example::
 
-    from bayes_judge.sbc import simulation_based_calibration
+    from bayes_judge.analysis.sbc import simulation_based_calibration
     res = simulation_based_calibration("ds", n_sims=200, seed=0)
     res.summary()        # coverage of the 90% ETI / HDI per parameter group
 """
@@ -331,8 +331,8 @@ class _DS:
     group_order = ("p", "q0", "q1")
 
     def __init__(self, *, n_judges: int = 3, n_items: int = 100, identified: bool = True):
-        from .generative import get_model
-        from .verdicts import VerdictPatterns
+        from ..generative import get_model
+        from ..verdicts import VerdictPatterns
 
         self.E, self.n_items, self.identified = n_judges, n_items, identified
         self.spec = get_model("dawid-skene", "win-rate")
@@ -359,7 +359,7 @@ class _DS:
                 "simulation": "prior predictive of the declaration 'dawid-skene'"}
 
     def draw(self, seed: int) -> tuple[np.ndarray, pd.DataFrame]:
-        from .inference.predictive import prior_predictive
+        from ..inference.predictive import prior_predictive
 
         for attempt in range(10_000):
             d = prior_predictive(self.spec, **self.design, var_names=("p", "q0", "q1", "t"), seed=(seed, attempt))
@@ -375,7 +375,7 @@ class _DS:
         return theta, df
 
     def fit(self, df: pd.DataFrame, seed: int, chains: int, draws: int, tune: int):
-        from .winrate import win_rate
+        from ..winrate import win_rate
 
         idata = win_rate(df, method="dawid-skene", prior="none", sampler="nutpie",
                          chains=chains, draws=draws, tune=tune, seed=seed)
@@ -403,8 +403,8 @@ class _SoftBT:
     group_order = ("s", "gamma")
 
     def __init__(self, *, n_groups: int = 3, n_candidates: int = 6, reps: int = 2):
-        from .generative import get_model
-        from .ranking.encode import RankData, encode_ranking
+        from ..generative import get_model
+        from ..ranking.encode import RankData, encode_ranking
 
         self.spec = get_model("poe-bt", "ranking")
         self.prior = self.spec.default_priors()  # what rank(bayesian=True) fits with
@@ -434,7 +434,7 @@ class _SoftBT:
                 "simulation": "prior predictive of the declaration 'poe-bt' (position_bias=True)"}
 
     def draw(self, seed: int) -> tuple[np.ndarray, pd.DataFrame]:
-        from .inference.predictive import prior_predictive
+        from ..inference.predictive import prior_predictive
 
         d = prior_predictive(self.spec, **self.design, var_names=("s", "gamma", "c"), seed=seed)
         df = self.table.copy()
@@ -444,7 +444,7 @@ class _SoftBT:
         return np.concatenate([d["s"][0], d["gamma"][:1]]), df
 
     def fit(self, df: pd.DataFrame, seed: int, chains: int, draws: int, tune: int):
-        from .ranking import rank
+        from ..ranking import rank
 
         idata = rank(df, method="poe-bt", bayesian=True, debias=True, sampler="nutpie",
                      chains=chains, draws=draws, tune=tune, seed=seed)
@@ -510,7 +510,7 @@ def simulation_based_calibration(
     -------
     SBCResult
     """
-    from .winrate import LabelSwitchingWarning
+    from ..winrate import LabelSwitchingWarning
 
     m = _make(model, options)
     if chains * draws < n_rank_draws:

@@ -9,7 +9,7 @@ import arviz as az
 import numpy as np
 import pandas as pd
 
-from .calibration.kde import kde_mode
+from ..calibration.kde import kde_mode
 
 __all__ = ["win_rate_summary", "judge_summary", "score_summary", "pairwise_prob", "compare_systems"]
 
@@ -302,7 +302,7 @@ def pairwise_prob(idata: az.InferenceData, *, item: str | None = None, kind: str
     pandas.DataFrame, shape (N, N), rows i and columns j named by candidate; the diagonal is NaN.
     """
     if idata.attrs.get("task") == "leaderboard":
-        from .leaderboard.summary import pairwise_prob as board_pairwise
+        from ..leaderboard.summary import pairwise_prob as board_pairwise
 
         return board_pairwise(idata, kind=kind)
     if kind != "order":
@@ -353,7 +353,7 @@ def compare_systems(idata: az.InferenceData, *, hdi_prob: float = 0.94) -> pd.Da
     """
     post = getattr(idata, "posterior", None)
     if idata.attrs.get("task") == "leaderboard":
-        from .leaderboard.summary import compare_leaderboard
+        from ..leaderboard.summary import compare_leaderboard
 
         return compare_leaderboard(idata, hdi_prob=hdi_prob)
     if post is not None and "p" in post and "pair" in post["p"].dims:

@@ -186,7 +186,7 @@ def load_runs(paths: Sequence[str | os.PathLike]) -> dict[str, az.InferenceData]
     """
     import arviz as az
 
-    from ..runs import load_run
+    from ..analysis.runs import load_run
 
     out: dict[str, az.InferenceData] = {}
     for path in paths:

@@ -41,7 +41,7 @@ def build_idata(
 ) -> az.InferenceData:
     """ArviZ InferenceData of a fit, built by ``az.from_dict``, with the package's attributes."""
     from .. import __version__
-    from ..runs import data_hash
+    from ..analysis.runs import data_hash
 
     used = {d for k, v in dims.items() if k in posterior or k in (log_likelihood or {})
             or k in (observed_data or {}) or k in (constant_data or {}) for d in v}

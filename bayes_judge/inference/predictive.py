@@ -1,6 +1,6 @@
 """Prior and posterior predictive draws of a declared model, from the declaration itself.
 
-Simulation-based calibration (:mod:`bayes_judge.sbc`) draws its parameters and data sets with
+Simulation-based calibration (:mod:`bayes_judge.analysis.sbc`) draws its parameters and data sets with
 :func:`prior_predictive`; the report's posterior predictive checks (:mod:`bayes_judge.report.ppc`)
 replicate the observations with :func:`posterior_predictive`.  Both evaluate the PyMC graph of the
 declaration (its priors and the ``random`` functions of its observed distributions), built and

@@ -117,7 +117,7 @@ def compare_leaderboard(idata: az.InferenceData, *, hdi_prob: float = 0.94, max_
     import arviz as az
     import pandas as pd
 
-    from ..summary import verdict_labels
+    from ..analysis.summary import verdict_labels
 
     draws, systems = _scores(idata)
     order = np.argsort(-draws.mean(axis=0), kind="stable")

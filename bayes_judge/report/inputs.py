@@ -8,7 +8,7 @@ from pathlib import Path
 
 import arviz as az
 
-from ..runs import load_run
+from ..analysis.runs import load_run
 
 __all__ = ["collect_runs", "check_output_path", "fit_kind", "RunInput"]
 

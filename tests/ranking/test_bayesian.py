@@ -10,11 +10,11 @@ import pytest
 from scipy.special import log_expit, log_ndtr
 from scipy.stats import spearmanr
 
+from bayes_judge.analysis.summary import compare_systems, pairwise_prob, score_summary
 from bayes_judge.generative.priors import Normal
 from bayes_judge.generative.ranking_models import BTPriors, SoftBTPriors
 from bayes_judge.ranking.bayesian import CENTRING_SNR, fit_scores, gaussian_centring
 from bayes_judge.ranking.encode import encode_ranking
-from bayes_judge.summary import compare_systems, pairwise_prob, score_summary
 
 FAST = dict(chains=2, draws=300, tune=300, seed=0)
 
@@ -275,7 +275,7 @@ def test_compare_systems_on_known_draws():
 
 
 def test_vectorized_hdi_matches_arviz():
-    from bayes_judge.summary import _hdi_columns
+    from bayes_judge.analysis.summary import _hdi_columns
 
     x = np.random.default_rng(2).gamma(2.0, size=(3000, 5))
     ours = _hdi_columns(x, 0.9)
@@ -284,7 +284,7 @@ def test_vectorized_hdi_matches_arviz():
 
 
 def test_pairwise_prob_in_blocks_equals_direct(monkeypatch):
-    import bayes_judge.summary as summ
+    import bayes_judge.analysis.summary as summ
 
     rng = np.random.default_rng(5)
     draws = rng.normal(size=(1, 300, 7))
