@@ -36,6 +36,7 @@ _LAZY: dict[str, str] = {
     "simulate_win_rate": ".simulate",
     "encode_win_rate": ".verdicts",
     "win_rate": ".winrate",
+    "transfer_sources": ".winrate",
     "win_rate_summary": ".analysis.summary",
     "judge_summary": ".analysis.summary",
     "next_labels": ".labelling",
@@ -79,6 +80,7 @@ if TYPE_CHECKING:  # the same names, for type checkers (tests/test_lazy_imports.
     from .simulate import simulate_win_rate as simulate_win_rate
     from .verdicts import encode_win_rate as encode_win_rate
     from .winrate import LabelSwitchingWarning as LabelSwitchingWarning
+    from .winrate import transfer_sources as transfer_sources
     from .winrate import win_rate as win_rate
 
 __all__ = ["__version__", *_LAZY]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping, Sequence
 
 import arviz as az
 import numpy as np
@@ -15,9 +16,9 @@ from .inference.fit import SAMPLERS
 from .inference.idata import build_idata
 from .verdicts import WinRateData, encode_win_rate
 
-__all__ = ["win_rate", "LabelSwitchingWarning", "METHODS", "PRIORS", "DS_MODELS"]
+__all__ = ["win_rate", "transfer_sources", "LabelSwitchingWarning", "METHODS", "PRIORS", "DS_MODELS"]
 
-METHODS = ("regression", "ppi", "dawid-skene", "hierarchical", "bwrs", "observed", "independent")
+METHODS = ("regression", "ppi", "transfer", "dawid-skene", "hierarchical", "bwrs", "observed", "independent")
 PRIORS = ("none", "in-distribution", "ood")
 DS_MODELS = ("two-coin", "one-coin")
 
@@ -264,7 +265,7 @@ def win_rate(
     human: pd.DataFrame | None = None,
     method: str | None = None,
     prior: str | None = None,
-    ood: pd.DataFrame | None = None,
+    ood: pd.DataFrame | Sequence[pd.DataFrame] | Mapping[str, pd.DataFrame] | None = None,
     systems: list[str] | None = None,
     judges: list[str] | None = None,
     ds_model: str = "two-coin",
@@ -298,6 +299,10 @@ def win_rate(
         (:func:`bayes_judge.generative.winrate_models.label_regression`);
         ``"ppi"``: prediction-powered inference, power-tuned (PPI++), the judges' share of
         verdicts for G0 as the prediction (a reference; its normal interval as draws);
+        ``"transfer"``: no labels needed here; the judges' mean vote calibrated on the labelled
+        sets in ``ood=`` (a list or dict of tables or
+        :class:`~bayes_judge.estimators.transfer.TransferSource`), with their between-set spread carried into
+        the interval (:mod:`bayes_judge.estimators.transfer`);
         ``"dawid-skene"``: seed 003 Model 1 with the true label marginalized (``ds_model``
         picks two coins or one); ``"hierarchical"``: Model 1 with the judges drawn from one
         population and each judge's class asymmetry shrunk toward 0; ``"bwrs"``: Algorithm 1 / eq. 11; ``"observed"``: k of eq. 4
@@ -378,7 +383,7 @@ def win_rate(
     if prior is None:
         prior = "ood" if ood is not None else ("in-distribution" if labelled and method != "observed" else "none")
     if ties is None:  # the seed's coin flip for the seed's estimators; ties are votes of 0 otherwise
-        ties = "skip" if method in ("regression", "ppi") else "random"
+        ties = "skip" if method in ("regression", "ppi", "transfer") else "random"
     if method not in METHODS and method not in _registered():
         raise ValueError(f"method must be one of {METHODS} or a registered win-rate model {_registered()}, got {method!r}")
     if prior not in PRIORS:
@@ -389,6 +394,9 @@ def win_rate(
         raise ValueError(f"ds_model must be one of {DS_MODELS}, got {ds_model!r}")
     if ds_model != "two-coin" and method != "dawid-skene":
         raise ValueError(f"ds_model={ds_model!r} applies to method='dawid-skene' only (got method={method!r})")
+    if method == "transfer" and (ood is None or prior not in ("ood", None)):
+        raise ValueError("method='transfer' calibrates the judges on other labelled sets: pass them as ood= "
+                         "(a table, or a list / dict of tables) and leave prior unset or 'ood'")
     if method in ("independent", "regression", "ppi") and prior == "ood":
         raise ValueError(
             f"method={method!r} has no judge accuracies for an OOD prior to inform; use "
@@ -426,8 +434,13 @@ def win_rate(
 
     data = encode_win_rate(df, systems=systems, judges=judges, human=human, swap=swap, ties=ties, seed=seed)
     ood_data = None
-    if prior == "ood":
+    sources = None
+    if method == "transfer":
+        sources = transfer_sources(ood, swap=swap, ties=ties, seed=seed + 1)
+    elif prior == "ood":
         assert ood is not None  # checked above: prior="ood" needs ood=
+        if not isinstance(ood, pd.DataFrame):
+            raise ValueError(f"ood= is one labelled table for method={method!r} (several are read by method='transfer')")
         ood_data = encode_win_rate(ood, swap=swap, ties=ties, seed=seed + 1, judges=None)
         if not set(ood_data.judges) & set(data.judges):
             raise ValueError(
@@ -446,6 +459,12 @@ def win_rate(
     elif method == "ppi":
         post = _ppi_draws(data, alpha=alpha, chains=chains, draws=draws, seed=rng_seed)
         extra = {"ppi": post.pop("ppi")}
+    elif method == "transfer":
+        assert sources is not None
+        post = _transfer_post(data, sources, chains=chains, draws=draws, seed=rng_seed)
+        extra = {"transfer": {"transfer_sources": [s.name for s in sources],
+                              "transfer_slopes": [s.slope for s in sources]}}
+        dims.update({"pi": ["pair"], "beta": ["pair"]})
     elif method == "bwrs":
         if prior == "none":
             raise ValueError(
@@ -489,6 +508,8 @@ def win_rate(
         attrs["n_patterns"] = extra["n_patterns"]
     if "ppi" in extra:
         attrs.update(extra["ppi"])
+    if "transfer" in extra:
+        attrs.update(extra["transfer"])
     model_name = "one-coin" if (method == "dawid-skene" and ds_model == "one-coin") else method
     const = dict(constant)
     cdims = dict(dims)
@@ -554,3 +575,45 @@ def _ppi_draws(data: WinRateData, *, alpha: float, chains: int, draws: int, seed
         info["ppi_estimate"].append(r.estimate)
         info["ppi_se"].append(r.se)
     return {"p": out, "ppi": info}
+
+
+def transfer_sources(ood, *, swap: str = "sum", ties: str = "skip", seed: int = 1) -> list:
+    """Each labelled source table's calibration β_s (:func:`~bayes_judge.estimators.transfer.source_slope`)."""
+    from .estimators.transfer import TransferSource, source_slope
+
+    if isinstance(ood, pd.DataFrame | TransferSource):
+        named = {"ood": ood}
+    elif isinstance(ood, Mapping):
+        named = {str(k): v for k, v in ood.items()}
+    else:
+        named = {f"ood[{i}]": v for i, v in enumerate(ood)}
+    if not named:
+        raise ValueError("method='transfer': ood= holds no source tables")
+    out = []
+    for i, (name, src) in enumerate(named.items()):
+        if isinstance(src, TransferSource):  # calibrated before: reuse
+            out.append(src)
+            continue
+        if not isinstance(src, pd.DataFrame):
+            raise TypeError(f"ood: source {name!r} is a {type(src).__name__}, not a judgments table or TransferSource")
+        d = encode_win_rate(src, swap=swap, ties=ties, seed=seed + i, judges=None)
+        lab = d.label >= 0
+        if not lab.any():
+            raise ValueError(f"ood: source {name!r} has no human labels ('human' column empty); a source must be labelled")
+        out.append(source_slope(2 * item_predictions(d)[lab] - 1, d.label[lab], name=name))
+    return out
+
+
+def _transfer_post(data: WinRateData, sources: list, *, chains: int, draws: int, seed: int) -> dict:
+    """Cut-posterior draws per pair of systems (:func:`~bayes_judge.estimators.transfer.transfer_draws`)."""
+    from .estimators.transfer import transfer_draws
+
+    x = 2 * item_predictions(data) - 1
+    P = len(data.pairs)
+    post = {k: np.empty((chains, draws, P)) for k in ("p", "pi", "beta")}
+    for j in range(P):
+        u = data.unit_pair == j
+        d = transfer_draws(x[u], data.label[u], sources, chains=chains, draws=draws, seed=seed + j)
+        for k, v in d.items():
+            post[k][:, :, j] = v
+    return post

@@ -29,7 +29,9 @@ Estimators (each a function ``(task) -> (estimate, low, high)`` for a 90% interv
 
 * label-free, run at budget 0 only (their answers do not depend on the budget): ``observed``
   (``bj.win_rate(method="observed")``, the judges' pooled share, seed 003 eq. 4), ``ds_none``
-  (``method="dawid-skene", prior="none"``), and crowd-kit's ``ck_ds`` (DawidSkene),
+  (``method="dawid-skene", prior="none"``), ``transfer`` (``method="transfer"``, leave-one-set-out:
+  the other six sets' own labelled tables calibrate the judges' mean vote, no label of this
+  set is used), and crowd-kit's ``ck_ds`` (DawidSkene),
   ``ck_onecoin`` (OneCoinDawidSkene), ``ck_glad`` (GLAD), ``ck_mace`` (MACE) and ``ck_mv``
   (MajorityVote): each (judge, presentation order) is a worker, ties are left out, every item
   is aggregated to G0 or G1 and ``p̂`` is the share of items aggregated to G0 (an item with
@@ -91,7 +93,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -429,6 +431,18 @@ def est_hierarchical(task: Task) -> Result:
     return _summary(task, bj.win_rate(task.judgments, method="hierarchical", prior="none", **_fit_kw(task)))
 
 
+@cache
+def _source(name: str):
+    """The labelled set ``name``'s calibration of the judges' mean vote (computed once)."""
+    return bj.transfer_sources({name: _judgments(name)})[0]
+
+
+def est_transfer(task: Task) -> Result:
+    """Leave-one-set-out: the other six labelled sets calibrate the judges; no label of this set."""
+    sources = [_source(s) for s in SETS if s != task.dataset]
+    return _summary(task, bj.win_rate(task.judgments, method="transfer", ood=sources, **_fit_kw(task)))
+
+
 def est_onecoin_none(task: Task) -> Result:
     idata = bj.win_rate(task.judgments, method="dawid-skene", ds_model="one-coin", prior="none", **_fit_kw(task))
     return _summary(task, idata)
@@ -526,6 +540,8 @@ ESTIMATORS: dict[str, Estimator] = {
         Estimator("ds_none", est_ds_none, "zero", True, "dawid-skene, prior='none'"),
         Estimator("hierarchical", est_hierarchical, "zero", True,
                   "method='hierarchical' (judges' accuracies partially pooled), no labels"),
+        Estimator("transfer", est_transfer, "zero", False,
+                  "method='transfer', leave-one-set-out: the other 6 sets' labels calibrate the judges"),
         Estimator("onecoin_none", est_onecoin_none, "zero", True, "dawid-skene one-coin, prior='none'"),
         Estimator("bwrs", est_bwrs, "positive", False, "bwrs, prior='in-distribution': median, HDI clipped"),
         Estimator("regression", est_regression, "positive", True, "method='regression' with the labels"),

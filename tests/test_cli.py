@@ -159,6 +159,24 @@ def test_fit_winrate_saves_a_run(files, tmp_path, capsys):
     assert manifest["shape"] == {"chains": 2, "draws": 100}
 
 
+def test_fit_transfer_reads_several_ood_files(files, tmp_path, capsys):
+    srcs = []
+    for i in range(2):
+        f = tmp_path / f"src{i}.csv"
+        bj.simulate_win_rate(n_items=60, p=0.5, q0=[0.8, 0.9], q1=[0.75, 0.85], seed=20 + i).to_csv(f, index=False)
+        srcs += ["--ood", str(f)]
+    target = tmp_path / "target.csv"
+    pd.read_csv(files["winrate.csv"]).assign(human=None).to_csv(target, index=False)
+    out = tmp_path / "tr"
+    assert main(["fit", str(target), "--task", "winrate", "--method", "transfer", *srcs,
+                 "--draws", "100", "--chains", "2", "--out", str(out)]) == 0
+    idata = bj.load_run(out)
+    assert idata.attrs["method"] == "transfer" and list(idata.attrs["transfer_sources"]) == ["src0", "src1"]
+    msg = _error(capsys, ["fit", str(target), "--task", "winrate", "--method", "dawid-skene", *srcs,
+                          "--out", str(tmp_path / "never")])
+    assert "several --ood files are read by --method transfer only" in msg
+
+
 def test_fit_rank_runs(runs, capsys):
     idata = bj.load_run(runs["pbt"])
     assert idata.attrs["method"] == "poe-bt"

@@ -103,7 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--prior", choices=PRIORS,
                      help="winrate: human knowledge: in-distribution (the table's human column; the default "
                           "when it has labels), none (the default otherwise), ood (labelled judgments in --ood)")
-    fit.add_argument("--ood", metavar="FILE", help="winrate, --prior ood: labelled judgments table of other items")
+    fit.add_argument("--ood", metavar="FILE", action="append",
+                     help="winrate, --prior ood: labelled judgments table of other items; --method transfer "
+                          "reads several (repeat --ood, one labelled set per file)")
     fit.add_argument("--ds-model", choices=DS_MODELS, help="winrate, dawid-skene: two-coin (default) or one-coin")
     fit.add_argument("--systems", metavar="A,B,...", help="winrate: system order (pairs are earlier vs later)")
     fit.add_argument("--swap", choices=SWAP_MODES, help="winrate: a judge's two orders: sum (default), none, split")

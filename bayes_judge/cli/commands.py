@@ -30,7 +30,7 @@ __all__ = ["cmd_fit", "cmd_summary", "cmd_report", "cmd_select", "cmd_compare", 
 
 # the package's option values, repeated here so that `--help` needs no heavy imports
 # (tests/test_cli.py checks that they equal the package's own tuples)
-WINRATE_METHODS = ("regression", "ppi", "dawid-skene", "hierarchical", "bwrs", "observed", "independent")
+WINRATE_METHODS = ("regression", "ppi", "transfer", "dawid-skene", "hierarchical", "bwrs", "observed", "independent")
 RANK_METHODS = ("poe-bt", "poe-g", "poe-g-hard", "bt")  # the generative ones (bayesian=True)
 BACKENDS = ("nutpie", "numpyro", "pymc")
 PRIORS = ("none", "in-distribution", "ood")
@@ -95,9 +95,13 @@ def cmd_fit(args: argparse.Namespace) -> int:
     tune = args.draws if args.tune is None else args.tune
     kw = dict(sampler=args.sampler, chains=args.chains, draws=args.draws, tune=tune, seed=args.seed)
     if args.task == "winrate":
-        ood = read_table(args.ood, "OOD judgments table", judgments=True) if args.ood else None
-        if ood is not None and args.prior not in (None, "ood"):
+        tables = [read_table(f, "OOD judgments table", judgments=True) for f in args.ood or []]
+        if tables and args.prior not in (None, "ood"):
             raise CLIError("--ood needs --prior ood")
+        if len(tables) > 1 and method != "transfer":
+            raise CLIError("several --ood files are read by --method transfer only")
+        ood = ({Path(f).stem: t for f, t in zip(args.ood, tables, strict=True)} if method == "transfer"
+               else (tables[0] if tables else None))
         idata = bj.win_rate(df, method=method, prior=args.prior, ood=ood, ds_model=args.ds_model or "two-coin",
                             systems=_split_list(args.systems), swap=args.swap or "sum",
                             ties=args.ties, **kw)
