@@ -13,17 +13,18 @@ def next_labels(idata: az.InferenceData, n: int) -> pd.DataFrame:
     """The ``n`` unlabelled items whose human labels would shrink p's interval most.
 
     For a win-rate fit whose model has per-item posteriors ``h_prob`` (P(a human prefers G0 on
-    the item | parameters); the regression and Dawid-Skene models), an unlabelled item adds to
-    the variance of the finite-population win rate p (the share of the N items a human prefers
-    G0 on) through two terms: its own Bernoulli variance ``E[h](1 − E[h])``, which its label
-    removes outright, and the parameter uncertainty ``Var_θ(h_prob)`` of its verdict pattern,
-    which a label there reduces for every item sharing the pattern.  The score of item i is::
+    the item | θ); the regression and Dawid-Skene models), the score of unlabelled item i is the
+    expected drop of the posterior variance of its pair's win rate p once its label y_i is
+    known, computed from the posterior draws without a refit (importance reweighting)::
 
-        score_i = E[h_i](1 − E[h_i]) + m_i Var_θ(h_prob_i) / (1 + l_i)
+        score_i = Var(p) − Σ_{y ∈ {0, 1}} P(y_i = y) Var(p | y_i = y)
+        P(y_i = 1) = E[h_i];  draws reweighted by w_s ∝ h_is (y = 1) or 1 − h_is (y = 0)
+        p_s | y_i = y  =  p_s + (y − h_is) / N          (the item's own share, now known)
 
-    with ``m_i`` the unlabelled items sharing i's verdicts (same ``h_prob`` draws) and ``l_i``
-    the labelled ones.  Items are taken greedily, one per pattern before any pattern's second,
-    so that a batch spreads over the verdict patterns.
+    so an item counts both for its own Bernoulli uncertainty and for what its label teaches the
+    model about θ (a label on a verdict pattern the model is unsure how to read moves every
+    item that shares it).  Items are taken greedily, one per verdict pattern (items with equal
+    ``h_prob`` draws) before any pattern's second, so that a batch spreads over the patterns.
 
     Parameters
     ----------
@@ -54,16 +55,27 @@ def next_labels(idata: az.InferenceData, n: int) -> pd.DataFrame:
     unl = label < 0
     if not unl.any():
         raise ValueError("every item is labelled: there is nothing left to propose")
-    mean, var = draws.mean(axis=0), draws.var(axis=0)
+    mean = draws.mean(axis=0)
+    p_draws = idata.posterior["p"].to_numpy().reshape(draws.shape[0], -1)[:, pair]  # (S, U): each item's pair
+    n_pair = np.bincount(pair)[pair].astype(float)
+    score = p_draws.var(axis=0) - sum(
+        _reweighted_var(p_draws + (y - draws) / n_pair, w) * (mean if y else 1 - mean)
+        for y, w in ((1, draws), (0, 1.0 - draws))
+    )
     # items sharing a verdict pattern share their h_prob draws exactly: group by them
     key = pd.Series([hash(draws[:, i].tobytes()) for i in range(draws.shape[1])])
     group = key.groupby(key).ngroup().to_numpy()
-    m = np.bincount(group, weights=unl.astype(float))[group]
-    lab = np.bincount(group, weights=(~unl).astype(float))[group]
-    score = mean * (1 - mean) + m * var / (1 + lab)
     df = pd.DataFrame({"item": items, "pair": [pair_names[j] for j in pair], "h_mean": mean,
                        "score": score, "group": group})[unl]
     df = df.sort_values("score", ascending=False, kind="stable")
     df["round"] = df.groupby("group").cumcount()
     df = df.sort_values(["round", "score"], ascending=[True, False], kind="stable")
     return df.head(int(n))[["item", "pair", "h_mean", "score"]].reset_index(drop=True)
+
+
+def _reweighted_var(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Variance of each column of ``x`` (S, U) under draw weights ``w`` (S, U), shape (U,)."""
+    tot = w.sum(axis=0)
+    w = w / np.where(tot > 0, tot, 1.0)
+    m = (w * x).sum(axis=0)
+    return (w * (x - m) ** 2).sum(axis=0)

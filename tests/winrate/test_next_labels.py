@@ -1,0 +1,49 @@
+"""bj.next_labels scores an item by the expected drop of Var(p) once its label is known."""
+
+from __future__ import annotations
+
+import arviz as az
+import numpy as np
+
+import bayes_judge as bj
+
+
+def _fit(h: np.ndarray, p: np.ndarray, label: np.ndarray):
+    """A win-rate-like InferenceData with h_prob (1, S, U), p (1, S, 1), one pair."""
+    U = h.shape[1]
+    return az.from_dict(
+        posterior={"h_prob": h[None], "p": p[None, :, None]},
+        constant_data={"human_label": label, "item_pair": np.zeros(U, dtype=int)},
+        coords={"item": [f"i{k}" for k in range(U)], "pair": ["G0 vs G1"]},
+        dims={"h_prob": ["item"], "p": ["pair"], "human_label": ["item"], "item_pair": ["item"]},
+    )
+
+
+def test_score_is_the_expected_variance_drop():
+    rng = np.random.default_rng(0)
+    S, U = 4000, 6
+    theta = rng.normal(0, 1, S)  # a parameter the labels would teach
+    h = np.column_stack([
+        np.full(S, 0.5),                     # i0: a coin, independent of theta
+        1 / (1 + np.exp(-2 * theta)),        # i1: its label says much about theta
+        1 / (1 + np.exp(-0.2 * theta)),      # i2: little
+        np.full(S, 0.99),                    # i3: almost sure
+        np.full(S, 0.5), np.full(S, 0.5),
+    ])
+    p = (h.sum(axis=1) + 0.3 * theta) / U  # p moves with theta
+    label = np.array([-1, -1, -1, -1, 1, 0])
+    out = bj.next_labels(_fit(h, p, label), 4).set_index("item")
+    # brute force for item i1
+    i = 1
+    var = p.var()
+    exp_var = 0.0
+    for y, w in ((1, h[:, i]), (0, 1 - h[:, i])):
+        x = p + (y - h[:, i]) / U
+        w = w / w.sum()
+        m = (w * x).sum()
+        exp_var += (h[:, i].mean() if y else 1 - h[:, i].mean()) * (w * (x - m) ** 2).sum()
+    np.testing.assert_allclose(out.loc["i1", "score"], var - exp_var, rtol=1e-10)
+    assert out.index[0] == "i1"  # the informative label first
+    assert out.loc["i1", "score"] > out.loc["i2", "score"] > out.loc["i3", "score"]
+    assert out.loc["i0", "score"] > out.loc["i3", "score"]  # a coin's own variance still counts
+    assert not {"i4", "i5"} & set(out.index)  # labelled items are never proposed
