@@ -293,7 +293,8 @@ def win_rate(
     method : str, optional
         ``None`` (default): the package's recommended estimator, the one that holds its nominal
         coverage on real judges with known truth (``benchmarks/real_calibration.py``):
-        ``"regression"`` when human labels are given, ``"dawid-skene"`` when none are.
+        ``"regression"`` when human labels are given, ``"transfer"`` when none are but ``ood=``
+        holds several labelled sets, ``"dawid-skene"`` otherwise.
         ``"regression"``: the human label regressed on each item's whole verdict pattern, the
         fit carried to the unlabelled items, ``p`` the share of all items a human prefers G0 on
         (:func:`bayes_judge.generative.winrate_models.label_regression`);
@@ -312,10 +313,12 @@ def win_rate(
     prior : {"none", "in-distribution", "ood"}, optional
         Source of human knowledge (seed 003 §4.3).  Default: ``"ood"`` when ``ood=`` is given,
         ``"in-distribution"`` when labels are given, else ``"none"``.
-    ood : pandas.DataFrame, optional
+    ood : pandas.DataFrame, or a list / dict of them, optional
         A labelled OOD judgments table (judgments columns plus ``human``), same judges.  Its
         pairs are oriented by sorted system name (the OOD set's alphabetically first system plays
-        G0), so name its systems so that G0's counterpart sorts first.
+        G0), so name its systems so that G0's counterpart sorts first.  Several labelled sets
+        (any judges; a dict names them) are read by ``method="transfer"``, also as
+        :class:`~bayes_judge.estimators.transfer.TransferSource` from :func:`transfer_sources`.
     systems : list of str, optional
         System order; pairs are (earlier, later).  Default: sorted names.
     judges : list of str, optional
@@ -379,7 +382,9 @@ def win_rate(
     """
     labelled = human is not None or ("human" in df.columns and df["human"].notna().any())
     if method is None:  # the recommended estimator: honest on real judges (issue 13 benchmark)
-        method = "regression" if (labelled and prior in (None, "in-distribution") and ood is None) else "dawid-skene"
+        several = ood is not None and not isinstance(ood, pd.DataFrame)  # labelled sets to transfer from
+        method = ("regression" if (labelled and prior in (None, "in-distribution") and ood is None)
+                  else "transfer" if several else "dawid-skene")
     if prior is None:
         prior = "ood" if ood is not None else ("in-distribution" if labelled and method != "observed" else "none")
     if ties is None:  # the seed's coin flip for the seed's estimators; ties are votes of 0 otherwise

@@ -112,6 +112,8 @@ def test_win_rate_transfer_end_to_end():
     s = bj.win_rate_summary(fit, hdi_prob=0.9).iloc[0]
     assert s["hdi_low"] <= truth <= s["hdi_high"]
     assert s["p_mean"] > 0.6  # the judges are informative: far from the prior's 0.5
+    # several labelled sets and no method: the transfer estimator is the default
+    assert bj.win_rate(target, ood=sources, chains=1, draws=50).attrs["method"] == "transfer"
     # precomputed sources give the same draws
     again = bj.win_rate(target, method="transfer", ood=bj.transfer_sources(sources), chains=2, draws=500, seed=0)
     np.testing.assert_allclose(again.posterior["p"], fit.posterior["p"])
