@@ -9,12 +9,12 @@ two simulated generators G0 / G1 with a true win rate of 0.8, seed 003 §4.1), c
                       NUTS to (p, q0, q1) and BinaryGibbsMetropolis to h.  4 chains x (tune + draws),
                       cores=2, PyMC defaults otherwise.
 * ``ours-numpyro``  : ``bj.win_rate(g, method="dawid-skene", prior="none", swap="split",
-                      backend="numpyro")``, first
+                      sampler="numpyro")``, first
                       fit in a fresh process (imports + JAX tracing/compile counted), then a second
                       fit of same-shaped data (``assign_generators(df, seed=1)``) in that process.
-* ``ours-nutpie``   : the same call with the package's default ``backend="nutpie"`` (first and second
+* ``ours-nutpie``   : the same call with the package's default ``sampler="nutpie"`` (first and second
                       fit, as for NumPyro).
-* ``ours-pymc``     : the same call with ``backend="pymc"``, first fit in a fresh process.
+* ``ours-pymc``     : the same call with ``sampler="pymc"``, first fit in a fresh process.
 * BWRS with 10 000 draws + ``win_rate_summary`` (KDE mode), and ``kde_mode`` against
   ``scipy.stats.gaussian_kde`` on a 1e4-point grid for the same draws.
 
@@ -191,7 +191,7 @@ def _worker_two_fits(cfg: dict, backend: str) -> dict:
     import bayes_judge as bj
 
     t_import = time.perf_counter() - t0
-    kw = dict(method="dawid-skene", prior="none", swap="split", backend=backend, chains=cfg["chains"],
+    kw = dict(method="dawid-skene", prior="none", swap="split", sampler=backend, chains=cfg["chains"],
               draws=cfg["draws"], tune=cfg["tune"], seed=0)
     df, g = _data(0)
     t_fit = time.perf_counter()
@@ -210,10 +210,10 @@ def _worker_two_fits(cfg: dict, backend: str) -> dict:
 def worker_ours_numpyro(cfg: dict) -> dict:
     import jax
 
-    from bayes_judge import inference
+    from bayes_judge.inference import fit as inference_fit
 
     out = _worker_two_fits(cfg, "numpyro")
-    out["second"]["compiled_samplers_cached"] = len(inference._MCMC_CACHE)
+    out["second"]["compiled_models_cached"] = len(inference_fit._CACHE)
     out.update({"jax_devices": jax.local_device_count(), "xla_flags": os.environ.get("XLA_FLAGS", "")})
     return out
 
@@ -233,7 +233,7 @@ def worker_ours_pymc(cfg: dict) -> dict:
     modules_before = _count_modules(_compiledir())
     df, g = _data(0)
     t_fit = time.perf_counter()
-    idata = bj.win_rate(g, method="dawid-skene", prior="none", swap="split", backend="pymc",
+    idata = bj.win_rate(g, method="dawid-skene", prior="none", swap="split", sampler="pymc",
                         chains=cfg["chains"], draws=cfg["draws"], tune=cfg["tune"], seed=0)
     fit_s = time.perf_counter() - t_fit
     wall = time.perf_counter() - t0
@@ -406,11 +406,11 @@ def _table(res: dict) -> str:
     base = res["baseline"]
     rows = [
         ("baseline: PyMC, h sampled by BinaryGibbsMetropolis (fresh process)", base),
-        ("ours nutpie (default backend): first fit (fresh process)", res["ours_nutpie"]["first"]),
+        ("ours nutpie (default sampler): first fit (fresh process)", res["ours_nutpie"]["first"]),
         ("ours nutpie: second fit, same shapes, same process", res["ours_nutpie"]["second"]),
         ("ours numpyro: first fit (fresh process, import + JIT)", res["ours_numpyro"]["first"]),
         ("ours numpyro: second fit, same shapes, same process", res["ours_numpyro"]["second"]),
-        ("ours pymc backend: first fit (fresh process)", res["ours_pymc"]),
+        ("ours pymc sampler: first fit (fresh process)", res["ours_pymc"]),
     ]
     head = ("| run | wall s | ESS bulk p | ESS/s p | min ESS/s q0,q1 | max r_hat | p mean | ESS/s p vs baseline "
             "| fit s (no imports) | ESS/s p, fit | vs baseline, fit |\n"

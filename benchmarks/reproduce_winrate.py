@@ -78,7 +78,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--fig2-chains", type=int, default=4, help="Fig. 2: Dawid-Skene NUTS chains")
     ap.add_argument("--bwrs-draws", type=int, default=10000, help="Fig. 2: BWRS samples N (one chain); the seed used 10000")
     ap.add_argument("--ratios", nargs="+", type=float, default=[round(0.1 * i, 1) for i in range(1, 11)], help="Fig. 2: prior data ratios")
-    ap.add_argument("--backend", default=None, help="Dawid-Skene NUTS backend passed to bj.win_rate (default: the package's)")
+    ap.add_argument("--sampler", default=None, help="Dawid-Skene NUTS sampler passed to bj.win_rate (default: the package's)")
     ap.add_argument("--skip-table3", action="store_true", help="skip Table 3")
     ap.add_argument("--skip-fig2", action="store_true", help="skip Fig. 2")
     ap.add_argument("--llmbar-all-judges", type=int, default=0, metavar="REPS",
@@ -109,7 +109,7 @@ BACKEND: dict = {}
 def fit(g: pd.DataFrame, **kw):
     """bj.win_rate with its warnings counted instead of printed."""
     if kw.get("method") == "dawid-skene" and BACKEND.get("name"):
-        kw["backend"] = BACKEND["name"]
+        kw["sampler"] = BACKEND["name"]
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         idata = bj.win_rate(g, **kw)
@@ -120,7 +120,7 @@ def fit(g: pd.DataFrame, **kw):
 def ds_diag(idata) -> dict:
     s = idata.sample_stats
     return {
-        "backend": idata.attrs.get("backend"),
+        "sampler": idata.attrs.get("sampler"),
         "divergences": int(s["diverging"].sum()),
         "r_hat": float(bj.win_rate_summary(idata)["r_hat"].iloc[0]),
     }
@@ -305,7 +305,7 @@ def plot_fig2(rows: list[dict], datasets, path: Path, title_note: str) -> None:
 # --------------------------------------------------------------------------- main
 def main(argv=None) -> int:
     a = parse_args(argv)
-    BACKEND["name"] = a.backend
+    BACKEND["name"] = a.sampler
     t_start = time.perf_counter()
     cmd = " ".join(shlex.quote(x) for x in [sys.executable, *sys.argv])
     log = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731

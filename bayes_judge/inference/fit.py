@@ -21,6 +21,7 @@ import logging
 import os
 import sys
 import warnings
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -127,13 +128,28 @@ def _init_point(spec: ModelSpec, d: Any, priors: Priors, model) -> dict[str, np.
     return _shape_start(model, (spec.init or prior_mean_init)(d, priors))
 
 
+_POINT_FNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _initial_point(model) -> dict[str, np.ndarray]:
+    """``model.initial_point()`` from a function compiled once per model (it reads the model's
+    shared data, so a refit's new shapes show); PyMC compiles it anew on every call."""
+    fn = _POINT_FNS.get(model)
+    if fn is None:
+        from pymc.initial_point import make_initial_point_fn
+
+        fn = _POINT_FNS[model] = make_initial_point_fn(model=model, return_transformed=True)
+    return fn(0)
+
+
 def _shape_start(model, init: Mapping[str, Any]) -> dict[str, np.ndarray]:
     """Start values broadcast to their variables' shapes; names the model lacks are left out."""
     out = {}
+    ip = _initial_point(model)
     for name, val in init.items():
         if name not in model.named_vars or model[name] not in model.free_RVs:
             continue
-        shape = tuple(model.initial_point()[model.rvs_to_values[model[name]].name].shape)
+        shape = tuple(ip[model.rvs_to_values[model[name]].name].shape)
         out[name] = np.broadcast_to(np.asarray(val, dtype=float), shape).copy()
     return out
 
@@ -255,7 +271,7 @@ def _with_start(compiled, model, start):
     """The compiled model with every chain starting at ``start`` (constrained values)."""
     import dataclasses
 
-    ip = model.initial_point()
+    ip = dict(_initial_point(model))
     for name, val in start.items():
         rv = model[name]
         value_var = model.rvs_to_values[rv]
