@@ -440,18 +440,6 @@ def write_markdown(path: Path, payload: dict) -> None:
     path.write_text("\n".join(parts))
 
 
-def _jsonable(x):
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, np.generic):
-        x = x.item()
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
-
-
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sets", default="all", help=f"comma-separated, or 'all': {', '.join(SETS)}")
@@ -483,7 +471,7 @@ def main(argv: list[str] | None = None) -> dict:
                "wall_s": time.perf_counter() - t0, "records": records}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(_jsonable(payload), indent=None, separators=(",", ":")))
+    out.with_suffix(".json").write_text(json.dumps(rc._jsonable(payload), indent=None, separators=(",", ":")))
     write_markdown(out.with_suffix(".md"), payload)
     print()
     print(tables(records))

@@ -22,7 +22,8 @@ Bradley-Terry MLE on the judges' hard verdicts (ties half) and its bootstrap ove
 Reported per set and method: Kendall tau with (1); the coverage of (2) by the 90% intervals
 (posterior HDI / bootstrap percentile); and the calibration of P(i > j) against the experts'
 pairwise preference rate on the comparisons *not* used as labels: mean |predicted - observed|
-over system pairs weighted by their comparisons, and a reliability diagram (png).  The judges'
+over system pairs weighted by their comparisons, the same over 10 bins of the prediction (the
+expected calibration error), and a binned reliability diagram (png).  The judges'
 own BT scores estimate the judges' (attenuated) preference, not the human one: their intervals
 are expected to miss (2).
 
@@ -97,13 +98,36 @@ def judge_bt(df: pd.DataFrame, systems: list[str], weight: np.ndarray | None = N
     return bt_mle(idx.get_indexer(df["a"]), idx.get_indexer(df["b"]), win, len(systems), weight)
 
 
-def calibration(pred: pd.DataFrame, held: pd.DataFrame) -> tuple[float, pd.DataFrame]:
-    """Weighted mean |P(lo > hi) predicted - the experts' rate| over system pairs, and the pairs."""
+N_BINS = 10
+
+
+def calibration(pred: pd.DataFrame, held: pd.DataFrame) -> tuple[float, float, pd.DataFrame]:
+    """Weighted mean |P(lo > hi) predicted - the experts' rate| over system pairs, the binned
+    (reliability-diagram) error, and the pairs with their bin.
+
+    Binned: the held-out comparisons are grouped by their pair's prediction into ``N_BINS`` equal
+    bins of [0, 1]; the error is the comparison-weighted mean over bins of |mean prediction -
+    the experts' rate in the bin| (the expected calibration error, ECE).  Pairs with few
+    comparisons are noisy one by one; bins pool them.
+    """
     h = held.dropna(subset=["lo_wins"]).groupby(["lo", "hi"])["lo_wins"].agg(["mean", "size"]).reset_index()
     p = np.array([pred.loc[a, b] for a, b in zip(h["lo"], h["hi"], strict=True)])
     h["pred"] = p
     err = float(np.average(np.abs(h["pred"] - h["mean"]), weights=h["size"]))
-    return err, h
+    h["bin"] = np.minimum((h["pred"] * N_BINS).astype(int), N_BINS - 1)
+    b = reliability_bins(h)
+    ece = float(np.average(np.abs(b["pred"] - b["rate"]), weights=b["size"]))
+    return err, ece, h
+
+
+def reliability_bins(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Per prediction bin: comparison-weighted mean prediction, the experts' rate, comparisons."""
+    w = pairs["size"]
+    g = pairs.assign(wp=pairs["pred"] * w, wr=pairs["mean"] * w).groupby("bin")
+    out = pd.DataFrame({"size": g["size"].sum()})
+    out["pred"] = g["wp"].sum() / out["size"]
+    out["rate"] = g["wr"].sum() / out["size"]
+    return out.reset_index()
 
 
 def run_set(name: str, args) -> tuple[list[dict], dict]:
@@ -124,13 +148,13 @@ def run_set(name: str, args) -> tuple[list[dict], dict]:
     def record(method, scores, low=None, high=None, pred=None, wall=np.nan, extra=None):
         tau = kendalltau(scores, truth_rank).statistic
         cov = float(np.mean((low <= truth_bt) & (truth_bt <= high))) if low is not None else np.nan
-        err = np.nan
+        err = ece = np.nan
         if pred is not None:
-            err, pairs = calibration(pred, held)
+            err, ece, pairs = calibration(pred, held)
             curves[method] = pairs
         rows.append({"set": name, "method": method, "kendall_tau": tau, "coverage_90": cov,
                      "mean_width": float(np.mean(high - low)) if low is not None else np.nan,
-                     "calibration_error": err, "wall_s": wall, **(extra or {})})
+                     "calibration_error": err, "calibration_error_binned": ece, "wall_s": wall, **(extra or {})})
 
     pct = f"{args.label_share:.0%} labels"
     for label, human, sb in (("leaderboard, judges only", None, True),
@@ -202,9 +226,12 @@ def plot(curves: dict, path: Path) -> None:
     fig, axes = plt.subplots(1, len(curves), figsize=(5 * len(curves), 4.5), squeeze=False)
     for ax, (name, c) in zip(axes[0], curves.items(), strict=True):
         for method, pairs in c["curves"].items():
-            ax.scatter(pairs["pred"], pairs["mean"], s=np.sqrt(pairs["size"]) * 2, alpha=0.6, label=method)
+            dots = ax.scatter(pairs["pred"], pairs["mean"], s=np.sqrt(pairs["size"]), alpha=0.15)
+            b = reliability_bins(pairs)
+            ax.plot(b["pred"], b["rate"], "o-", color=dots.get_facecolor()[0][:3], ms=4, label=method)
         ax.plot([0, 1], [0, 1], "k--", lw=1)
-        ax.set(title=f"{name}: P(i > j), system pairs", xlabel="predicted", ylabel="experts' preference rate (held out)")
+        ax.set(title=f"{name}: reliability of P(i > j)", xlabel=f"predicted ({N_BINS} bins; faint: system pairs)",
+               ylabel="experts' preference rate (held out)")
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -233,7 +260,8 @@ def main() -> None:
           "Kendall tau: with the experts' mean scores per system. coverage_90: share of the human BT scores "
           "(MLE on the experts' pairwise preferences, all comparisons) inside the 90% intervals. "
           "calibration_error: weighted mean |P(i > j) - the experts' preference rate| over system pairs on the "
-          "comparisons not used as labels.", "",
+          "comparisons not used as labels; calibration_error_binned: the same over 10 bins of the prediction "
+          "(ECE; the reliability diagram's points).", "",
           markdown_table(table), "",
           *(f"- {k}: {json.dumps(v['meta'])}" for k, v in curves.items()),
           f"- load average before/after: {load0:.1f} / {os.getloadavg()[0]:.1f}"]
