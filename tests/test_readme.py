@@ -20,9 +20,11 @@ def test_readme_example_runs(capsys):
     text = README.read_text()
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
     assert blocks, "README has no python example"
-    exec(compile(blocks[0], str(README), "exec"), {})
+    ns: dict = {}
+    exec(compile(blocks[0], str(README), "exec"), ns)
     out = capsys.readouterr().out
     assert "p_mean" in out and "true p: 0.8" in out and "acc_g0" in out and "h_mean" in out
+    assert ns["tr"].attrs["method"] == "transfer" and ns["tr"].attrs["transfer_sources"] == ["llmeval2", "llmbar_natural"]
 
 
 def test_readme_model_library_example_runs(capsys):
