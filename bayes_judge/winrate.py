@@ -466,9 +466,8 @@ def win_rate(
         extra = {"ppi": post.pop("ppi")}
     elif method == "transfer":
         assert sources is not None
-        post = _transfer_post(data, sources, chains=chains, draws=draws, seed=rng_seed)
-        extra = {"transfer": {"transfer_sources": [s.name for s in sources],
-                              "transfer_slopes": [s.slope for s in sources]}}
+        post, info = _transfer_post(data, sources, chains=chains, draws=draws, seed=rng_seed)
+        extra = {"transfer": info}
         dims.update({"pi": ["pair"], "beta": ["pair"]})
     elif method == "bwrs":
         if prior == "none":
@@ -583,8 +582,15 @@ def _ppi_draws(data: WinRateData, *, alpha: float, chains: int, draws: int, seed
 
 
 def transfer_sources(ood, *, swap: str = "sum", ties: str = "skip", seed: int = 1) -> list:
-    """Each labelled source table's calibration β_s (:func:`~bayes_judge.estimators.transfer.source_slope`)."""
-    from .estimators.transfer import TransferSource, source_slope
+    """Labelled source sets for ``method="transfer"``: each table encoded once, its judges' net
+    votes and its labels kept (:class:`~bayes_judge.estimators.transfer.TransferSource`).
+
+    Parameters
+    ----------
+    ood : pandas.DataFrame, or a list / dict of them (a dict names the sets), or TransferSource
+        objects (kept as they are).
+    """
+    from .estimators.transfer import TransferSource
 
     if isinstance(ood, pd.DataFrame | TransferSource):
         named = {"ood": ood}
@@ -596,7 +602,7 @@ def transfer_sources(ood, *, swap: str = "sum", ties: str = "skip", seed: int = 
         raise ValueError("method='transfer': ood= holds no source tables")
     out = []
     for i, (name, src) in enumerate(named.items()):
-        if isinstance(src, TransferSource):  # calibrated before: reuse
+        if isinstance(src, TransferSource):  # encoded before: reuse
             out.append(src)
             continue
         if not isinstance(src, pd.DataFrame):
@@ -605,20 +611,33 @@ def transfer_sources(ood, *, swap: str = "sum", ties: str = "skip", seed: int = 
         lab = d.label >= 0
         if not lab.any():
             raise ValueError(f"ood: source {name!r} has no human labels ('human' column empty); a source must be labelled")
-        out.append(source_slope(2 * item_predictions(d)[lab] - 1, d.label[lab], name=name))
+        out.append(TransferSource(name=name, judges=tuple(d.judges), votes=_net_votes(d)[lab], label=d.label[lab]))
     return out
 
 
-def _transfer_post(data: WinRateData, sources: list, *, chains: int, draws: int, seed: int) -> dict:
-    """Cut-posterior draws per pair of systems (:func:`~bayes_judge.estimators.transfer.transfer_draws`)."""
-    from .estimators.transfer import transfer_draws
+def _net_votes(data: WinRateData) -> np.ndarray:
+    """Judge e's net vote for G0 on unit u, (for G0 − for G1) / all its verdicts (a tie counts 0),
+    NaN where e gave none, shape (U, E)."""
+    tot = data.n_first + data.n_second + data.n_tie
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(tot > 0, (data.n_first - data.n_second) / tot, np.nan)
 
-    x = 2 * item_predictions(data) - 1
+
+def _transfer_post(data: WinRateData, sources: list, *, chains: int, draws: int, seed: int) -> tuple[dict, dict]:
+    """Cut-posterior draws per pair of systems (:func:`~bayes_judge.estimators.transfer.transfer_draws`)."""
+    from .estimators.transfer import judge_weights, source_slopes, transfer_draws, weighted_vote
+
+    slopes = source_slopes(sources)
+    w = judge_weights(data.judges, sources)
+    x = weighted_vote(_net_votes(data), w)
+    x = np.where(((data.n_first + data.n_second + data.n_tie).sum(axis=1) > 0), x, np.nan)
     P = len(data.pairs)
     post = {k: np.empty((chains, draws, P)) for k in ("p", "pi", "beta")}
     for j in range(P):
         u = data.unit_pair == j
-        d = transfer_draws(x[u], data.label[u], sources, chains=chains, draws=draws, seed=seed + j)
+        d = transfer_draws(x[u], data.label[u], slopes, chains=chains, draws=draws, seed=seed + j)
         for k, v in d.items():
             post[k][:, :, j] = v
-    return post
+    info = {"transfer_sources": [s.name for s in sources], "transfer_slopes": [b for b, _ in slopes],
+            "transfer_judge_weights": [float(v) for v in w]}
+    return post, info

@@ -30,7 +30,7 @@ Estimators (each a function ``(task) -> (estimate, low, high)`` for a 90% interv
 * label-free, run at budget 0 only (their answers do not depend on the budget): ``observed``
   (``bj.win_rate(method="observed")``, the judges' pooled share, seed 003 eq. 4), ``ds_none``
   (``method="dawid-skene", prior="none"``), ``transfer`` (``method="transfer"``, leave-one-set-out:
-  the other six sets' own labelled tables calibrate the judges' mean vote, no label of this
+  the other six sets' own labelled tables weight and calibrate the judges' votes, no label of this
   set is used), and crowd-kit's ``ck_ds`` (DawidSkene),
   ``ck_onecoin`` (OneCoinDawidSkene), ``ck_glad`` (GLAD), ``ck_mace`` (MACE) and ``ck_mv``
   (MajorityVote): each (judge, presentation order) is a worker, ties are left out, every item
@@ -433,7 +433,7 @@ def est_hierarchical(task: Task) -> Result:
 
 @cache
 def _source(name: str):
-    """The labelled set ``name``'s calibration of the judges' mean vote (computed once)."""
+    """The labelled set ``name`` encoded once as a transfer source (its judges' votes and labels)."""
     return bj.transfer_sources({name: _judgments(name)})[0]
 
 
