@@ -63,8 +63,7 @@ def next_labels(idata: az.InferenceData, n: int) -> pd.DataFrame:
         for y, w in ((1, draws), (0, 1.0 - draws))
     )
     # items sharing a verdict pattern share their h_prob draws exactly: group by them
-    key = pd.Series([hash(draws[:, i].tobytes()) for i in range(draws.shape[1])])
-    group = key.groupby(key).ngroup().to_numpy()
+    group = np.unique(draws.T, axis=0, return_inverse=True)[1].reshape(-1)
     df = pd.DataFrame({"item": items, "pair": [pair_names[j] for j in pair], "h_mean": mean,
                        "score": score, "group": group})[unl]
     df = df.sort_values("score", ascending=False, kind="stable")

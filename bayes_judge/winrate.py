@@ -629,8 +629,7 @@ def _transfer_post(data: WinRateData, sources: list, *, chains: int, draws: int,
 
     slopes = source_slopes(sources)
     w = judge_weights(data.judges, sources)
-    x = weighted_vote(_net_votes(data), w)
-    x = np.where(((data.n_first + data.n_second + data.n_tie).sum(axis=1) > 0), x, np.nan)
+    x = weighted_vote(_net_votes(data), w)  # 0 (no information, r = 1/2) where no judge judged
     P = len(data.pairs)
     post = {k: np.empty((chains, draws, P)) for k in ("p", "pi", "beta")}
     for j in range(P):

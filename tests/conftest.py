@@ -20,3 +20,19 @@ def tiny():
             "winner": ["a", "b", "a", "a", "b", "b", "a", "b"],
         }
     )
+
+
+def load_benchmark(name: str):
+    """A script of ``benchmarks/`` imported as a module (registered under its name, once)."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    if name in sys.modules:
+        return sys.modules[name]
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod

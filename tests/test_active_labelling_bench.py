@@ -1,22 +1,14 @@
 """The active-labelling benchmark (benchmarks/active_labelling.py): one tiny unit end to end."""
 
-import importlib.util
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def al():
-    spec = importlib.util.spec_from_file_location("active_labelling", ROOT / "benchmarks" / "active_labelling.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("active_labelling", mod)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark("active_labelling")
 
 
 def test_one_unit_gives_sane_records(al):

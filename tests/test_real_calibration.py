@@ -1,27 +1,19 @@
 """The real-data calibration benchmark (benchmarks/real_calibration.py): its protocols and harness."""
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import load_benchmark
 
 import bayes_judge as bj
 from bayes_judge.estimators import labels_only_interval, ppi_mean
 
-ROOT = Path(__file__).resolve().parents[1]
-
 
 @pytest.fixture(scope="module")
 def rc():
-    spec = importlib.util.spec_from_file_location("real_calibration", ROOT / "benchmarks" / "real_calibration.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("real_calibration", mod)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark("real_calibration")
 
 
 @pytest.fixture(scope="module")

@@ -171,7 +171,7 @@ def transfer_draws(
     Parameters
     ----------
     x : ndarray, shape (N,)
-        Each item's (weighted) vote for G0 in [−1, 1]; NaN where no judge judged it (r = 1/2).
+        Each item's (weighted) vote for G0 in [−1, 1]; 0 or NaN where no judge judged it (r = 1/2).
     label : ndarray of int, shape (N,)
         1 / 0 where a human label says G0 / G1 is preferred, −1 where unlabelled.
     slopes : sequence of (β_s, se_s)
