@@ -410,9 +410,8 @@ class VerdictPatterns:
 
     @property
     def vote(self) -> np.ndarray:
-        """Net vote of judge ``e`` for G0 on a pattern: (n1 − n0) / (n1 + n0 + ties), in [−1, 1]."""
-        tot = self.n1 + self.n0 + self.n_tie
-        return np.where(tot > 0, (self.n1 - self.n0) / np.maximum(tot, 1), 0.0)
+        """Net vote of judge ``e`` for G0 on a pattern (:func:`net_vote`; 0 where e gave none)."""
+        return net_vote(self.n1, self.n0, self.n_tie, missing=0.0)
 
     @property
     def vote_mean(self) -> np.ndarray:
@@ -462,6 +461,13 @@ class VerdictPatterns:
         "vote_mean": ("pattern",), "n_labelled": ("pattern",), "n_label_g0": ("pattern",),
         "n_unlabelled": ("pattern",), "items_per_pair": ("pair",), "judged": ("pair", "judge"),
     }
+
+
+def net_vote(n1: np.ndarray, n0: np.ndarray, n_tie: np.ndarray, *, missing: float) -> np.ndarray:
+    """Net vote for G0, ``(n1 − n0) / (n1 + n0 + ties)`` in [−1, 1] (a tie counts 0), elementwise;
+    ``missing`` where there is no verdict at all."""
+    tot = n1 + n0 + n_tie
+    return np.where(tot > 0, (n1 - n0) / np.maximum(tot, 1), missing)
 
 
 def verdict_patterns(data: WinRateData, *, use_labels: bool) -> VerdictPatterns:

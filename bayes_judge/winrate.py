@@ -14,7 +14,7 @@ from .calibration import bwrs_draws, observed_draws
 from .generative.priors import Beta, Priors
 from .inference.fit import SAMPLERS
 from .inference.idata import build_idata
-from .verdicts import WinRateData, encode_win_rate
+from .verdicts import WinRateData, encode_win_rate, net_vote
 
 __all__ = ["win_rate", "transfer_sources", "LabelSwitchingWarning", "METHODS", "PRIORS", "DS_MODELS"]
 
@@ -300,10 +300,10 @@ def win_rate(
         (:func:`bayes_judge.generative.winrate_models.label_regression`);
         ``"ppi"``: prediction-powered inference, power-tuned (PPI++), the judges' share of
         verdicts for G0 as the prediction (a reference; its normal interval as draws);
-        ``"transfer"``: no labels needed here; the judges' mean vote calibrated on the labelled
-        sets in ``ood=`` (a list or dict of tables or
-        :class:`~bayes_judge.estimators.transfer.TransferSource`), with their between-set spread carried into
-        the interval (:mod:`bayes_judge.estimators.transfer`);
+        ``"transfer"``: no labels needed here; the judges' votes, each weighted by its record on
+        the labelled sets in ``ood=`` (a list or dict of tables or
+        :class:`~bayes_judge.estimators.transfer.TransferSource`) and calibrated on them, their
+        between-set spread carried into the interval (:mod:`bayes_judge.estimators.transfer`);
         ``"dawid-skene"``: seed 003 Model 1 with the true label marginalized (``ds_model``
         picks two coins or one); ``"hierarchical"``: Model 1 with the judges drawn from one
         population and each judge's class asymmetry shrunk toward 0; ``"bwrs"``: Algorithm 1 / eq. 11; ``"observed"``: k of eq. 4
@@ -611,16 +611,9 @@ def transfer_sources(ood, *, swap: str = "sum", ties: str = "skip", seed: int = 
         lab = d.label >= 0
         if not lab.any():
             raise ValueError(f"ood: source {name!r} has no human labels ('human' column empty); a source must be labelled")
-        out.append(TransferSource(name=name, judges=tuple(d.judges), votes=_net_votes(d)[lab], label=d.label[lab]))
+        votes = net_vote(d.n_first, d.n_second, d.n_tie, missing=np.nan)[lab]
+        out.append(TransferSource(name=name, judges=tuple(d.judges), votes=votes, label=d.label[lab]))
     return out
-
-
-def _net_votes(data: WinRateData) -> np.ndarray:
-    """Judge e's net vote for G0 on unit u, (for G0 − for G1) / all its verdicts (a tie counts 0),
-    NaN where e gave none, shape (U, E)."""
-    tot = data.n_first + data.n_second + data.n_tie
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(tot > 0, (data.n_first - data.n_second) / tot, np.nan)
 
 
 def _transfer_post(data: WinRateData, sources: list, *, chains: int, draws: int, seed: int) -> tuple[dict, dict]:
@@ -629,7 +622,8 @@ def _transfer_post(data: WinRateData, sources: list, *, chains: int, draws: int,
 
     slopes = source_slopes(sources)
     w = judge_weights(data.judges, sources)
-    x = weighted_vote(_net_votes(data), w)  # 0 (no information, r = 1/2) where no judge judged
+    # 0 (no information, r = 1/2) where no judge judged the item
+    x = weighted_vote(net_vote(data.n_first, data.n_second, data.n_tie, missing=np.nan), w)
     P = len(data.pairs)
     post = {k: np.empty((chains, draws, P)) for k in ("p", "pi", "beta")}
     for j in range(P):
