@@ -22,7 +22,7 @@ def tiny():
     )
 
 
-def load_benchmark(name: str):
+def _load_benchmark(name: str):
     """A script of ``benchmarks/`` imported as a module (registered under its name, once)."""
     import importlib.util
     import sys
@@ -36,3 +36,9 @@ def load_benchmark(name: str):
     sys.modules[name] = mod
     spec.loader.exec_module(mod)
     return mod
+
+
+@pytest.fixture(scope="session")
+def load_benchmark():
+    """The loader of ``benchmarks/`` scripts as modules (:func:`_load_benchmark`)."""
+    return _load_benchmark

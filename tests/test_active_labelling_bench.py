@@ -3,11 +3,10 @@
 
 import numpy as np
 import pytest
-from conftest import load_benchmark
 
 
 @pytest.fixture(scope="module")
-def al():
+def al(load_benchmark):
     return load_benchmark("active_labelling")
 
 

@@ -5,14 +5,13 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import load_benchmark
 
 import bayes_judge as bj
 from bayes_judge.estimators import labels_only_interval, ppi_mean
 
 
 @pytest.fixture(scope="module")
-def rc():
+def rc(load_benchmark):
     return load_benchmark("real_calibration")
 
 
