@@ -39,11 +39,12 @@ __all__ = [
 ]
 
 SAMPLERS = ("nutpie", "pymc", "numpyro")
-# the derived functions (pointwise log-likelihood, latent and predictive draws): PyTensor's default
-# C mode; FAST_COMPILE would evaluate elementwise ops one scalar at a time in Python (measured:
-# 70 s for 4000 draws x 2200 patterns, against well under a second compiled)
-_DERIVED_MODE = None
 STAT_NAMES = ("diverging", "energy", "n_steps", "acceptance_rate", "lp", "tree_depth", "step_size")
+# the derived functions (pointwise log-likelihood, latent and predictive draws): PyTensor's default
+# C mode.  Python thunks would evaluate every op without a numpy ufunc (sigmoid, softplus, log1mexp)
+# one scalar at a time (measured: 82 s against 19 s for tests/test_reproduction.py's llmbar case),
+# and FAST_COMPILE also skips the stability rewrites
+_DERIVED_MODE = None
 
 
 @dataclass
@@ -95,9 +96,18 @@ def _entry(spec: ModelSpec, arrays, dims, coords, priors: Priors, data_dims: set
 
 
 def _set_data(model, arrays, coords, data_dims: set[str]) -> None:
-    import pymc as pm
+    """Swap a cached model's data and the lengths of its data dimensions.
 
-    pm.set_data(dict(arrays), model=model, coords={k: coords[k] for k in data_dims if k in coords})
+    ``pm.set_data`` reads each old dimension length with ``.eval()``, which compiles a C function
+    (and loads PyTensor's whole module cache, about a second, in a fresh process); the lengths are
+    shared variables, so they are read and set directly.
+    """
+    for dim in data_dims:
+        if dim in coords and dim in model.dim_lengths:
+            model.set_dim(dim, len(coords[dim]), coord_values=coords[dim])
+    for name, values in arrays.items():
+        var = model[name]
+        var.set_value(np.asarray(values, dtype=var.dtype))
 
 
 @dataclass
