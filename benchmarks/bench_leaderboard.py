@@ -17,7 +17,7 @@ is the same in every case (seeded by the size).
   of ``--sizes`` (default 1e4, 1e5, 1e6), each in a fresh subprocess, which
   simulates the table, times :func:`bayes_judge.leaderboard.encode_leaderboard` (rows -> cells),
   runs a warm-up fit of the same data (1 chain, 1 + 1 draws, ``pointwise=False``: compiling the
-  PyMC model to numba, which the full fit then reuses), times one log-density + gradient
+  model to numba, which the full fit then reuses), times one log-density + gradient
   evaluation of the compiled model (nutpie's numba C callback, median of 200 calls at a random
   point), and then the full fit ("full fit": sampling, InferenceData; the call includes its own
   encoding).  "cold call" = warm-up + full fit, what one ``bj.leaderboard`` call in a fresh
@@ -30,7 +30,10 @@ is the same in every case (seeded by the size).
   τ, max |error| of the posterior means and the coverage of the 90% HDIs.  The same for
   ``model="bt"`` (Bradley-Terry-Davidson: the judges' verdicts taken as the preference) on the
   1e6 data (``--bt-size``): its scores are the judges' attenuated preference, so its coverage of
-  the human-preference truth is expected to be low.
+  the human-preference truth is expected to be low.  ``bt-judges`` runs on its registered fast
+  path (:mod:`bayes_judge.leaderboard.fast`, a hand-written numba log-density); the sizes of
+  ``--declared-sizes`` (default 1e4) run once more with ``fast=False`` (the declaration compiled
+  by nutpie), so that the two are compared in one run.
 * (b) References on the same 1e6 data (``--ref-size``), in one more subprocess: plain
   Bradley-Terry on the pooled verdicts (a tie half a win each side, no judge or position terms,
   as Chatbot Arena's ``compute_mle_elo``): ``evalica.bradley_terry`` on the 1M rows (Python lists
@@ -141,18 +144,20 @@ def _score_stats(truth, est, lo=None, hi=None) -> dict:
     return out
 
 
-def _logp_grad_time(repeats: int = 200) -> dict:
-    """Median wall of one call of the compiled model's log density + gradient (nutpie's C callback)."""
+def _logp_grad_time(compiled=None, repeats: int = 200) -> dict:
+    """Median wall of one call of the compiled model's log density + gradient (nutpie's C callback):
+    ``compiled`` (a fast path's model) or the last model nutpie compiled from a declaration."""
     import ctypes
 
     import numpy as np
 
     from bayes_judge.inference import fit as fit_mod
 
-    entries = [e for e in fit_mod._CACHE.values() if e.nutpie is not None]
-    if not entries:
-        return {}
-    compiled = entries[-1].nutpie
+    if compiled is None:
+        entries = [e for e in fit_mod._CACHE.values() if e.nutpie is not None]
+        if not entries:
+            return {}
+        compiled = entries[-1].nutpie
     n_dim = compiled.n_dim
     fn = compiled.compiled_logp_func.ctypes
     rng = np.random.default_rng(0)
@@ -173,7 +178,7 @@ def _logp_grad_time(repeats: int = 200) -> dict:
 
 
 def _worker_fit(out: Path, m: int, model: str, label_share: float, fit_timeout: float,
-                system_bias: bool | None) -> None:
+                system_bias: bool | None, fast: bool = True) -> None:
     t_start = time.perf_counter()
     import threading
 
@@ -181,8 +186,17 @@ def _worker_fit(out: Path, m: int, model: str, label_share: float, fit_timeout: 
 
     import bayes_judge as bj
     from bayes_judge.leaderboard import encode_leaderboard
+    from bayes_judge.leaderboard import fast as lb_fast
 
-    res: dict = {"rows": m, "model": model}
+    compiled: list = []  # the fast path's nutpie model, for the logp+grad timing
+    make_model = lb_fast.make_model
+
+    def keep(*a, **k):
+        compiled.append(make_model(*a, **k))
+        return compiled[-1]
+
+    lb_fast.make_model = keep
+    res: dict = {"rows": m, "model": model, "fast": fast}
     lock = threading.Lock()
 
     def dump():
@@ -205,11 +219,12 @@ def _worker_fit(out: Path, m: int, model: str, label_share: float, fit_timeout: 
     dump()
 
     # warm-up: a one-draw fit of the same data compiles the model (cached for the full fit)
-    kw = {} if system_bias is None or model != "bt-judges" else {"system_bias": system_bias}
+    kw: dict = {} if system_bias is None or model != "bt-judges" else {"system_bias": system_bias}
+    kw["fast"] = fast
     t0 = time.perf_counter()
     bj.leaderboard(df, model=model, seed=0, chains=1, draws=1, tune=1, pointwise=False, **kw)
     res["warmup_fit_s"] = time.perf_counter() - t0
-    res.update(_logp_grad_time())
+    res.update(_logp_grad_time(compiled[-1] if compiled else None))
     res["system_bias"] = model == "bt-judges" and (label_share > 0 if system_bias is None else system_bias)
     dump()
 
@@ -351,6 +366,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1e4,1e5,1e6", help="comparisons per fit, comma-separated")
     parser.add_argument("--bt-size", default="1e6", help="size of the model='bt' row (0: none)")
+    parser.add_argument("--declared-sizes", default="1e4",
+                        help="sizes fitted once more without the fast path (comma-separated; 0: none)")
     parser.add_argument("--ref-size", default="1e6", help="size of the BT references (0: none)")
     parser.add_argument("--label-share", type=float, default=0.01)
     parser.add_argument("--boot", type=int, default=100)
@@ -364,10 +381,11 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--worker-out", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--worker-size", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--worker-model", default="bt-judges", help=argparse.SUPPRESS)
+    parser.add_argument("--worker-declared", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker == "fit":
         _worker_fit(args.worker_out, args.worker_size, args.worker_model, args.label_share, args.fit_timeout,
-                    {"auto": None, "on": True, "off": False}[args.system_bias])
+                    {"auto": None, "on": True, "off": False}[args.system_bias], not args.worker_declared)
         return {}
     if args.worker == "ref":
         _worker_ref(args.worker_out, args.worker_size, args.label_share, args.boot)
@@ -404,6 +422,12 @@ def main(argv: list[str] | None = None) -> dict:
         if r.get("peak_rss_mb"):
             rss_per_row = r["peak_rss_mb"] / m if m >= 100_000 else rss_per_row
         save()
+    for m in [_size(x) for x in args.declared_sizes.split(",") if x.strip()]:
+        if m:
+            print(f"fitting bt-judges on {m:,} comparisons without the fast path ...", flush=True)
+            res["fits"].append(_run_worker(["--worker", "fit", "--worker-size", str(m), "--worker-declared", *common],
+                                           args.timeout))
+            save()
     if bt_size:
         print(f"fitting bt on {bt_size:,} comparisons ...", flush=True)
         res["fits"].append(_run_worker(["--worker", "fit", "--worker-size", str(bt_size), "--worker-model", "bt",
@@ -438,6 +462,13 @@ def _target(r: dict) -> str:
     return "yes" if not miss else "no (" + ", ".join(miss) + ")"
 
 
+def _path(r: dict) -> str:
+    """How a row was sampled: the fast path (a hand-written kernel) or the compiled declaration."""
+    if r.get("model") != "bt-judges":
+        return ""
+    return ", fast path" if r.get("fast", True) else ", declaration"
+
+
 def _g(r: dict, k: str, fmt: str, suffix: str = "") -> str:
     v = r.get(k)
     return "—" if v is None else f"{v:{fmt}}{suffix}"
@@ -461,7 +492,7 @@ def _tables(res: dict) -> str:
     steps = {}  # leapfrog steps per draw of a completed full fit, per model (for the rows without one)
     for r in res["fits"]:
         if "mean_leapfrog_steps" in r:
-            steps.setdefault(r["model"], r["mean_leapfrog_steps"])
+            steps.setdefault((r["model"], r.get("fast", True)), r["mean_leapfrog_steps"])
     for r in res["fits"]:
         if "rows" not in r:
             lines.append(f"| ? | | | | | | error: {r.get('error', '')[-200:]!r} | | | | | | | | | | | |")
@@ -471,12 +502,13 @@ def _tables(res: dict) -> str:
         full = (f"stopped after {r['fit_killed_after_s']:.0f} s" if r.get("fit_timed_out")
                 else _g(r, "fit_s", ".1f", " s"))
         n_steps, star = r.get("mean_leapfrog_steps"), ""
-        if n_steps is None and r["model"] in steps:
-            n_steps, star = steps[r["model"]], "*"
+        key = (r["model"], r.get("fast", True))
+        if n_steps is None and key in steps:
+            n_steps, star = steps[key], "*"
         cpu = (f"{N_EVALS * n_steps * r['logp_grad_ms'] / 1e3:.0f} s{star}"
                if n_steps is not None and "logp_grad_ms" in r else "—")
         lines.append(
-            f"| {r['model']}{' + δ' if r.get('system_bias') else ''}{status} | {r['rows']:,} "
+            f"| {r['model']}{' + δ' if r.get('system_bias') else ''}{_path(r)}{status} | {r['rows']:,} "
             f"| {r.get('cells', 0):,} (+{r.get('human_cells', 0):,}) | {_g(r, 'n_dim', 'd')} "
             f"| {_g(r, 'tie_share', '.1%')} | {_g(r, 'encode_s', '.2f', ' s')} | {_g(r, 'warmup_fit_s', '.1f', ' s')} "
             f"| {full} | {_g(r, 'first_fit_s', '.1f', ' s')} | {_g(r, 'logp_grad_ms', '.2f', ' ms')} "

@@ -31,6 +31,7 @@ def register_fast_path(task: str, name: str, fn: Callable[..., Any]) -> None:
 
 def _load_builtin() -> None:
     from ..annotation import ds_fast, regression_fast  # noqa: F401  (register their kernels)
+    from ..leaderboard import fast  # noqa: F401  (registers the leaderboard model's kernel)
     from ..ranking import bayesian_fast  # noqa: F401  (registers the ranking models' kernels)
 
 

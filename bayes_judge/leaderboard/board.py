@@ -79,6 +79,7 @@ def leaderboard(
     tune: int = 1000,
     seed: int = 0,
     target_accept: float = 0.8,
+    fast: bool = True,
     pointwise: bool | None = None,
 ) -> az.InferenceData:
     """Posterior scores of N systems across prompts, on the logit scale of the human preference.
@@ -123,6 +124,11 @@ def leaderboard(
         ``DavidsonPriors``); default the declaration's.
     sampler : {"nutpie", "pymc", "numpyro"}
     chains, draws, tune, seed, target_accept : NUTS settings.
+    fast : bool
+        With ``sampler="nutpie"``, use the model's registered fast path where it states the fit
+        (``"bt-judges"`` without ``difficulty``: :mod:`bayes_judge.leaderboard.fast`, the same
+        posterior from a hand-written log-density, 8x faster at 10,000 comparisons);
+        ``attrs["sampler"]`` says ``"nutpie (fast path)"`` then.
     pointwise : bool, optional
         Store the per-cell log-likelihood (``log_likelihood`` group, for ``az.loo``); default
         when it stays under ~2e7 values.
@@ -169,7 +175,7 @@ def leaderboard(
         start = {**leaderboard_start(data, pri), "s_raw": point_start(data)}
     fit = fit_model(spec, data.arrays(), dims=LeaderboardData.DIMS, coords=coords, priors=priors,
                     sampler=sampler, chains=chains, draws=draws, tune=tune, seed=seed,
-                    target_accept=target_accept, options=options, init=start)
+                    target_accept=target_accept, options=options, init=start, fast=fast)
     post = {k: v for k, v in fit.posterior.items() if k not in ("s_raw", "u_raw", "delta_raw")}
     m = fit.entry.model
     dims = {k: list(m.named_vars_to_dims.get(k, ())) for k in post}

@@ -51,6 +51,31 @@ def _ranking_case(name: str, options: dict):
     return data.arrays(), RankData.DIMS, coords, dict(options)
 
 
+def _leaderboard_case(name: str, options: dict):
+    """Five systems, three judges (judge 1 or judges 0 and 2 tie), a third of the comparisons
+    human-labelled, a fifth of the rows with soft probabilities, and a covariate where asked."""
+    from bayes_judge.leaderboard.encode import LeaderboardData, encode_leaderboard
+    from bayes_judge.leaderboard.simulate import simulate_leaderboard
+
+    ties = options.get("tie_judges", ())
+    df, _ = simulate_leaderboard(5, 60, alpha=(1.5, 1.0, 0.5), beta=(0.3, -0.2, 0.0),
+                                    tau=[0.6 if e in ties else 0.0 for e in range(3)], label_share=0.3, seed=2)
+    rng = np.random.default_rng(4)
+    soft = (rng.random(len(df)) < 0.2) & (df["winner"] != "tie").to_numpy()
+    df["p_a"] = np.where(soft, rng.uniform(0.05, 0.95, len(df)), np.nan)
+    df["winner"] = df["winner"].where(~soft, None)
+    cov = None
+    if options.get("n_cov"):
+        df["len_diff"] = rng.normal(0.0, 1.0, len(df))
+        df["human"] = df["human"]
+        cov = ["len_diff"]
+    data = encode_leaderboard(df, covariates=cov)
+    assert tuple(int(e) for e in np.flatnonzero(data.has_ties)) == tuple(ties)
+    coords = data.coords()
+    coords["tie_judge"] = [data.judges[e] for e in ties] or ["none"]
+    return data.arrays(), LeaderboardData.DIMS, coords, dict(options)
+
+
 def cases():
     out = []
     for (task, name), fn in sorted(fast_paths().items()):
@@ -72,6 +97,8 @@ def test_fast_path_equals_the_declaration(task, name, variant):
         arrays, dims, coords, options = _win_rate_case(variant)
     elif task == "ranking":
         arrays, dims, coords, options = _ranking_case(name, variant)
+    elif task == "leaderboard":
+        arrays, dims, coords, options = _leaderboard_case(name, variant)
     else:  # a fast path for a task this test has no data for must not pass silently
         pytest.fail(f"no data case for fast paths of task {task!r}: add one to this test")
     priors = spec.default_priors()
