@@ -166,8 +166,8 @@ def _logp_grad_time(compiled=None, repeats: int = 200) -> dict:
     lp = np.zeros(1)
     ud = compiled.user_data
     dptr = ctypes.POINTER(ctypes.c_double)
-    args = (ctypes.c_uint64(n_dim), x.ctypes.data_as(dptr), grad.ctypes.data_as(dptr), lp.ctypes.data_as(dptr),
-            ctypes.c_void_p(ud.ctypes.data))
+    user = ctypes.c_void_p(ud.ctypes.data) if fn.argtypes[4] is ctypes.c_void_p else ud.ctypes.data_as(dptr)
+    args = (ctypes.c_uint64(n_dim), x.ctypes.data_as(dptr), grad.ctypes.data_as(dptr), lp.ctypes.data_as(dptr), user)
     rc = fn(*args)
     walls = []
     for _ in range(repeats):
