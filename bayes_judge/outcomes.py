@@ -31,7 +31,7 @@ from scipy.sparse.csgraph import connected_components
 
 from .schema import validate_judgments
 
-__all__ = ["Outcomes", "read_outcomes", "orient", "label_sign", "check_connected"]
+__all__ = ["Outcomes", "read_outcomes", "read_label_table", "orient", "label_sign", "check_connected"]
 
 
 def orient(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -262,6 +262,62 @@ def read_outcomes(df: pd.DataFrame, *, names: Sequence[str] | None = None) -> Ou
         label_sign(v["human"]),
     )
     return out if names is None else out.reordered(names)
+
+
+def read_label_table(human: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
+    """A separate table of human labels read into the canonical orientation.
+
+    The one reader of the ``human=`` tables of :func:`bayes_judge.win_rate` and
+    :func:`bayes_judge.leaderboard` (labels possibly on comparisons no judge saw).
+
+    Parameters
+    ----------
+    human : DataFrame
+        Columns ``item, a, b, human``, ``human`` being ``"a"`` or ``"b"`` in that row's
+        orientation.
+    names : sequence of str
+        The judgments table's systems; a system's code is its position here.
+
+    Returns
+    -------
+    DataFrame
+        One row per comparison: ``item`` (str), ``first``, ``second`` (system codes,
+        ``first < second``), ``first_wins`` (bool), duplicates of a comparison dropped.
+
+    Raises
+    ------
+    ValueError
+        Not a table, missing columns, a ``human`` value other than ``"a"`` / ``"b"``, systems not
+        in ``names``, or labels that contradict each other on one comparison.
+    """
+    need = ["item", "a", "b", "human"]
+    if not isinstance(human, pd.DataFrame):
+        raise ValueError(f"human labels must be a DataFrame with columns {need}; got {type(human).__name__}")
+    missing = [c for c in need if c not in human.columns]
+    if missing:
+        raise ValueError(f"human labels: missing column(s) {missing}; expected {need}, got {list(human.columns)}")
+    lab = human[need].reset_index(drop=True)
+    h = lab["human"].astype(str).str.strip().str.lower()
+    bad = ~h.isin(["a", "b"]) | lab["human"].isna()
+    if bad.any():
+        raise ValueError(f"human labels: column 'human' must be 'a' or 'b'; got {sorted(set(h[bad]))[:5]} in "
+                         f"row(s) {list(lab.index[bad])[:8]}")
+    a, b = lab["a"].astype(str), lab["b"].astype(str)
+    unknown = sorted((set(a) | set(b)) - set(names))
+    if unknown:
+        raise ValueError(f"human labels name system(s) not in the judgments table: {unknown[:10]}; the table's "
+                         f"systems are {_fmt_names(list(names))}")
+    index = pd.Index(list(names))
+    first, second, a_first = orient(index.get_indexer(pd.Index(a)), index.get_indexer(pd.Index(b)))
+    out = pd.DataFrame({"item": lab["item"].astype(str).to_numpy(object), "first": first, "second": second,
+                        "first_wins": (h.to_numpy(object) == "a") == a_first})
+    g = out.groupby(["item", "first", "second"], sort=False)["first_wins"]
+    clash = g.nunique() > 1
+    if clash.any():
+        shown = [(i, names[f], names[t]) for i, f, t in clash[clash].index[:5]]
+        raise ValueError(f"human labels contradict each other on {int(clash.sum())} comparison(s) (item, system, "
+                         f"system): {shown}; give one human preference per comparison")
+    return out.drop_duplicates(["item", "first", "second"]).reset_index(drop=True)
 
 
 def _fmt_names(names: Sequence[str], limit: int = 10) -> str:

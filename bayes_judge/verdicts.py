@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .outcomes import label_sign, orient, read_outcomes
+from .outcomes import read_label_table, read_outcomes
 
 __all__ = ["WinRateData", "VerdictPatterns", "encode_win_rate", "verdict_patterns", "SWAP_MODES", "TIE_MODES"]
 
@@ -337,25 +337,9 @@ def _merge_external_human(
     human: pd.DataFrame, label: np.ndarray, unit_keys: pd.DataFrame, order: dict[str, int], S: int
 ) -> np.ndarray:
     """Fold an external gold-label table (item, a, b, human) into the unit labels."""
-    need = ["item", "a", "b", "human"]
-    missing = [c for c in need if c not in human.columns]
-    if missing:
-        raise ValueError(f"human labels: missing column(s) {missing}; expected {need}")
-    h = human.reset_index(drop=True).copy()
-    for c in ("item", "a", "b"):
-        h[c] = h[c].astype(str)
-    h["human"] = h["human"].astype(str).str.strip().str.lower()
-    bad = ~h["human"].isin(["a", "b"])
-    if bad.any():
-        raise ValueError(f"human labels: column 'human' must be 'a' or 'b'; bad in row(s) {list(h.index[bad])[:8]}")
-    unknown_sys = ~(h["a"].isin(order) & h["b"].isin(order))
-    if unknown_sys.any():
-        raise ValueError(
-            f"human labels: row(s) {list(h.index[unknown_sys])[:8]} compare systems that are not in the judgments"
-        )
-    first, second, first_in_a = orient(h["a"].map(order).to_numpy(), h["b"].map(order).to_numpy())
-    h["pair"] = first * S + second
-    h["lab"] = _label_01(label_sign(h["human"]) * np.where(first_in_a, 1, -1))
+    names = sorted(order, key=order.__getitem__)
+    h = read_label_table(human, names)
+    h["pair"] = h["first"] * S + h["second"]
     m = h.merge(unit_keys[["pair", "item", "unit"]], on=["pair", "item"], how="left")
     orphan = m["unit"].isna()
     if orphan.any():
@@ -365,11 +349,10 @@ def _merge_external_human(
             f"({int(orphan.sum())} label row(s) in all)"
         )
     units = m["unit"].to_numpy(dtype=np.int64)
-    labs = m["lab"].to_numpy()
+    labs = m["first_wins"].to_numpy().astype(label.dtype)
     out = label.copy()
-    conflict = (out[units] >= 0) & (out[units] != labs)
-    if conflict.any() or pd.Series(labs).groupby(units).nunique().gt(1).any():
-        raise ValueError("human labels: they contradict each other or the table's 'human' column")
+    if ((out[units] >= 0) & (out[units] != labs)).any():
+        raise ValueError("human labels: the table given as human= contradicts the judgments table's 'human' column")
     out[units] = labs
     return out
 

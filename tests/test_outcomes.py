@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from bayes_judge.leaderboard.encode import encode_leaderboard
-from bayes_judge.outcomes import check_connected, read_outcomes
+from bayes_judge.outcomes import check_connected, read_label_table, read_outcomes
 from bayes_judge.ranking.encode import encode_ranking
 from bayes_judge.verdicts import encode_win_rate
 
@@ -201,3 +201,32 @@ def test_the_three_encoders_agree_on_one_table(seed):
             np.testing.assert_allclose(got_h[k], want_h[k])
     assert lb.hum_n.sum() == (wr.label >= 0).sum()
     assert lb.hum_n[:, 0].sum() == (wr.label == 1).sum()  # the label cells are oriented (first, second)
+
+
+def test_a_label_table_is_oriented_and_deduplicated():
+    lab = pd.DataFrame({"item": [1, 1, 2], "a": ["y", "y", "x"], "b": ["x", "x", "y"], "human": ["a", "a", "B "]})
+    out = read_label_table(lab, ["x", "y"])
+    # item 1: y shown first and preferred, so the canonical first (x) lost; the repeat is dropped
+    assert out.to_dict("list") == {"item": ["1", "2"], "first": [0, 0], "second": [1, 1],
+                                   "first_wins": [False, False]}
+
+
+_TABLE = pd.DataFrame({"item": [1, 1, 2, 2], "a": ["x", "y", "x", "y"], "b": ["y", "x", "y", "x"],
+                       "judge": "j", "winner": ["a", "b", "b", "a"]})
+
+
+@pytest.mark.parametrize(("bad", "message"), [
+    (pd.DataFrame({"item": [1], "a": ["x"], "human": ["a"]}), r"missing column\(s\) \['b'\]"),
+    (pd.DataFrame({"item": [1], "a": ["x"], "b": ["y"], "human": ["x"]}), r"must be 'a' or 'b'; got \['x'\]"),
+    (pd.DataFrame({"item": [1], "a": ["x"], "b": ["y"], "human": [None]}), r"must be 'a' or 'b'"),
+    (pd.DataFrame({"item": [1], "a": ["x"], "b": ["NOPE"], "human": ["a"]}), r"not in the judgments table: \['NOPE'\]"),
+    (pd.DataFrame({"item": [1, 1], "a": ["x", "y"], "b": ["y", "x"], "human": ["a", "a"]}),
+     r"contradict each other on 1 comparison"),
+    ([("x", "y")], "must be a DataFrame"),
+])
+def test_win_rates_and_leaderboards_read_label_tables_alike(bad, message):
+    """One reader of label tables: the same bad table gets the same error from both encoders."""
+    with pytest.raises(ValueError, match=message):
+        encode_win_rate(_TABLE, human=bad)
+    with pytest.raises(ValueError, match=message):
+        encode_leaderboard(_TABLE, human=bad)

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ..outcomes import Outcomes, check_connected, orient, read_outcomes
+from ..outcomes import Outcomes, check_connected, orient, read_label_table, read_outcomes
 
 __all__ = ["LeaderboardData", "encode_leaderboard", "OUTCOMES", "H_UNKNOWN", "H_A", "H_B"]
 
@@ -133,29 +133,9 @@ def _human_labels(o: Outcomes, human: pd.DataFrame | None) -> pd.DataFrame:
         out = pd.DataFrame({"item": o.table["item"].to_numpy(object)[has], "lo": o.first[has],
                             "hi": o.second[has], "lo_wins": o.human[has] > 0})
     else:
-        if not isinstance(human, pd.DataFrame):
-            raise ValueError(f"human must be a DataFrame with columns item, a, b, human; got {type(human).__name__}")
-        miss = [c for c in ("item", "a", "b", "human") if c not in human.columns]
-        if miss:
-            raise ValueError(f"human labels are missing column(s) {miss}; they have {list(human.columns)}")
-        lab = human[["item", "a", "b", "human"]].copy()
-        for c in ("item", "a", "b"):
-            lab[c] = lab[c].astype(str)
-        h = lab["human"].astype(str).str.strip().str.lower()
-        bad = ~h.isin(["a", "b"]) | lab["human"].isna()
-        if bad.any():
-            raise ValueError(f"human labels: column 'human' must be 'a' or 'b'; got {sorted(set(h[bad]))[:5]}")
-        systems = o.names
-        unknown = sorted((set(lab["a"]) | set(lab["b"])) - set(systems))
-        if unknown:
-            raise ValueError(f"human labels name system(s) not in the judgments table: {unknown[:10]}; "
-                             f"the table's systems are {list(systems)[:10]}{' ...' if len(systems) > 10 else ''}")
-        # orient every label by the unordered pair (lo, hi): first = lo
-        sys_index = pd.Index(systems)
-        lo, hi, a_first = orient(sys_index.get_indexer(pd.Index(lab["a"])), sys_index.get_indexer(pd.Index(lab["b"])))
-        pref_a = h.to_numpy(object) == "a"
-        out = pd.DataFrame({"item": lab["item"].to_numpy(object), "lo": lo, "hi": hi,
-                            "lo_wins": pref_a == a_first})
+        lab = read_label_table(human, o.names)
+        out = pd.DataFrame({"item": lab["item"].to_numpy(object), "lo": lab["first"].to_numpy(),
+                            "hi": lab["second"].to_numpy(), "lo_wins": lab["first_wins"].to_numpy()})
     g = out.groupby(["item", "lo", "hi"], sort=False)["lo_wins"]
     clash = g.nunique() > 1
     if clash.any():
