@@ -31,7 +31,7 @@ def register_fast_path(task: str, name: str, fn: Callable[..., Any]) -> None:
 
 def _load_builtin() -> None:
     from ..annotation import ds_fast, regression_fast  # noqa: F401  (register their kernels)
-    from ..leaderboard import fast  # noqa: F401  (registers the leaderboard model's kernel)
+    from ..leaderboard import fast, fast_bt  # noqa: F401  (register the leaderboard models' kernels)
     from ..ranking import bayesian_fast  # noqa: F401  (registers the ranking models' kernels)
 
 

@@ -429,13 +429,15 @@ def _layout(buf: np.ndarray) -> list[tuple[str, tuple[int, ...]]]:
 _LOG_SITES = ("alpha", "tau", "system_bias_sd")
 
 
-def _start(init: dict, layout: list[tuple[str, tuple[int, ...]]]) -> np.ndarray:
-    """The kernel's unconstrained start from the declaration's (constrained) start values."""
+def _start(init: dict, layout: list[tuple[str, tuple[int, ...]]], log_sites: tuple[str, ...] = _LOG_SITES
+           ) -> np.ndarray:
+    """The kernel's unconstrained start from the declaration's (constrained) start values; the
+    ``log_sites`` are sampled on the log scale."""
     parts = []
     for name, shape in layout:
-        default = 1.0 if name in _LOG_SITES else 0.0
+        default = 1.0 if name in log_sites else 0.0
         v = np.broadcast_to(np.asarray(init.get(name, default), dtype=float), shape).ravel()
-        parts.append(np.log(v) if name in _LOG_SITES else v)
+        parts.append(np.log(v) if name in log_sites else v)
     return np.concatenate(parts)
 
 

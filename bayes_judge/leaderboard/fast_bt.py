@@ -1,0 +1,316 @@
+"""Registered nutpie fast path of the leaderboard model ``"bt"`` (Bradley-Terry-Davidson): numba.
+
+The declaration :func:`bayes_judge.generative.leaderboard_models.davidson_bradley_terry` is the
+model (the default for a Chatbot Arena export, whose only judge is ``"human"``); this module is an
+optional speed-up for ``sampler="nutpie"``, checked against the declaration's compiled
+log-density and gradient by the generic test (``tests/inference/test_fastpaths.py``).  It declines
+the per-prompt ``difficulty`` and priors outside the declared families (:func:`accepts`).
+
+Unconstrained vector (the declaration's value variables in ``model.value_vars`` order)::
+
+    x = [s_raw (N), effect (K)?, beta (E)?, log nu (T)?]
+
+Per cell (systems ``a``, ``b``, judge ``e``), ``h = (s_a − s_b + x_c·b + β_e) / 2``,
+``Z = e^h + e^{−h} + ν_e`` (Davidson 1970; ``ν_e = 0`` for a judge that never ties)::
+
+    l_c = n_A (h − log Z) + n_B (−h − log Z) + n_T (log ν_e − log Z)
+          + s_A (h − log(e^h + e^{−h})) + s_B (−h − log(e^h + e^{−h}))
+    ∂l/∂h = (n_A − n_B) − (n_A + n_B + n_T) (e^h − e^{−h}) / Z
+            + (s_A − s_B) − (s_A + s_B) tanh(h)
+    ∂l/∂ν_e = n_T / ν_e − (n_A + n_B + n_T) / Z
+
+so a cell costs one log (two with soft rows) and no exp: ``e^h = r_a / r_b · c_e`` from the tables
+``r = exp(s / 2)`` and ``c = exp(β / 2)``, computed once per evaluation.  Human labels score
+``log σ(±(s_a − s_b))`` as in ``bt-judges``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from .._nutpie import make_model, run
+from ..generative.priors import HalfNormal, Normal, Priors
+from ..inference.fastpaths import register_fast_path
+from .fast import _half_normal_logp, _par, _scalar, _sig_pair, _start
+
+__all__ = ["pack_data", "logp_grad", "expand", "accepts", "fast_path"]
+
+# N, E, C, H, K, T, position bias, then mu_s, sd_s, mu_b, sd_b, tau_n, mu_e, sd_e
+_HEADER = 16
+_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+_FAMILIES = {"scores": Normal, "beta": Normal, "nu": HalfNormal, "effect": Normal}
+_OPTIONS = {"position_bias", "tie_judges", "n_judges", "difficulty", "n_cov"}
+
+
+def accepts(priors: Priors, options: dict) -> bool:
+    """Whether the kernel states this fit: no per-prompt difficulty, the declared prior families
+    (:class:`~bayes_judge.generative.leaderboard_models.DavidsonPriors`) with scalar parameters."""
+    if options.get("difficulty") or set(options) - _OPTIONS:
+        return False
+    for name, family in _FAMILIES.items():
+        pr = getattr(priors, name, None)
+        if type(pr) is not family or any(_scalar(v) is None for v in pr.params().values()):
+            return False
+    return True
+
+
+def pack_data(arrays: dict, priors: Priors, options: dict, n_systems: int) -> np.ndarray:
+    """One contiguous float64 buffer for the callbacks.
+
+    Parameters
+    ----------
+    arrays : dict
+        :meth:`bayes_judge.leaderboard.encode.LeaderboardData.arrays` (``C`` cells, ``H``
+        human-label cells, ``K`` covariates).
+    priors : DavidsonPriors
+        (:func:`accepts` must hold.)
+    options : dict
+        The declaration's options (``position_bias``, ``tie_judges``, ``n_judges``, ``n_cov``).
+    n_systems : int
+        ``N``, the length of the ``system`` coordinate.
+
+    Returns
+    -------
+    ndarray of float64
+        Header, then ``a, b, e`` (C each), ``n`` (C × 5), ``x`` (C × K), ``hum_a, hum_b`` (H
+        each), ``hum_n`` (H × 2), ``hum_x`` (H × K), the tie index of every judge (E; −1: none).
+    """
+    if not accepts(priors, options):
+        raise ValueError(f"the 'bt' fast path states no difficulty and the declared prior families with scalar "
+                         f"parameters; got options {options} and\n{priors}")
+    E = int(options.get("n_judges", 1))
+    ties = tuple(int(e) for e in options.get("tie_judges", ()))
+    K = int(options.get("n_cov", 0))
+    a, b, e = (np.asarray(arrays[k], dtype=np.float64) for k in ("sys_a", "sys_b", "judge"))
+    n = np.asarray(arrays["n"], dtype=np.float64)
+    C = len(a)
+    x = np.asarray(arrays["x"], dtype=np.float64)[:, :K] if K else np.zeros((C, 0))
+    ha, hb = (np.asarray(arrays[k], dtype=np.float64) for k in ("hum_a", "hum_b"))
+    hn = np.asarray(arrays["hum_n"], dtype=np.float64)
+    H = len(ha)
+    hx = np.asarray(arrays["hum_x"], dtype=np.float64)[:, :K] if K else np.zeros((H, 0))
+    N = int(n_systems)
+    if max(a.max(initial=-1), b.max(initial=-1), ha.max(initial=-1), hb.max(initial=-1)) >= N:
+        raise ValueError(f"system indices must lie in [0, {N}), the system coordinate")
+    tie_idx = np.full(E, -1.0)
+    tie_idx[list(ties)] = np.arange(len(ties))
+    pr = priors
+    header = np.zeros(_HEADER)
+    header[:14] = [N, E, C, H, K, len(ties), float(bool(options.get("position_bias", True))),
+                   _par(pr.scores, "mu"), _par(pr.scores, "sigma"), _par(pr.beta, "mu"),  # type: ignore[attr-defined]
+                   _par(pr.beta, "sigma"), _par(pr.nu, "sigma"), _par(pr.effect, "mu"),  # type: ignore[attr-defined]
+                   _par(pr.effect, "sigma")]  # type: ignore[attr-defined]
+    return np.concatenate([header, a, b, e, n.ravel(), x.ravel(), ha, hb, hn.ravel(), hx.ravel(), tie_idx])
+
+
+def n_dim(buf: np.ndarray) -> int:
+    """Length of the unconstrained vector of a packed buffer."""
+    N, E, K, T, pb = (int(buf[i]) for i in (0, 1, 4, 5, 6))
+    return N + K + (E if pb else 0) + T
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def logp_grad(x, buf, grad):
+    """Log-density of the unconstrained vector ``x`` (module docstring); fills ``grad``.
+
+    A probability that under- or overflows gives −inf or nan (numpy's error model), which nutpie
+    counts as a divergence.
+    """
+    N, E, C, H, K = int(buf[0]), int(buf[1]), int(buf[2]), int(buf[3]), int(buf[4])
+    pb = buf[6] != 0.0
+    mu_s, sd_s, mu_b, sd_b, tau_n, mu_e, sd_e = buf[7], buf[8], buf[9], buf[10], buf[11], buf[12], buf[13]
+    ca, cb, ce = _HEADER, _HEADER + C, _HEADER + 2 * C
+    cn = _HEADER + 3 * C
+    cx = cn + 5 * C
+    oh = cx + C * K
+    hna = oh + 2 * H
+    hxo = hna + 2 * H
+    tio = hxo + H * K
+    q_eff = N
+    q_b = q_eff + K
+    q_n = q_b + (E if pb else 0)
+    for i in range(x.shape[0]):
+        grad[i] = 0.0
+    total = 0.0
+    mean = 0.0
+    for i in range(N):
+        mean += x[i]
+        zs = (x[i] - mu_s) / sd_s
+        total -= 0.5 * zs * zs
+        grad[i] = -zs / sd_s
+    total -= N * (math.log(sd_s) + _HALF_LOG_2PI)
+    mean /= N
+    s = np.empty(N)
+    for i in range(N):
+        s[i] = x[i] - mean
+    for k in range(K):
+        ze = (x[q_eff + k] - mu_e) / sd_e
+        total -= 0.5 * ze * ze + math.log(sd_e) + _HALF_LOG_2PI
+        grad[q_eff + k] = -ze / sd_e
+    beta = np.zeros(E)
+    nu = np.zeros(E)
+    lnu = np.zeros(E)
+    tied = np.zeros(E, dtype=np.bool_)
+    for j in range(E):
+        if pb:
+            beta[j] = x[q_b + j]
+            zb = (beta[j] - mu_b) / sd_b
+            total -= 0.5 * zb * zb + math.log(sd_b) + _HALF_LOG_2PI
+            grad[q_b + j] = -zb / sd_b
+        ti = int(buf[tio + j])
+        if ti >= 0:
+            lp, g = _half_normal_logp(x[q_n + ti], tau_n)
+            total += lp
+            grad[q_n + ti] = g
+            lnu[j] = x[q_n + ti]
+            nu[j] = math.exp(lnu[j])
+            tied[j] = True
+    # tables: e^h = r_a / r_b · c_e, with r = exp((s − max s) / 2) and c = exp(β / 2)
+    r = np.empty(N)
+    smax = s.max()
+    for i in range(N):
+        r[i] = math.exp(0.5 * (s[i] - smax))
+    cj = np.empty(E)
+    for j in range(E):
+        cj[j] = math.exp(0.5 * beta[j])
+    g_s = np.zeros(N)
+    g_beta = np.zeros(E)
+    g_nu = np.zeros(E)
+    g_eff = np.zeros(K)
+    for c in range(C):
+        a = int(buf[ca + c])
+        b = int(buf[cb + c])
+        e = int(buf[ce + c])
+        nA = buf[cn + 5 * c]
+        nB = buf[cn + 5 * c + 1]
+        nT = buf[cn + 5 * c + 2]
+        sA = buf[cn + 5 * c + 3]
+        sB = buf[cn + 5 * c + 4]
+        if K == 0 and r[b] > 0.0 and r[a] > 0.0:
+            h = 0.5 * (s[a] - s[b] + beta[e])
+            u = r[a] / r[b] * cj[e]
+        else:
+            d = s[a] - s[b] + beta[e]
+            for k in range(K):
+                d += buf[cx + c * K + k] * x[q_eff + k]
+            h = 0.5 * d
+            u = math.exp(h)
+        iu = 1.0 / u
+        ab = u + iu
+        z = ab + nu[e]
+        nh = nA + nB + nT
+        total += (nA - nB) * h - nh * math.log(z)
+        gh = (nA - nB) - nh * (u - iu) / z
+        if nT != 0.0:
+            total += nT * lnu[e]
+        if tied[e]:
+            g_nu[e] += nT / nu[e] - nh / z
+        ss = sA + sB
+        if ss != 0.0:
+            total += (sA - sB) * h - ss * math.log(ab)
+            gh += (sA - sB) - ss * (u - iu) / ab
+        gh *= 0.5
+        g_s[a] += gh
+        g_s[b] -= gh
+        g_beta[e] += gh
+        for k in range(K):
+            g_eff[k] += gh * buf[cx + c * K + k]
+    for c in range(H):
+        a = int(buf[oh + c])
+        b = int(buf[oh + H + c])
+        d = s[a] - s[b]
+        for k in range(K):
+            d += buf[hxo + c * K + k] * x[q_eff + k]
+        m1 = buf[hna + 2 * c]
+        m0 = buf[hna + 2 * c + 1]
+        p, p1 = _sig_pair(d)
+        total += m1 * math.log(p) + m0 * math.log(p1)
+        gd = m1 * p1 - m0 * p
+        g_s[a] += gd
+        g_s[b] -= gd
+        for k in range(K):
+            g_eff[k] += gd * buf[hxo + c * K + k]
+    gm = 0.0
+    for i in range(N):
+        gm += g_s[i]
+    gm /= N
+    for i in range(N):
+        grad[i] += g_s[i] - gm
+    for k in range(K):
+        grad[q_eff + k] += g_eff[k]
+    for j in range(E):
+        if pb:
+            grad[q_b + j] += g_beta[j]
+        ti = int(buf[tio + j])
+        if ti >= 0:
+            grad[q_n + ti] += g_nu[j] * nu[j]
+    return total
+
+
+@numba.njit(cache=True, nogil=True)
+def expand(x, buf, out):
+    """Stored per draw: the declaration's free variables, constrained, in ``x``'s order."""
+    N, E, K, T, pb = int(buf[0]), int(buf[1]), int(buf[4]), int(buf[5]), buf[6] != 0.0
+    for i in range(x.shape[0]):
+        out[i] = x[i]
+    q = N + K + (E if pb else 0)
+    for j in range(T):
+        out[q + j] = math.exp(x[q + j])
+
+
+def _layout(buf: np.ndarray) -> list[tuple[str, tuple[int, ...]]]:
+    N, E, K, T, pb = (int(buf[i]) for i in (0, 1, 4, 5, 6))
+    out: list[tuple[str, tuple[int, ...]]] = [("s_raw", (N,))]
+    if K:
+        out.append(("effect", (K,)))
+    if pb:
+        out.append(("beta", (E,)))
+    if T:
+        out.append(("nu", (T,)))
+    return out
+
+
+def _sample(arrays: dict, coords: dict, priors: Priors, *, init: dict, chains: int, draws: int, tune: int,
+            seed: int, target_accept: float, options: dict | None = None) -> tuple[dict, dict]:
+    """Sample ``bt`` with nutpie's NUTS on the numba log-density; the declaration's stored variables
+    (free ones constrained, and ``s``) as ``(chains, draws, ...)``."""
+    buf = pack_data(arrays, priors, dict(options or {}), len(coords["system"]))
+    layout = _layout(buf)
+    m = make_model(logp_grad, expand, buf=buf, init_flat=_start(init, layout, ("nu",)), shapes=dict(layout),
+                   dims={}, coords={})
+    post, stats = run(m, chains=chains, draws=draws, tune=tune, seed=seed, target_accept=target_accept,
+                      save_warmup=False)
+    post["s"] = post["s_raw"] - post["s_raw"].mean(axis=-1, keepdims=True)
+    return post, stats
+
+
+def _logp_grad_declared(x, arrays: dict, coords: dict, priors: Priors, options: dict | None = None):
+    """Log-density and gradient at ``x``, the declaration's value variables flattened in
+    ``model.value_vars`` order (the kernel's own order)."""
+    buf = pack_data(arrays, priors, dict(options or {}), len(coords["system"]))
+    xk = np.ascontiguousarray(np.asarray(x, dtype=np.float64))
+    if xk.shape != (n_dim(buf),):
+        raise ValueError(f"x has {xk.shape} values; the kernel takes {n_dim(buf)}")
+    g = np.empty_like(xk)
+    lp = logp_grad(xk, buf, g)
+    return float(lp), g
+
+
+def fast_path(arrays, coords, priors, *, init, chains, draws, tune, seed, target_accept, options=None):
+    """The registered nutpie fast path of the ``bt`` declaration (same posterior)."""
+    return _sample(arrays, coords, priors, init=init, chains=chains, draws=draws, tune=tune, seed=seed,
+                   target_accept=target_accept, options=options)
+
+
+fast_path.logp_grad = _logp_grad_declared  # type: ignore[attr-defined]
+fast_path.accepts = accepts  # type: ignore[attr-defined]
+#: the option combinations the gradient check covers
+fast_path.option_cases = [  # type: ignore[attr-defined]
+    {"position_bias": True, "tie_judges": (1,), "n_judges": 3},
+    {"position_bias": False, "tie_judges": (), "n_judges": 3},
+    {"position_bias": True, "tie_judges": (0, 2), "n_judges": 3, "n_cov": 1},
+]
+register_fast_path("leaderboard", "bt", fast_path)
