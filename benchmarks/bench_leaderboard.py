@@ -464,9 +464,8 @@ def _target(r: dict) -> str:
 
 def _path(r: dict) -> str:
     """How a row was sampled: the fast path (a hand-written kernel) or the compiled declaration."""
-    if r.get("model") != "bt-judges":
-        return ""
-    return ", fast path" if r.get("fast", True) else ", declaration"
+    fast = "fast path" in r["sampler"] if r.get("sampler") else r.get("fast", True)
+    return ", fast path" if fast else ", declaration"
 
 
 def _g(r: dict, k: str, fmt: str, suffix: str = "") -> str:
