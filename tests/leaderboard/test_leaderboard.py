@@ -113,6 +113,9 @@ def test_samplers_agree(model):
     df, *_ = simulate(n_sys=5, n_cmp=250, label_share=0.2, seed=7)
     fits = {smp: bj.leaderboard(df, model=model, sampler=smp, chains=2, draws=600, tune=600, seed=2)
             for smp in ("nutpie", "pymc", "numpyro")}
+    fits["declaration"] = bj.leaderboard(df, model=model, fast=False, chains=2, draws=600, tune=600, seed=2)
+    assert fits["nutpie"].attrs["sampler"] == "nutpie (fast path)"
+    assert fits["declaration"].attrs["sampler"] == "nutpie"
     ref = fits["nutpie"].posterior
     for smp, idata in fits.items():
         for var in ("s", "beta"):
@@ -120,6 +123,16 @@ def test_samplers_agree(model):
             se = np.sqrt(az.mcse(ref[var])[var].to_numpy() ** 2 + az.mcse(idata.posterior[var])[var].to_numpy() ** 2)
             diff = np.abs(a.mean(("chain", "draw")).to_numpy() - b.mean(("chain", "draw")).to_numpy())
             assert (diff < 4.5 * se + 1e-3).all(), (model, smp, var, diff, se)
+
+
+def test_both_models_run_on_their_fast_paths_by_default(fitted):
+    """The kernels are checked against the declarations in tests/inference/test_fastpaths.py."""
+    assert fitted.attrs["sampler"] == "nutpie (fast path)"  # bt-judges
+    df, *_ = simulate(n_sys=4, n_cmp=80, alpha=(3.0,), beta=(0.0,), tau=(0.6,), seed=3)
+    idata = bj.leaderboard(df.assign(judge="human").drop(columns="human"), seed=0, chains=1, draws=50, tune=50)
+    assert (idata.attrs["model"], idata.attrs["sampler"]) == ("bt", "nutpie (fast path)")
+    with pytest.raises(ValueError, match="sampler must be one of"):
+        bj.leaderboard(df, sampler="stan")
 
 
 def test_arena_votes_use_plain_davidson_bt():
