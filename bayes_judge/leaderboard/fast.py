@@ -159,6 +159,69 @@ def _half_normal_logp(u, tau):
     return _LOG2 - math.log(tau) - _HALF_LOG_2PI - 0.5 * z * z + u, 1.0 - z * z
 
 
+@numba.njit(inline="always")
+def _scores_and_effects(x, grad, N, K, mu_s, sd_s, mu_e, sd_e):
+    """Priors of ``s_raw`` (Normal(mu_s, sd_s)) and of the covariate effects (Normal(mu_e, sd_e),
+    at ``x[N:N + K]``); zeroes ``grad`` and fills those entries.  Returns (log density, centred s)."""
+    for i in range(x.shape[0]):
+        grad[i] = 0.0
+    total = 0.0
+    mean = 0.0
+    for i in range(N):
+        mean += x[i]
+        zs = (x[i] - mu_s) / sd_s
+        total -= 0.5 * zs * zs
+        grad[i] = -zs / sd_s
+    total -= N * (math.log(sd_s) + _HALF_LOG_2PI)
+    mean /= N
+    s = np.empty(N)
+    for i in range(N):
+        s[i] = x[i] - mean
+    for k in range(K):
+        ze = (x[N + k] - mu_e) / sd_e
+        total -= 0.5 * ze * ze + math.log(sd_e) + _HALF_LOG_2PI
+        grad[N + k] = -ze / sd_e
+    return total, s
+
+
+@numba.njit(inline="always")
+def _human_cells(x, buf, oh, H, K, s, g_s, g_eff):
+    """The human-label cells (``hum_a, hum_b, hum_n, hum_x`` from ``buf[oh:]``): ``log σ(±d)``
+    weighted by their counts; adds to ``g_s`` and ``g_eff``, returns the log-likelihood."""
+    hna = oh + 2 * H
+    hxo = hna + 2 * H
+    total = 0.0
+    for c in range(H):
+        a = int(buf[oh + c])
+        b = int(buf[oh + H + c])
+        d = s[a] - s[b]
+        for k in range(K):
+            d += buf[hxo + c * K + k] * x[s.shape[0] + k]
+        m1 = buf[hna + 2 * c]
+        m0 = buf[hna + 2 * c + 1]
+        p, p1 = _sig_pair(d)
+        total += m1 * math.log(p) + m0 * math.log(p1)
+        gd = m1 * p1 - m0 * p
+        g_s[a] += gd
+        g_s[b] -= gd
+        for k in range(K):
+            g_eff[k] += gd * buf[hxo + c * K + k]
+    return total
+
+
+@numba.njit(inline="always")
+def _close_scores(grad, g_s, g_eff, N, K):
+    """Chain rule of the centring ``s = s_raw − mean(s_raw)`` and the effects' likelihood terms."""
+    gm = 0.0
+    for i in range(N):
+        gm += g_s[i]
+    gm /= N
+    for i in range(N):
+        grad[i] += g_s[i] - gm
+    for k in range(K):
+        grad[N + k] += g_eff[k]
+
+
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def logp_grad(x, buf, grad):  # noqa: C901 (one pass over the cells, written out)
     """Log-density of the unconstrained vector ``x`` (module docstring); fills ``grad``.
@@ -185,25 +248,7 @@ def logp_grad(x, buf, grad):  # noqa: C901 (one pass over the cells, written out
     q_t = q_b + (E if pb else 0)
     q_sd = q_t + T
     q_z = q_sd + 1
-    for i in range(x.shape[0]):
-        grad[i] = 0.0
-    total = 0.0
-    # priors
-    mean = 0.0
-    for i in range(N):
-        mean += x[i]
-        zs = (x[i] - mu_s) / sd_s
-        total -= 0.5 * zs * zs
-        grad[i] = -zs / sd_s
-    total -= N * (math.log(sd_s) + _HALF_LOG_2PI)
-    mean /= N
-    s = np.empty(N)
-    for i in range(N):
-        s[i] = x[i] - mean
-    for k in range(K):
-        ze = (x[q_eff + k] - mu_e) / sd_e
-        total -= 0.5 * ze * ze + math.log(sd_e) + _HALF_LOG_2PI
-        grad[q_eff + k] = -ze / sd_e
+    total, s = _scores_and_effects(x, grad, N, K, mu_s, sd_s, mu_e, sd_e)
     alpha = np.empty(E)
     beta = np.zeros(E)
     tau = np.zeros(E)
@@ -351,31 +396,8 @@ def logp_grad(x, buf, grad):  # noqa: C901 (one pass over the cells, written out
             g_s[b] -= gd
             for k in range(K):
                 g_eff[k] += gd * buf[cx + c * K + k]
-    # human labels: log σ(±d)
-    for c in range(H):
-        a = int(buf[oh + c])
-        b = int(buf[oh + H + c])
-        d = s[a] - s[b]
-        for k in range(K):
-            d += buf[hxo + c * K + k] * x[q_eff + k]
-        m1 = buf[hna + 2 * c]
-        m0 = buf[hna + 2 * c + 1]
-        p, p1 = _sig_pair(d)
-        total += m1 * math.log(p) + m0 * math.log(p1)
-        gd = m1 * p1 - m0 * p
-        g_s[a] += gd
-        g_s[b] -= gd
-        for k in range(K):
-            g_eff[k] += gd * buf[hxo + c * K + k]
-    # chain rule to the unconstrained sites
-    gm = 0.0
-    for i in range(N):
-        gm += g_s[i]
-    gm /= N
-    for i in range(N):
-        grad[i] += g_s[i] - gm
-    for k in range(K):
-        grad[q_eff + k] += g_eff[k]
+    total += _human_cells(x, buf, oh, H, K, s, g_s, g_eff)
+    _close_scores(grad, g_s, g_eff, N, K)
     for j in range(E):
         grad[q_a + j] += g_alpha[j] * alpha[j]
         if pb:

@@ -34,7 +34,15 @@ import numpy as np
 from .._nutpie import make_model, run
 from ..generative.priors import HalfNormal, Normal, Priors
 from ..inference.fastpaths import register_fast_path
-from .fast import _half_normal_logp, _par, _scalar, _sig_pair, _start
+from .fast import (
+    _close_scores,
+    _half_normal_logp,
+    _human_cells,
+    _par,
+    _scalar,
+    _scores_and_effects,
+    _start,
+)
 
 __all__ = ["pack_data", "logp_grad", "expand", "accepts", "fast_path"]
 
@@ -132,24 +140,7 @@ def logp_grad(x, buf, grad):
     q_eff = N
     q_b = q_eff + K
     q_n = q_b + (E if pb else 0)
-    for i in range(x.shape[0]):
-        grad[i] = 0.0
-    total = 0.0
-    mean = 0.0
-    for i in range(N):
-        mean += x[i]
-        zs = (x[i] - mu_s) / sd_s
-        total -= 0.5 * zs * zs
-        grad[i] = -zs / sd_s
-    total -= N * (math.log(sd_s) + _HALF_LOG_2PI)
-    mean /= N
-    s = np.empty(N)
-    for i in range(N):
-        s[i] = x[i] - mean
-    for k in range(K):
-        ze = (x[q_eff + k] - mu_e) / sd_e
-        total -= 0.5 * ze * ze + math.log(sd_e) + _HALF_LOG_2PI
-        grad[q_eff + k] = -ze / sd_e
+    total, s = _scores_and_effects(x, grad, N, K, mu_s, sd_s, mu_e, sd_e)
     beta = np.zeros(E)
     nu = np.zeros(E)
     lnu = np.zeros(E)
@@ -218,29 +209,8 @@ def logp_grad(x, buf, grad):
         g_beta[e] += gh
         for k in range(K):
             g_eff[k] += gh * buf[cx + c * K + k]
-    for c in range(H):
-        a = int(buf[oh + c])
-        b = int(buf[oh + H + c])
-        d = s[a] - s[b]
-        for k in range(K):
-            d += buf[hxo + c * K + k] * x[q_eff + k]
-        m1 = buf[hna + 2 * c]
-        m0 = buf[hna + 2 * c + 1]
-        p, p1 = _sig_pair(d)
-        total += m1 * math.log(p) + m0 * math.log(p1)
-        gd = m1 * p1 - m0 * p
-        g_s[a] += gd
-        g_s[b] -= gd
-        for k in range(K):
-            g_eff[k] += gd * buf[hxo + c * K + k]
-    gm = 0.0
-    for i in range(N):
-        gm += g_s[i]
-    gm /= N
-    for i in range(N):
-        grad[i] += g_s[i] - gm
-    for k in range(K):
-        grad[q_eff + k] += g_eff[k]
+    total += _human_cells(x, buf, oh, H, K, s, g_s, g_eff)
+    _close_scores(grad, g_s, g_eff, N, K)
     for j in range(E):
         if pb:
             grad[q_b + j] += g_beta[j]
