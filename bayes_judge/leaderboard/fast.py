@@ -46,7 +46,7 @@ import numba
 import numpy as np
 
 from .._nutpie import make_model, run
-from ..generative.priors import HalfNormal, Normal, Priors
+from ..generative.priors import HalfNormal, Normal, Prior, Priors
 from ..inference.fastpaths import register_fast_path
 
 __all__ = ["pack_data", "logp_grad", "expand", "accepts", "fast_path"]
@@ -56,7 +56,7 @@ __all__ = ["pack_data", "logp_grad", "expand", "accepts", "fast_path"]
 _HEADER = 20
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 _LOG2 = math.log(2.0)
-_FAMILIES = {"scores": Normal, "alpha": HalfNormal, "beta": Normal, "tau": HalfNormal,
+_FAMILIES: dict[str, type[Prior]] = {"scores": Normal, "alpha": HalfNormal, "beta": Normal, "tau": HalfNormal,
              "system_bias": HalfNormal, "effect": Normal}
 _OPTIONS = {"position_bias", "tie_judges", "n_judges", "difficulty", "n_cov", "system_bias"}
 
@@ -72,7 +72,7 @@ def accepts(priors: Priors, options: dict) -> bool:
     if options.get("difficulty") or set(options) - _OPTIONS:
         return False
     for name, family in _FAMILIES.items():
-        pr = getattr(priors, name, None)
+        pr: Any = getattr(priors, name, None)
         if type(pr) is not family or any(_scalar(v) is None for v in pr.params().values()):
             return False
     return True

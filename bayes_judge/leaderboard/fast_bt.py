@@ -27,12 +27,13 @@ so a cell costs one log (two with soft rows) and no exp: ``e^h = r_a / r_b · c_
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numba
 import numpy as np
 
 from .._nutpie import make_model, run
-from ..generative.priors import HalfNormal, Normal, Priors
+from ..generative.priors import HalfNormal, Normal, Prior, Priors
 from ..inference.fastpaths import register_fast_path
 from .fast import (
     _close_scores,
@@ -49,7 +50,7 @@ __all__ = ["pack_data", "logp_grad", "expand", "accepts", "fast_path"]
 # N, E, C, H, K, T, position bias, then mu_s, sd_s, mu_b, sd_b, tau_n, mu_e, sd_e
 _HEADER = 16
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
-_FAMILIES = {"scores": Normal, "beta": Normal, "nu": HalfNormal, "effect": Normal}
+_FAMILIES: dict[str, type[Prior]] = {"scores": Normal, "beta": Normal, "nu": HalfNormal, "effect": Normal}
 _OPTIONS = {"position_bias", "tie_judges", "n_judges", "difficulty", "n_cov"}
 
 
@@ -59,7 +60,7 @@ def accepts(priors: Priors, options: dict) -> bool:
     if options.get("difficulty") or set(options) - _OPTIONS:
         return False
     for name, family in _FAMILIES.items():
-        pr = getattr(priors, name, None)
+        pr: Any = getattr(priors, name, None)
         if type(pr) is not family or any(_scalar(v) is None for v in pr.params().values()):
             return False
     return True
