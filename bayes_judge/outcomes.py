@@ -31,7 +31,9 @@ from scipy.sparse.csgraph import connected_components
 
 from .schema import validate_judgments
 
-__all__ = ["Outcomes", "read_outcomes", "read_label_table", "orient", "label_sign", "check_connected"]
+__all__ = [
+    "Outcomes", "read_outcomes", "read_label_table", "one_label_per_comparison", "orient", "label_sign", "check_connected",
+]
 
 
 def orient(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -311,13 +313,19 @@ def read_label_table(human: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
     first, second, a_first = orient(index.get_indexer(pd.Index(a)), index.get_indexer(pd.Index(b)))
     out = pd.DataFrame({"item": lab["item"].astype(str).to_numpy(object), "first": first, "second": second,
                         "first_wins": (h.to_numpy(object) == "a") == a_first})
-    g = out.groupby(["item", "first", "second"], sort=False)["first_wins"]
+    return one_label_per_comparison(out, names)
+
+
+def one_label_per_comparison(labels: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
+    """Oriented labels (columns ``item, first, second, first_wins``) with repeats of a comparison
+    dropped; labels that contradict each other on one comparison are an error naming them."""
+    g = labels.groupby(["item", "first", "second"], sort=False)["first_wins"]
     clash = g.nunique() > 1
     if clash.any():
         shown = [(i, names[f], names[t]) for i, f, t in clash[clash].index[:5]]
         raise ValueError(f"human labels contradict each other on {int(clash.sum())} comparison(s) (item, system, "
                          f"system): {shown}; give one human preference per comparison")
-    return out.drop_duplicates(["item", "first", "second"]).reset_index(drop=True)
+    return labels.drop_duplicates(["item", "first", "second"]).reset_index(drop=True)
 
 
 def _fmt_names(names: Sequence[str], limit: int = 10) -> str:

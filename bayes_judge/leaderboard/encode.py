@@ -21,7 +21,14 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ..outcomes import Outcomes, check_connected, orient, read_label_table, read_outcomes
+from ..outcomes import (
+    Outcomes,
+    check_connected,
+    one_label_per_comparison,
+    orient,
+    read_label_table,
+    read_outcomes,
+)
 
 __all__ = ["LeaderboardData", "encode_leaderboard", "OUTCOMES", "H_UNKNOWN", "H_A", "H_B"]
 
@@ -130,19 +137,12 @@ def _human_labels(o: Outcomes, human: pd.DataFrame | None) -> pd.DataFrame:
     """One human label per comparison: columns item, lo, hi (system codes, lo < hi), lo_wins."""
     if human is None:
         has = o.human != 0
-        out = pd.DataFrame({"item": o.table["item"].to_numpy(object)[has], "lo": o.first[has],
-                            "hi": o.second[has], "lo_wins": o.human[has] > 0})
+        lab = one_label_per_comparison(pd.DataFrame({
+            "item": o.table["item"].to_numpy(object)[has], "first": o.first[has], "second": o.second[has],
+            "first_wins": o.human[has] > 0}), o.names)
     else:
         lab = read_label_table(human, o.names)
-        out = pd.DataFrame({"item": lab["item"].to_numpy(object), "lo": lab["first"].to_numpy(),
-                            "hi": lab["second"].to_numpy(), "lo_wins": lab["first_wins"].to_numpy()})
-    g = out.groupby(["item", "lo", "hi"], sort=False)["lo_wins"]
-    clash = g.nunique() > 1
-    if clash.any():
-        first = [(i, o.names[lo], o.names[hi]) for i, lo, hi in clash[clash].index[:5]]
-        raise ValueError(f"human labels contradict each other on {int(clash.sum())} comparison(s) (item, system, "
-                         f"system): {first}; give one human preference per comparison")
-    return out.drop_duplicates(["item", "lo", "hi"]).reset_index(drop=True)
+    return lab.rename(columns={"first": "lo", "second": "hi", "first_wins": "lo_wins"})
 
 
 def _oriented_covariates(t: pd.DataFrame, covariates: list[str], systems: list[str]) -> pd.DataFrame:
