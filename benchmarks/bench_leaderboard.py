@@ -185,7 +185,7 @@ def _worker_fit(out: Path, m: int, model: str, label_share: float, fit_timeout: 
     import numpy as np
 
     import bayes_judge as bj
-    from bayes_judge.leaderboard import encode_leaderboard, fast_bt
+    from bayes_judge.leaderboard import encode_leaderboard
     from bayes_judge.leaderboard import fast as lb_fast
 
     compiled: list = []  # the fast paths' nutpie models, for the logp+grad timing
@@ -195,7 +195,7 @@ def _worker_fit(out: Path, m: int, model: str, label_share: float, fit_timeout: 
         compiled.append(make_model(*a, **k))
         return compiled[-1]
 
-    lb_fast.make_model = fast_bt.make_model = keep
+    lb_fast.make_model = keep  # both kernels' fast paths are made in fast.register_kernel
     res: dict = {"rows": m, "model": model, "fast": fast}
     lock = threading.Lock()
 

@@ -49,7 +49,7 @@ from .._nutpie import make_model, run
 from ..generative.priors import HalfNormal, Normal, Prior, Priors
 from ..inference.fastpaths import register_fast_path
 
-__all__ = ["pack_data", "logp_grad", "expand", "accepts", "fast_path"]
+__all__ = ["pack_data", "logp_grad", "expand", "accepts", "fast_path", "register_kernel"]
 
 # N, E, C, H, K, T, position bias, system bias, then mu_s, sd_s, tau_a, mu_b, sd_b, tau_t, tau_d,
 # mu_e, sd_e
@@ -133,12 +133,6 @@ def pack_data(arrays: dict, priors: Priors, options: dict, n_systems: int) -> np
                    _par(pr.beta, "mu"), _par(pr.beta, "sigma"), _par(pr.tau, "sigma"),  # type: ignore[attr-defined]
                    _par(pr.system_bias, "sigma"), _par(pr.effect, "mu"), _par(pr.effect, "sigma")]  # type: ignore[attr-defined]
     return np.concatenate([header, a, b, e, h, n.ravel(), x.ravel(), ha, hb, hn.ravel(), hx.ravel(), tie_idx])
-
-
-def n_dim(buf: np.ndarray) -> int:
-    """Length of the unconstrained vector of a packed buffer."""
-    N, E, K, T, pb, sb = (int(buf[i]) for i in (0, 1, 4, 5, 6, 7))
-    return N + K + E + (E if pb else 0) + T + ((1 + E * N) if sb else 0)
 
 
 @numba.njit(inline="always")
@@ -467,48 +461,66 @@ def _start(init: dict, layout: list[tuple[str, tuple[int, ...]]], log_sites: tup
     return np.concatenate(parts)
 
 
-def _sample(arrays: dict, coords: dict, priors: Priors, *, init: dict, chains: int, draws: int, tune: int,
-            seed: int, target_accept: float, options: dict | None = None) -> tuple[dict, dict]:
-    """Sample ``bt-judges`` with nutpie's NUTS on the numba log-density; the declaration's stored
-    variables (free ones constrained, and ``s``, ``q``, ``delta``) as ``(chains, draws, ...)``."""
-    buf = pack_data(arrays, priors, dict(options or {}), len(coords["system"]))
-    layout = _layout(buf)
-    m = make_model(logp_grad, expand, buf=buf, init_flat=_start(init, layout), shapes=dict(layout),
-                   dims={}, coords={})
-    post, stats = run(m, chains=chains, draws=draws, tune=tune, seed=seed, target_accept=target_accept,
-                      save_warmup=False)
-    post["s"] = post["s_raw"] - post["s_raw"].mean(axis=-1, keepdims=True)
+def _derive_judged(post: dict) -> None:
+    """The declaration's deterministics of ``bt-judges`` from its free variables' draws."""
     post["q"] = 1.0 / (1.0 + np.exp(-post["alpha"]))
     if "delta_raw" in post:
         z = post["delta_raw"]
         post["delta"] = post["system_bias_sd"][..., None, None] * (z - z.mean(axis=-1, keepdims=True))
-    return post, stats
 
 
-def _logp_grad_declared(x, arrays: dict, coords: dict, priors: Priors, options: dict | None = None):
-    """Log-density and gradient at ``x``, the declaration's value variables flattened in
-    ``model.value_vars`` order (the kernel's own order)."""
-    buf = pack_data(arrays, priors, dict(options or {}), len(coords["system"]))
-    xk = np.ascontiguousarray(np.asarray(x, dtype=np.float64))
-    if xk.shape != (n_dim(buf),):
-        raise ValueError(f"x has {xk.shape} values; the kernel takes {n_dim(buf)}")
-    g = np.empty_like(xk)
-    lp = logp_grad(xk, buf, g)
-    return float(lp), g
+def register_kernel(name: str, *, pack, kernel, expand, layout, log_sites: tuple[str, ...], derive=None,
+                    accepts, option_cases: list[dict]):
+    """Register a leaderboard model's numba kernel as its nutpie fast path.
+
+    ``pack(arrays, priors, options, n_systems)`` makes the data buffer, ``layout(buf)`` lists the
+    declaration's free variables in ``model.value_vars`` order (the kernel's order; the sizes give
+    the unconstrained length), ``log_sites`` are sampled on the log scale, and ``derive(post)`` adds
+    the model's deterministics beyond the centred scores ``s``.  The fast path returns the
+    declaration's stored variables as ``(chains, draws, ...)`` and nutpie's statistics.
+    """
+
+    def buffer(arrays: dict, coords: dict, priors: Priors, options: dict | None):
+        buf = pack(arrays, priors, dict(options or {}), len(coords["system"]))
+        return buf, layout(buf)
+
+    def fast_path(arrays, coords, priors, *, init, chains, draws, tune, seed, target_accept, options=None):
+        buf, lay = buffer(arrays, coords, priors, options)
+        m = make_model(kernel, expand, buf=buf, init_flat=_start(init, lay, log_sites), shapes=dict(lay),
+                       dims={}, coords={})
+        post, stats = run(m, chains=chains, draws=draws, tune=tune, seed=seed, target_accept=target_accept,
+                          save_warmup=False)
+        post["s"] = post["s_raw"] - post["s_raw"].mean(axis=-1, keepdims=True)
+        if derive is not None:
+            derive(post)
+        return post, stats
+
+    def logp_grad_declared(x, arrays: dict, coords: dict, priors: Priors, options: dict | None = None):
+        """Log-density and gradient at ``x``, the declaration's value variables flattened in
+        ``model.value_vars`` order (the kernel's own order)."""
+        buf, lay = buffer(arrays, coords, priors, options)
+        n = sum(int(np.prod(shape, dtype=np.int64)) for _, shape in lay)
+        xk = np.ascontiguousarray(np.asarray(x, dtype=np.float64))
+        if xk.shape != (n,):
+            raise ValueError(f"x has {xk.shape} values; the kernel takes {n}")
+        g = np.empty_like(xk)
+        return float(kernel(xk, buf, g)), g
+
+    fast_path.__doc__ = f"The registered nutpie fast path of the {name!r} declaration (same posterior)."
+    fast_path.logp_grad = logp_grad_declared  # type: ignore[attr-defined]
+    fast_path.accepts = accepts  # type: ignore[attr-defined]
+    fast_path.option_cases = option_cases  # type: ignore[attr-defined]
+    register_fast_path("leaderboard", name, fast_path)
+    return fast_path
 
 
-def fast_path(arrays, coords, priors, *, init, chains, draws, tune, seed, target_accept, options=None):
-    """The registered nutpie fast path of the ``bt-judges`` declaration (same posterior)."""
-    return _sample(arrays, coords, priors, init=init, chains=chains, draws=draws, tune=tune, seed=seed,
-                   target_accept=target_accept, options=options)
-
-
-fast_path.logp_grad = _logp_grad_declared  # type: ignore[attr-defined]
-fast_path.accepts = accepts  # type: ignore[attr-defined]
-#: the option combinations the gradient check covers
-fast_path.option_cases = [  # type: ignore[attr-defined]
-    {"position_bias": True, "system_bias": True, "tie_judges": (1,), "n_judges": 3},
-    {"position_bias": False, "system_bias": False, "tie_judges": (), "n_judges": 3},
-    {"position_bias": True, "system_bias": True, "tie_judges": (0, 2), "n_judges": 3, "n_cov": 1},
-]
-register_fast_path("leaderboard", "bt-judges", fast_path)
+#: the registered fast path of ``bt-judges``; ``option_cases``: what the gradient check covers
+fast_path = register_kernel(
+    "bt-judges", pack=pack_data, kernel=logp_grad, expand=expand, layout=_layout, log_sites=_LOG_SITES,
+    derive=_derive_judged, accepts=accepts,
+    option_cases=[
+        {"position_bias": True, "system_bias": True, "tie_judges": (1,), "n_judges": 3},
+        {"position_bias": False, "system_bias": False, "tie_judges": (), "n_judges": 3},
+        {"position_bias": True, "system_bias": True, "tie_judges": (0, 2), "n_judges": 3, "n_cov": 1},
+    ],
+)

@@ -32,9 +32,7 @@ from typing import Any
 import numba
 import numpy as np
 
-from .._nutpie import make_model, run
 from ..generative.priors import HalfNormal, Normal, Prior, Priors
-from ..inference.fastpaths import register_fast_path
 from .fast import (
     _close_scores,
     _half_normal_logp,
@@ -42,7 +40,7 @@ from .fast import (
     _par,
     _scalar,
     _scores_and_effects,
-    _start,
+    register_kernel,
 )
 
 __all__ = ["pack_data", "logp_grad", "expand", "accepts", "fast_path"]
@@ -113,12 +111,6 @@ def pack_data(arrays: dict, priors: Priors, options: dict, n_systems: int) -> np
                    _par(pr.beta, "sigma"), _par(pr.nu, "sigma"), _par(pr.effect, "mu"),  # type: ignore[attr-defined]
                    _par(pr.effect, "sigma")]  # type: ignore[attr-defined]
     return np.concatenate([header, a, b, e, n.ravel(), x.ravel(), ha, hb, hn.ravel(), hx.ravel(), tie_idx])
-
-
-def n_dim(buf: np.ndarray) -> int:
-    """Length of the unconstrained vector of a packed buffer."""
-    N, E, K, T, pb = (int(buf[i]) for i in (0, 1, 4, 5, 6))
-    return N + K + (E if pb else 0) + T
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -244,44 +236,12 @@ def _layout(buf: np.ndarray) -> list[tuple[str, tuple[int, ...]]]:
     return out
 
 
-def _sample(arrays: dict, coords: dict, priors: Priors, *, init: dict, chains: int, draws: int, tune: int,
-            seed: int, target_accept: float, options: dict | None = None) -> tuple[dict, dict]:
-    """Sample ``bt`` with nutpie's NUTS on the numba log-density; the declaration's stored variables
-    (free ones constrained, and ``s``) as ``(chains, draws, ...)``."""
-    buf = pack_data(arrays, priors, dict(options or {}), len(coords["system"]))
-    layout = _layout(buf)
-    m = make_model(logp_grad, expand, buf=buf, init_flat=_start(init, layout, ("nu",)), shapes=dict(layout),
-                   dims={}, coords={})
-    post, stats = run(m, chains=chains, draws=draws, tune=tune, seed=seed, target_accept=target_accept,
-                      save_warmup=False)
-    post["s"] = post["s_raw"] - post["s_raw"].mean(axis=-1, keepdims=True)
-    return post, stats
-
-
-def _logp_grad_declared(x, arrays: dict, coords: dict, priors: Priors, options: dict | None = None):
-    """Log-density and gradient at ``x``, the declaration's value variables flattened in
-    ``model.value_vars`` order (the kernel's own order)."""
-    buf = pack_data(arrays, priors, dict(options or {}), len(coords["system"]))
-    xk = np.ascontiguousarray(np.asarray(x, dtype=np.float64))
-    if xk.shape != (n_dim(buf),):
-        raise ValueError(f"x has {xk.shape} values; the kernel takes {n_dim(buf)}")
-    g = np.empty_like(xk)
-    lp = logp_grad(xk, buf, g)
-    return float(lp), g
-
-
-def fast_path(arrays, coords, priors, *, init, chains, draws, tune, seed, target_accept, options=None):
-    """The registered nutpie fast path of the ``bt`` declaration (same posterior)."""
-    return _sample(arrays, coords, priors, init=init, chains=chains, draws=draws, tune=tune, seed=seed,
-                   target_accept=target_accept, options=options)
-
-
-fast_path.logp_grad = _logp_grad_declared  # type: ignore[attr-defined]
-fast_path.accepts = accepts  # type: ignore[attr-defined]
-#: the option combinations the gradient check covers
-fast_path.option_cases = [  # type: ignore[attr-defined]
-    {"position_bias": True, "tie_judges": (1,), "n_judges": 3},
-    {"position_bias": False, "tie_judges": (), "n_judges": 3},
-    {"position_bias": True, "tie_judges": (0, 2), "n_judges": 3, "n_cov": 1},
-]
-register_fast_path("leaderboard", "bt", fast_path)
+#: the registered fast path of ``bt``; ``option_cases``: what the gradient check covers
+fast_path = register_kernel(
+    "bt", pack=pack_data, kernel=logp_grad, expand=expand, layout=_layout, log_sites=("nu",), accepts=accepts,
+    option_cases=[
+        {"position_bias": True, "tie_judges": (1,), "n_judges": 3},
+        {"position_bias": False, "tie_judges": (), "n_judges": 3},
+        {"position_bias": True, "tie_judges": (0, 2), "n_judges": 3, "n_cov": 1},
+    ],
+)
