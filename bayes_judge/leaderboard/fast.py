@@ -108,31 +108,36 @@ def pack_data(arrays: dict, priors: Priors, options: dict, n_systems: int) -> np
     if not accepts(priors, options):
         raise ValueError(f"the 'bt-judges' fast path states no difficulty and the declared prior families "
                          f"with scalar parameters; got options {options} and\n{priors}")
-    E = int(options.get("n_judges", 1))
-    ties = tuple(int(e) for e in options.get("tie_judges", ()))
-    K = int(options.get("n_cov", 0))
-    a, b = (np.asarray(arrays[k], dtype=np.float64) for k in ("sys_a", "sys_b"))
-    e, h = (np.asarray(arrays[k], dtype=np.float64) for k in ("judge", "h"))
-    n = np.asarray(arrays["n"], dtype=np.float64)
-    C = len(a)
-    x = np.asarray(arrays["x"], dtype=np.float64)[:, :K] if K else np.zeros((C, 0))
-    ha, hb = (np.asarray(arrays[k], dtype=np.float64) for k in ("hum_a", "hum_b"))
-    hn = np.asarray(arrays["hum_n"], dtype=np.float64)
-    H = len(ha)
-    hx = np.asarray(arrays["hum_x"], dtype=np.float64)[:, :K] if K else np.zeros((H, 0))
-    N = int(n_systems)
-    if max(a.max(initial=-1), b.max(initial=-1), ha.max(initial=-1), hb.max(initial=-1)) >= N:
-        raise ValueError(f"system indices must lie in [0, {N}), the system coordinate")
-    tie_idx = np.full(E, -1.0)
-    tie_idx[list(ties)] = np.arange(len(ties))
+    (N, E, C, H, K, T), parts = _cells(arrays, options, n_systems, with_h=True)
     pr = priors
     header = np.zeros(_HEADER)
-    header[:17] = [N, E, C, H, K, len(ties), float(bool(options.get("position_bias", True))),
+    header[:17] = [N, E, C, H, K, T, float(bool(options.get("position_bias", True))),
                    float(bool(options.get("system_bias", True))),
                    _par(pr.scores, "mu"), _par(pr.scores, "sigma"), _par(pr.alpha, "sigma"),  # type: ignore[attr-defined]
                    _par(pr.beta, "mu"), _par(pr.beta, "sigma"), _par(pr.tau, "sigma"),  # type: ignore[attr-defined]
                    _par(pr.system_bias, "sigma"), _par(pr.effect, "mu"), _par(pr.effect, "sigma")]  # type: ignore[attr-defined]
-    return np.concatenate([header, a, b, e, h, n.ravel(), x.ravel(), ha, hb, hn.ravel(), hx.ravel(), tie_idx])
+    return np.concatenate([header, *parts])
+
+
+def _cells(arrays: dict, options: dict, n_systems: int, *, with_h: bool) -> tuple[tuple[int, ...], list[np.ndarray]]:
+    """The cell arrays of a leaderboard buffer, in its order: ``a, b, e, [h,] n (C × 5), x (C × K),
+    hum_a, hum_b, hum_n (H × 2), hum_x (H × K)`` and each judge's tie index (−1: never ties),
+    with ``(N, E, C, H, K, T)``."""
+    E = int(options.get("n_judges", 1))
+    ties = tuple(int(e) for e in options.get("tie_judges", ()))
+    K = int(options.get("n_cov", 0))
+    col = {k: np.asarray(arrays[k], dtype=np.float64) for k in ("sys_a", "sys_b", "judge", "h", "n", "hum_a",
+                                                                 "hum_b", "hum_n")}
+    C, H, N = len(col["sys_a"]), len(col["hum_a"]), int(n_systems)
+    x = np.asarray(arrays["x"], dtype=np.float64)[:, :K] if K else np.zeros((C, 0))
+    hx = np.asarray(arrays["hum_x"], dtype=np.float64)[:, :K] if K else np.zeros((H, 0))
+    if max(col[k].max(initial=-1) for k in ("sys_a", "sys_b", "hum_a", "hum_b")) >= N:
+        raise ValueError(f"system indices must lie in [0, {N}), the system coordinate")
+    tie_idx = np.full(E, -1.0)
+    tie_idx[list(ties)] = np.arange(len(ties))
+    parts = [col["sys_a"], col["sys_b"], col["judge"]] + ([col["h"]] if with_h else [])
+    parts += [col["n"].ravel(), x.ravel(), col["hum_a"], col["hum_b"], col["hum_n"].ravel(), hx.ravel(), tie_idx]
+    return (N, E, C, H, K, len(ties)), parts
 
 
 @numba.njit(inline="always")

@@ -34,6 +34,7 @@ import numpy as np
 
 from ..generative.priors import HalfNormal, Normal, Prior, Priors
 from .fast import (
+    _cells,
     _close_scores,
     _half_normal_logp,
     _human_cells,
@@ -88,29 +89,14 @@ def pack_data(arrays: dict, priors: Priors, options: dict, n_systems: int) -> np
     if not accepts(priors, options):
         raise ValueError(f"the 'bt' fast path states no difficulty and the declared prior families with scalar "
                          f"parameters; got options {options} and\n{priors}")
-    E = int(options.get("n_judges", 1))
-    ties = tuple(int(e) for e in options.get("tie_judges", ()))
-    K = int(options.get("n_cov", 0))
-    a, b, e = (np.asarray(arrays[k], dtype=np.float64) for k in ("sys_a", "sys_b", "judge"))
-    n = np.asarray(arrays["n"], dtype=np.float64)
-    C = len(a)
-    x = np.asarray(arrays["x"], dtype=np.float64)[:, :K] if K else np.zeros((C, 0))
-    ha, hb = (np.asarray(arrays[k], dtype=np.float64) for k in ("hum_a", "hum_b"))
-    hn = np.asarray(arrays["hum_n"], dtype=np.float64)
-    H = len(ha)
-    hx = np.asarray(arrays["hum_x"], dtype=np.float64)[:, :K] if K else np.zeros((H, 0))
-    N = int(n_systems)
-    if max(a.max(initial=-1), b.max(initial=-1), ha.max(initial=-1), hb.max(initial=-1)) >= N:
-        raise ValueError(f"system indices must lie in [0, {N}), the system coordinate")
-    tie_idx = np.full(E, -1.0)
-    tie_idx[list(ties)] = np.arange(len(ties))
+    (N, E, C, H, K, T), parts = _cells(arrays, options, n_systems, with_h=False)
     pr = priors
     header = np.zeros(_HEADER)
-    header[:14] = [N, E, C, H, K, len(ties), float(bool(options.get("position_bias", True))),
+    header[:14] = [N, E, C, H, K, T, float(bool(options.get("position_bias", True))),
                    _par(pr.scores, "mu"), _par(pr.scores, "sigma"), _par(pr.beta, "mu"),  # type: ignore[attr-defined]
                    _par(pr.beta, "sigma"), _par(pr.nu, "sigma"), _par(pr.effect, "mu"),  # type: ignore[attr-defined]
                    _par(pr.effect, "sigma")]  # type: ignore[attr-defined]
-    return np.concatenate([header, a, b, e, n.ravel(), x.ravel(), ha, hb, hn.ravel(), hx.ravel(), tie_idx])
+    return np.concatenate([header, *parts])
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
