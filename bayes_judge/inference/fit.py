@@ -40,11 +40,49 @@ __all__ = [
 
 SAMPLERS = ("nutpie", "pymc", "numpyro")
 STAT_NAMES = ("diverging", "energy", "n_steps", "acceptance_rate", "lp", "tree_depth", "step_size")
-# the derived functions (pointwise log-likelihood, latent and predictive draws): PyTensor's default
-# C mode.  Python thunks would evaluate every op without a numpy ufunc (sigmoid, softplus, log1mexp)
-# one scalar at a time (measured: 82 s against 19 s for tests/test_reproduction.py's llmbar case),
-# and FAST_COMPILE also skips the stability rewrites
+# The derived functions (pointwise log-likelihood, latent and predictive draws) run in one of two
+# PyTensor modes.  C (the default mode) costs, in a process that has compiled no C yet, the load of
+# PyTensor's module cache (1.2-2 s on a cache of ~450 modules, more as it grows; a gcc compile on an
+# empty one).  Python thunks without elementwise fusion cost nothing to compile and run every op as
+# one numpy call over all draws, as fast as C for a small model (MT-Bench Dawid-Skene: 0.5 s against
+# 1.7-2.0 s in a fresh process, the same values to 1e-13); but fusion is what keeps a large model's
+# temporaries small, and an op with no numpy ufunc (softplus, log1mexp, a fused Composite) would run
+# one scalar at a time (82 s against 19 s for tests/test_reproduction.py's llmbar case).  So: Python
+# thunks when the evaluation touches at most _PY_THUNK_WORK values (data values × draws) and every
+# elementwise op of the compiled graph has a numpy ufunc; C otherwise.
 _DERIVED_MODE = None
+_PY_THUNK_WORK = 5e7
+
+
+def _py_thunk_mode():
+    from pytensor.compile.mode import Mode
+    from pytensor.graph.rewriting.db import RewriteDatabaseQuery
+
+    return Mode(linker="py", optimizer=RewriteDatabaseQuery(include=["fast_run"], exclude=["fusion", "inplace"]))
+
+
+def _all_ufuncs(fn: Any) -> bool:
+    """Whether every elementwise op of the compiled function ``fn`` maps to one numpy call."""
+    from pytensor.scalar.basic import Composite
+    from pytensor.tensor.elemwise import Elemwise
+
+    for node in fn.maker.fgraph.apply_nodes:
+        if isinstance(node.op, Elemwise):
+            op = node.op.scalar_op
+            if isinstance(op, Composite) or getattr(op, "nfunc_spec", None) is None:
+                return False
+    return True
+
+
+def compile_derived(ins: list, outs: list, work: float) -> Any:
+    """``pytensor.function(ins, outs)`` in the mode that suits ``work`` values (comment above)."""
+    import pytensor
+
+    if work <= _PY_THUNK_WORK:
+        fn = pytensor.function(ins, outs, on_unused_input="ignore", mode=_py_thunk_mode())
+        if _all_ufuncs(fn):
+            return fn
+    return pytensor.function(ins, outs, on_unused_input="ignore", mode=_DERIVED_MODE)
 
 
 @dataclass
@@ -337,7 +375,6 @@ def _vectorized(fit: Fit, logp_names: tuple[str, ...], value_names: tuple[str, .
     and cache entry (PyTensor keeps the C code on disk), evaluated for all draws at once.
     """
     import pymc as pm
-    import pytensor
     import pytensor.tensor as pt
     from pytensor.graph.replace import vectorize_graph
 
@@ -350,9 +387,11 @@ def _vectorized(fit: Fit, logp_names: tuple[str, ...], value_names: tuple[str, .
     outs += [model[n] for n in value_names]
     ins = [pt.tensor(name=rv.name, shape=(None,) + (None,) * rv.ndim, dtype=rv.dtype) for rv in free]
     vec = vectorize_graph(outs, replace=dict(zip(free, ins, strict=True)))
+    C, D = fit.posterior[free[0].name].shape[:2] if free else (1, 1)
+    work = C * D * sum(np.size(v) for v in fit.arrays.values())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fn = pytensor.function(ins, vec, on_unused_input="ignore", mode=_DERIVED_MODE)
+        fn = compile_derived(ins, vec, work)
     rngs = [v for v in fn.get_shared() if isinstance(v.get_value(borrow=True), np.random.Generator)]
     fit.entry.fns[key] = (fn, [rv.name for rv in free], rngs)
     return fit.entry.fns[key]

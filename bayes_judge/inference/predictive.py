@@ -22,7 +22,7 @@ import numpy as np
 
 from ..generative.priors import Priors
 from ..generative.registry import ModelSpec
-from .fit import _DERIVED_MODE, Fit, _entry
+from .fit import _DERIVED_MODE, Fit, _entry, compile_derived
 
 __all__ = ["prior_predictive", "posterior_predictive", "replicate"]
 
@@ -158,7 +158,6 @@ def posterior_predictive(
     ValueError
         ``posterior`` lacks a parameter the observed variables depend on.
     """
-    import pytensor
     import pytensor.tensor as pt
     from pytensor.graph.replace import vectorize_graph
 
@@ -173,9 +172,11 @@ def posterior_predictive(
     if key not in entry.fns:
         ins = [pt.tensor(name=v.name, dtype=v.dtype, shape=(None, *v.type.shape)) for v in given]
         vec = vectorize_graph(outs, replace=dict(zip(given, ins, strict=True)))
+        first = np.asarray(posterior[given[0].name])
+        n_draws = int(np.prod(first.shape[: first.ndim - given[0].ndim]))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            fn = pytensor.function(ins, vec, on_unused_input="ignore", mode=_DERIVED_MODE)
+            fn = compile_derived(ins, vec, n_draws * sum(np.size(v) for v in arrays.values()))
         entry.fns[key] = (fn, _rngs(fn))
     fn, rngs = entry.fns[key]
     first = np.asarray(posterior[given[0].name])
