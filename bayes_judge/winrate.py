@@ -106,12 +106,14 @@ def _check_labels_two_classes(data: WinRateData, where: str, per_pair: bool = Fa
             )
 
 
-def _label_switch_check(q0: np.ndarray, q1: np.ndarray, data: WinRateData) -> None:
-    """Warn when chains sit in different modes: sign of mean(q0 + q1 - 1) per chain and pair."""
+def _label_switch_check(q0: np.ndarray, q1: np.ndarray, data: WinRateData, *, chains: bool = True) -> None:
+    """Warn when chains sit in different modes: sign of mean(q0 + q1 - 1) per chain and pair
+    (``chains=False``: draws unfolded from the symmetric model visit both mirrored modes by
+    design; only a judge's own local modes are looked for)."""
     if q0.shape[0] < 2:
         return
     mode = np.sign((q0 + q1 - 1).mean(axis=(1, 3)))  # (chain, pair)
-    split = (mode.max(axis=0) != mode.min(axis=0)).nonzero()[0]
+    split = (mode.max(axis=0) != mode.min(axis=0)).nonzero()[0] if chains else np.array([], dtype=int)
     if split.size:
         pairs = [data.pair_labels[i] for i in split]
         warnings.warn(
@@ -207,7 +209,8 @@ def _fit_declared(
 ) -> tuple[dict, dict]:
     """Fit a declared win-rate model of :mod:`bayes_judge.generative` by NUTS."""
     from .generative import get_model
-    from .inference.fit import fit_model, item_quantities, predictive_draws
+    from .generative.winrate_models import unfold_label_switch
+    from .inference.fit import fit_model, item_quantities, latent_draws, predictive_draws
     from .verdicts import VerdictPatterns, verdict_patterns
 
     spec = get_model(name, "win-rate")
@@ -223,17 +226,25 @@ def _fit_declared(
     pri = _declared_priors(name, data, prior, ood, priors)
     pat = verdict_patterns(data, use_labels=use_labels)
     coords = {"pair": data.pair_labels, "judge": list(data.judges)}
+    # without labels in the likelihood, Model 1's posterior has two mirrored modes: sample the
+    # label-switch symmetric model and unfold its draws into the seed posterior (both modes with
+    # their masses, wherever the chains started; generative.winrate_models.label_switch)
+    symmetric = name in ("dawid-skene", "one-coin") and not use_labels
     fit = fit_model(
         spec, pat.arrays(), dims=VerdictPatterns.DIMS, coords=coords, priors=pri, sampler=sampler,
         chains=chains, draws=draws, tune=tune, seed=seed, target_accept=target_accept,
+        options={"symmetric": True} if symmetric else None,
     )
+    if symmetric:
+        unfold_label_switch(fit.posterior, latent_draws(fit, "label_switch_delta"), seed)
+        fit.posterior.pop("label_switch_delta", None)  # a sampler's own copy, of the folded-model draws
     post = dict(fit.posterior)
     if spec.predictive:
         post.update({k: v for k, v in predictive_draws(fit, list(spec.predictive)).items() if k == "p"})
     if name == "one-coin":
-        _label_switch_check(post["q"], post["q"], data)
+        _label_switch_check(post["q"], post["q"], data, chains=not symmetric)
     elif name in ("dawid-skene", "hierarchical"):
-        _label_switch_check(post["q0"], post["q1"], data)
+        _label_switch_check(post["q0"], post["q1"], data, chains=not symmetric)
     C, D = post["p"].shape[:2]
     if pointwise is None:  # per-item arrays per draw only while they stay small (<= ~160 MB)
         pointwise = C * D * data.n_units * (1 + len(spec.latent)) <= 2e7

@@ -35,7 +35,7 @@ from ..inference.fastpaths import register_fast_path
 
 __all__ = ["sample_ds_fast", "pack_data", "logp_grad", "expand"]
 
-_HEADER = 4  # P, E, K, log-normalizing constant of the priors
+_HEADER = 5  # P, E, K, log-normalizing constant of the priors, symmetric (label switch) flag
 
 
 def _lbeta(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -44,7 +44,7 @@ def _lbeta(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return gammaln(a) + gammaln(b) - gammaln(a + b)
 
 
-def pack_data(patterns, prior) -> np.ndarray:
+def pack_data(patterns, prior, symmetric: bool = False) -> np.ndarray:
     """One contiguous float64 buffer: header, priors, then the non-empty patterns."""
     keep = np.asarray(patterns.weight) > 0
     n1 = np.asarray(patterns.n1, dtype=np.float64)[keep]
@@ -57,7 +57,7 @@ def pack_data(patterns, prior) -> np.ndarray:
         + _lbeta(prior.alpha_q1, prior.beta_q1).sum()
     )
     parts = [
-        np.array([P, E, K, const], dtype=np.float64),
+        np.array([P, E, K, const, float(symmetric)], dtype=np.float64),
         np.ravel(prior.alpha_p), np.ravel(prior.beta_p),
         np.ravel(prior.alpha_q0), np.ravel(prior.beta_q0),
         np.ravel(prior.alpha_q1), np.ravel(prior.beta_q1),
@@ -123,6 +123,30 @@ def logp_grad(x, buf, grad):
         total += a0[i] * lx[i0] + b0[i] * l1x[i0] + a1[i] * lx[i1] + b1[i] * l1x[i1]
         grad[i0] = a0[i] * (1.0 - val[i0]) - b0[i] * val[i0]
         grad[i1] = a1[i] * (1.0 - val[i1]) - b1[i] * val[i1]
+    if buf[4] != 0.0:
+        # the label-switch symmetric prior (generative.winrate_models.label_switch): per pair
+        # log ½(1 + e^Δ), Δ = log π(1 − p) − log π(p) + Σ_e [log π0(1 − q1) + log π1(1 − q0)
+        # − log π0(q0) − log π1(q1)] with Beta densities (a − 1) log x + (b − 1) log(1 − x), and
+        # dΔ/du_p = b − a,  dΔ/du_q0 = (b1 − a0)(1 − q0) + (b0 − a1) q0,
+        # dΔ/du_q1 = (b0 − a1)(1 − q1) + (b1 − a0) q1  (u = logit x)
+        for j in range(P):
+            dl = (ap[j] - 1.0) * (l1x[j] - lx[j]) + (bp[j] - 1.0) * (lx[j] - l1x[j])
+            for e in range(E):
+                i = j * E + e
+                i0 = P + i
+                i1 = P + PE + i
+                dl += ((a0[i] - 1.0) * (l1x[i1] - lx[i0]) + (b0[i] - 1.0) * (lx[i1] - l1x[i0])
+                       + (a1[i] - 1.0) * (l1x[i0] - lx[i1]) + (b1[i] - 1.0) * (lx[i0] - l1x[i1]))
+            t = math.exp(-abs(dl))
+            total += max(dl, 0.0) + math.log1p(t) - 0.6931471805599453
+            sg = 1.0 / (1.0 + t) if dl >= 0.0 else t / (1.0 + t)
+            grad[j] += sg * (bp[j] - ap[j])
+            for e in range(E):
+                i = j * E + e
+                i0 = P + i
+                i1 = P + PE + i
+                grad[i0] += sg * ((b1[i] - a0[i]) * (1.0 - val[i0]) + (b0[i] - a1[i]) * val[i0])
+                grad[i1] += sg * ((b0[i] - a1[i]) * (1.0 - val[i1]) + (b1[i] - a0[i]) * val[i1])
     # Per pair, branch G0 is cnt_k . v0 with v0 = [log q0, log(1-q0)], branch G1 is
     # cnt_k . v1 with v1 = [log(1-q1), log q1]; the gradients need s0 = sum_k w r cnt_k and
     # s1 = sum_k w (1-r) cnt_k (contiguous length-2E dot products / axpys).
@@ -231,6 +255,7 @@ def sample_ds_fast(
     init_values: dict[str, np.ndarray] | None = None,
     target_accept: float = 0.8,
     cores: int | None = None,
+    symmetric: bool = False,
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Sample Model 1 with nutpie's NUTS on the numba log-density.
 
@@ -242,6 +267,7 @@ def sample_ds_fast(
         Every chain starts there (no jitter).
     cores : threads for the chains (default min(chains, os.cpu_count())).  Each chain has its own
         RNG stream derived from ``seed``, so results do not depend on ``cores``.
+    symmetric : the declaration's ``symmetric`` option (the label-switch symmetric prior).
 
     Returns
     -------
@@ -257,7 +283,7 @@ def sample_ds_fast(
         _logit(np.broadcast_to(init_values["q0"], (P, E))).ravel(),
         _logit(np.broadcast_to(init_values["q1"], (P, E))).ravel(),
     ])
-    buf = pack_data(patterns, prior)
+    buf = pack_data(patterns, prior, symmetric)
     model = make_model(
         logp_grad,
         expand,
@@ -292,29 +318,31 @@ def _patterns(arrays) -> SimpleNamespace:
     )
 
 
-def fast_path(arrays, coords, priors, *, init, chains, draws, tune, seed, target_accept):
+def fast_path(arrays, coords, priors, *, init, chains, draws, tune, seed, target_accept, options=None):
     """The registered nutpie fast path of the ``"dawid-skene"`` declaration (same posterior)."""
     P, E = len(coords["pair"]), len(coords["judge"])
     return sample_ds_fast(
         _patterns(arrays), _prior_arrays(priors, P, E), chains=chains, draws=draws, tune=tune,
         seed=seed, init_values=init, target_accept=target_accept,
+        symmetric=bool((options or {}).get("symmetric", False)),
     )
 
 
-def _fast_logp_grad(x, arrays, coords, priors):
+def _fast_logp_grad(x, arrays, coords, priors, options=None):
     """log-density and gradient of the kernel at ``x`` (logit p, logit q0, logit q1, flattened)."""
     P, E = len(coords["pair"]), len(coords["judge"])
-    buf = pack_data(_patterns(arrays), _prior_arrays(priors, P, E))
+    buf = pack_data(_patterns(arrays), _prior_arrays(priors, P, E), bool((options or {}).get("symmetric", False)))
     grad = np.empty_like(np.asarray(x, dtype=np.float64))
     lp = logp_grad(np.asarray(x, dtype=np.float64), buf, grad)
     return float(lp), grad
 
 
 def accepts(priors, options=None) -> bool:
-    """The kernel is written for Beta priors on p, q0 and q1."""
-    return all(getattr(priors, k).family == "Beta" for k in ("p", "q0", "q1"))
+    """The kernel is written for Beta priors on p, q0 and q1 and the ``symmetric`` option."""
+    return set(options or {}) <= {"symmetric"} and all(getattr(priors, k).family == "Beta" for k in ("p", "q0", "q1"))
 
 
 fast_path.logp_grad = _fast_logp_grad  # type: ignore[attr-defined]
 fast_path.accepts = accepts  # type: ignore[attr-defined]
+fast_path.option_cases = [{}, {"symmetric": True}]  # type: ignore[attr-defined]
 register_fast_path("win-rate", "dawid-skene", fast_path)

@@ -62,6 +62,13 @@ class Prior:
         dist = getattr(pm, self.family)
         return dist(name, **{k: np.asarray(v, dtype=float) for k, v in self.params().items()}, **kwargs)
 
+    def logp(self, value: Any) -> Any:
+        """The log-density of ``value`` under this prior (a PyTensor expression)."""
+        import pymc as pm
+
+        dist = getattr(pm, self.family).dist(**{k: np.asarray(v, dtype=float) for k, v in self.params().items()})
+        return pm.logp(dist, value)
+
     def mean(self) -> Any:
         raise NotImplementedError
 

@@ -28,6 +28,8 @@ __all__ = [
     "label_regression",
     "HierarchicalPriors",
     "hierarchical",
+    "label_switch",
+    "unfold_label_switch",
 ]
 
 
@@ -40,23 +42,75 @@ class DawidSkenePriors(Priors):
     q1: Prior = Beta(2, 1)
 
 
+def label_switch(p: Any, prior_p: Prior, judges: Any) -> Any:
+    """Make the prior invariant under Model 1's label switch; returns Δ per pair.
+
+    ``judges`` (pair, judge): each judge's ``log π(T q) − log π(q)``.
+
+    Without human labels the likelihood of Model 1 is invariant under
+    ``T: (p, q0, q1) -> (1 − p, 1 − q1, 1 − q0)`` (rename G0 and G1 and turn every judge round),
+    so the posterior has two mirrored modes whose masses differ only through the prior, and a
+    chain stays in the one it starts in.  This adds ``log ½ (1 + e^Δ)``,
+    ``Δ = log π(T x) − log π(x)`` (the priors' log ratio), per pair: the model becomes the
+    T-symmetric ``½ (π(x) + π(T x)) L(x)``, whose draws folded into ``A = {mean_e (q0 + q1) ≥ 1}``
+    are the seed posterior's folded ones; :func:`unfold_label_switch` then puts each draw in the
+    mirrored mode with probability ``σ(Δ)``, which gives the seed posterior itself, both modes
+    with their masses, wherever the chains started.
+    """
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    delta = prior_p.logp(1.0 - p) - prior_p.logp(p) + judges.sum(axis=-1)
+    delta = pm.Deterministic("label_switch_delta", delta, dims="pair")
+    pm.Potential("label_switch", pt.softplus(delta) - np.log(2.0))
+    return delta
+
+
+def unfold_label_switch(post: dict[str, np.ndarray], delta: np.ndarray, seed: int) -> None:
+    """Draws of the symmetric model (:func:`label_switch`) turned into the seed posterior, in place.
+
+    Each draw is folded into ``A`` (mirrored by ``T`` where ``mean_e (q0 + q1) < 1``), then
+    mirrored with probability ``σ(Δ_A)``, ``Δ_A`` its log prior ratio there (``Δ`` is odd under
+    ``T``).  ``post``: ``p`` (C, D, P) and ``q0``, ``q1`` (C, D, P, E) or ``q``; ``delta`` (C, D, P)
+    at the draws as sampled.  The uniforms come from ``default_rng([seed, 7919])``.
+    """
+    one_coin = "q" in post
+    q0, q1 = (post["q"], post["q"]) if one_coin else (post["q0"], post["q1"])
+    folded = (q0 + q1 - 1.0).mean(axis=-1) < 0.0
+    delta_a = np.where(folded, -delta, delta)
+    u = np.random.default_rng([int(seed), 7919]).random(delta.shape)
+    flip = folded ^ (u < 1.0 / (1.0 + np.exp(-delta_a)))
+    post["p"] = np.where(flip, 1.0 - post["p"], post["p"])
+    f = flip[..., None]
+    if one_coin:
+        post["q"] = np.where(f, 1.0 - post["q"], post["q"])
+    else:
+        post["q0"], post["q1"] = np.where(f, 1.0 - q1, q0), np.where(f, 1.0 - q0, q1)
+
+
 @generative_model(
     "dawid-skene", task="win-rate", priors=DawidSkenePriors, observed=("t",), latent=("h_prob",),
     summary=("p", "q0", "q1"), reference="seed 003, Model 1 (eq. 5-6), label marginalized",
 )
-def dawid_skene(d: Any, prior: DawidSkenePriors, *, predict: bool = False) -> None:
+def dawid_skene(d: Any, prior: DawidSkenePriors, *, predict: bool = False, symmetric: bool = False) -> None:
     """Bayesian Dawid-Skene, two coins per judge (seed 003 Model 1).
 
     ::
 
         p ~ Beta(1, 1);  q0^e, q1^e ~ Beta(2, 1)
         h_i ~ Bernoulli(p);  t_ie | h_i = G0 ~ Bernoulli(q0^e),  t_ie | h_i = G1 ~ Bernoulli(1 − q1^e)
+
+    ``symmetric=True`` (no labels in the likelihood): the prior made label-switch invariant, to be
+    unfolded after sampling (:func:`label_switch`).
     """
     import pymc as pm
 
     p = prior.p.rv("p", dims="pair")
     q0 = prior.q0.rv("q0", dims=("pair", "judge"))
     q1 = prior.q1.rv("q1", dims=("pair", "judge"))
+    if symmetric:
+        label_switch(p, prior.p, prior.q0.logp(1.0 - q1) + prior.q1.logp(1.0 - q0) - prior.q0.logp(q0)
+                     - prior.q1.logp(q1))
     args = (p[d.pair], q0[d.pair], q1[d.pair])
     judged_truth("t", *args, d.n_total, d.label, d.weight, observed=d.n1, dims=("pattern", "judge"))
     pm.Deterministic("h_prob", truth_posterior(d.n1, d.n_total, *args, d.label), dims="pattern")
@@ -74,12 +128,15 @@ class OneCoinPriors(Priors):
     "one-coin", task="win-rate", priors=OneCoinPriors, observed=("t",), latent=("h_prob",),
     summary=("p", "q"), reference="seed 003 Model 1 with q0^e = q1^e = q^e",
 )
-def one_coin(d: Any, prior: OneCoinPriors, *, predict: bool = False) -> None:
-    """One-coin Dawid-Skene: Model 1 with one accuracy per judge, ``q0^e = q1^e = q^e``."""
+def one_coin(d: Any, prior: OneCoinPriors, *, predict: bool = False, symmetric: bool = False) -> None:
+    """One-coin Dawid-Skene: Model 1 with one accuracy per judge, ``q0^e = q1^e = q^e``
+    (``symmetric``: as in :func:`dawid_skene`, with ``T: (p, q) -> (1 − p, 1 − q)``)."""
     import pymc as pm
 
     p = prior.p.rv("p", dims="pair")
     q = prior.q.rv("q", dims=("pair", "judge"))
+    if symmetric:
+        label_switch(p, prior.p, prior.q.logp(1.0 - q) - prior.q.logp(q))
     args = (p[d.pair], q[d.pair], q[d.pair])
     judged_truth("t", *args, d.n_total, d.label, d.weight, observed=d.n1, dims=("pattern", "judge"))
     pm.Deterministic("h_prob", truth_posterior(d.n1, d.n_total, *args, d.label), dims="pattern")

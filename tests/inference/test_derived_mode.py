@@ -55,11 +55,12 @@ def test_mt_bench_dawid_skene_derives_in_python_thunks_like_c(monkeypatch):
     monkeypatch.setattr(F, "compile_derived", spy)
     F.clear_compiled()
     a = bj.win_rate(g, **kw)
+    n = len(modes)
     monkeypatch.setattr(F, "_PY_THUNK_WORK", -1.0)
     F.clear_compiled()
     b = bj.win_rate(g, **kw)
     F.clear_compiled()
-    assert modes == [True, False]
+    assert n >= 1 and modes == [True] * n + [False] * n
     np.testing.assert_array_equal(a.posterior["p"], b.posterior["p"])
     for group in ("log_likelihood", "posterior"):
         for v in a[group].data_vars:

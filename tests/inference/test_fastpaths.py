@@ -80,8 +80,11 @@ def cases():
     out = []
     for (task, name), fn in sorted(fast_paths().items()):
         if task == "win-rate":
-            out += [pytest.param(task, name, lab, id=f"{task}:{name}:{'labels' if lab else 'none'}")
-                    for lab in (False, True)]
+            for lab in (False, True):
+                for opt in getattr(fn, "option_cases", [{}]):
+                    label = "".join(f",{k}={v}" for k, v in opt.items())
+                    out.append(pytest.param(task, name, (lab, opt),
+                                            id=f"{task}:{name}:{'labels' if lab else 'none'}{label}"))
         else:
             for opt in getattr(fn, "option_cases", [{}]):
                 label = ",".join(f"{k}={v}" for k, v in opt.items()) or "default"
@@ -94,7 +97,8 @@ def test_fast_path_equals_the_declaration(task, name, variant):
     fn = fast_paths()[(task, name)]
     spec = get_model(name, task)
     if task == "win-rate":
-        arrays, dims, coords, options = _win_rate_case(variant)
+        arrays, dims, coords, options = _win_rate_case(variant[0])
+        options = dict(variant[1])
     elif task == "ranking":
         arrays, dims, coords, options = _ranking_case(name, variant)
     elif task == "leaderboard":
