@@ -279,7 +279,7 @@ def win_rate(
     ood: pd.DataFrame | Sequence[pd.DataFrame] | Mapping[str, pd.DataFrame] | None = None,
     systems: list[str] | None = None,
     judges: list[str] | None = None,
-    ds_model: str = "two-coin",
+    ds_model: str | None = None,
     priors: Priors | None = None,
     swap: str = "sum",
     ties: str | None = None,
@@ -334,8 +334,11 @@ def win_rate(
         System order; pairs are (earlier, later).  Default: sorted names.
     judges : list of str, optional
         Judges to use.  Default: all.
-    ds_model : {"two-coin", "one-coin"}
-        For ``"dawid-skene"``: two accuracies per judge (the seed's model) or one.
+    ds_model : {"two-coin", "one-coin"}, optional
+        For ``"dawid-skene"``: two accuracies per judge (the seed's model) or one.  Default:
+        ``"one-coin"`` when ``method`` is left to the package and there are no labels and no
+        ``ood=`` (it has the smaller error on every set of ``benchmarks/real_calibration.py``
+        without labels, both protocols), else ``"two-coin"``.
     priors : Priors, optional
         Prior distributions of the generative model (its ``Priors`` dataclass in
         :mod:`bayes_judge.generative.winrate_models`); default: the declaration's.
@@ -392,10 +395,14 @@ def win_rate(
     True
     """
     labelled = human is not None or ("human" in df.columns and df["human"].notna().any())
+    recommended = method is None
     if method is None:  # the recommended estimator: honest on real judges (issue 13 benchmark)
         several = ood is not None and not isinstance(ood, pd.DataFrame)  # labelled sets to transfer from
         method = ("regression" if (labelled and prior in (None, "in-distribution") and ood is None)
                   else "transfer" if several else "dawid-skene")
+    if ds_model is None:  # no labels, no other sets: one-coin (benchmarks/real_calibration.py, no labels)
+        one = recommended and method == "dawid-skene" and not labelled and ood is None and prior in (None, "none")
+        ds_model = "one-coin" if one else "two-coin"
     if prior is None:
         prior = "ood" if ood is not None else ("in-distribution" if labelled and method != "observed" else "none")
     if ties is None:  # the seed's coin flip for the seed's estimators; ties are votes of 0 otherwise

@@ -102,7 +102,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
             raise CLIError("several --ood files are read by --method transfer only")
         ood = ({Path(f).stem: t for f, t in zip(args.ood, tables, strict=True)} if method == "transfer"
                else (tables[0] if tables else None))
-        idata = bj.win_rate(df, method=method, prior=args.prior, ood=ood, ds_model=args.ds_model or "two-coin",
+        idata = bj.win_rate(df, method=method, prior=args.prior, ood=ood, ds_model=args.ds_model,
                             systems=_split_list(args.systems), swap=args.swap or "sum",
                             ties=args.ties, **kw)
         table = bj.win_rate_summary(idata)[WINRATE_COLUMNS]
