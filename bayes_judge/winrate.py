@@ -235,8 +235,18 @@ def _fit_declared(
         chains=chains, draws=draws, tune=tune, seed=seed, target_accept=target_accept,
         options={"symmetric": True} if symmetric else None,
     )
+    C, D = next(iter(fit.posterior.values())).shape[:2]
+    if pointwise is None:  # per-item arrays per draw only while they stay small (<= ~160 MB)
+        pointwise = C * D * data.n_units * (1 + len(spec.latent)) <= 2e7
+    # one evaluation of the declaration at the draws as sampled: the log-likelihood does not
+    # change under the label switch, Δ is what the unfolding reads, and a mirrored draw's h_prob
+    # is 1 − h_prob
+    wanted = (spec.latent if pointwise else ()) + (("label_switch_delta",) if symmetric else ())
+    ll, lat = item_quantities(fit, spec.observed[0], wanted) if pointwise else (None, [
+        latent_draws(fit, v) for v in wanted])
     if symmetric:
-        unfold_label_switch(fit.posterior, latent_draws(fit, "label_switch_delta"), seed)
+        flip = unfold_label_switch(fit.posterior, lat.pop(), seed)[..., pat.arrays()["pair"]]  # (C, D, K)
+        lat = [np.where(flip, 1.0 - v, v) for v in lat]  # h_prob = P(G0 preferred) of each pattern
         fit.posterior.pop("label_switch_delta", None)  # a sampler's own copy, of the folded-model draws
     post = dict(fit.posterior)
     if spec.predictive:
@@ -245,9 +255,6 @@ def _fit_declared(
         _label_switch_check(post["q"], post["q"], data, chains=not symmetric)
     elif name in ("dawid-skene", "hierarchical"):
         _label_switch_check(post["q0"], post["q1"], data, chains=not symmetric)
-    C, D = post["p"].shape[:2]
-    if pointwise is None:  # per-item arrays per draw only while they stay small (<= ~160 MB)
-        pointwise = C * D * data.n_units * (1 + len(spec.latent)) <= 2e7
     model = fit.entry.model  # the declaration names every variable's dims
     var_dims = {k: list(model.named_vars_to_dims.get(k, ())) for k in post}
     var_dims.update({"p": ["pair"], **{lat: ["item"] for lat in spec.latent}, "t": ["item"]})
@@ -255,7 +262,7 @@ def _fit_declared(
                    "sampler": "nutpie (fast path)" if fit.fast else sampler, "dims": var_dims}
     if pointwise:
         idx = pat.unit_pattern
-        ll, lat = item_quantities(fit, spec.observed[0], spec.latent)
+        assert ll is not None
         extra["log_likelihood"] = {"t": ll[..., idx]}
         extra["loglik_attrs"] = loglik_attrs(use_labels)
         for name_lat, val in zip(spec.latent, lat, strict=True):

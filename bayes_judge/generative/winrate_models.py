@@ -66,8 +66,9 @@ def label_switch(p: Any, prior_p: Prior, judges: Any) -> Any:
     return delta
 
 
-def unfold_label_switch(post: dict[str, np.ndarray], delta: np.ndarray, seed: int) -> None:
-    """Draws of the symmetric model (:func:`label_switch`) turned into the seed posterior, in place.
+def unfold_label_switch(post: dict[str, np.ndarray], delta: np.ndarray, seed: int) -> np.ndarray:
+    """Draws of the symmetric model (:func:`label_switch`) turned into the seed posterior, in place;
+    returns which draws were mirrored relative to the draws as sampled, (C, D, P).
 
     Each draw is folded into ``A`` (mirrored by ``T`` where ``mean_e (q0 + q1) < 1``), then
     mirrored with probability ``σ(Δ_A)``, ``Δ_A`` its log prior ratio there (``Δ`` is odd under
@@ -86,6 +87,7 @@ def unfold_label_switch(post: dict[str, np.ndarray], delta: np.ndarray, seed: in
         post["q"] = np.where(f, 1.0 - post["q"], post["q"])
     else:
         post["q0"], post["q1"] = np.where(f, 1.0 - q1, q0), np.where(f, 1.0 - q0, q1)
+    return flip
 
 
 @generative_model(

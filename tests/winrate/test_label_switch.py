@@ -85,6 +85,9 @@ def test_symmetric_prior_gives_both_modes_in_every_chain():
     # each mode is the truth or its mirror image: p near 0.7 or near 0.3
     p = fit.posterior["p"].to_numpy()
     assert np.abs(np.abs(p - 0.5) - 0.2).mean() < 0.06
+    # the per-item posteriors are mirrored with their draw: the items' mean P(G0) follows p
+    h = fit.posterior["h_prob"].to_numpy().mean(axis=-1)
+    assert np.abs(h - p[..., 0]).max() < 0.15
 
 
 def test_default_without_labels_is_one_coin_and_the_seed_method_stays_two_coin():
