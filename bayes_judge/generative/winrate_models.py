@@ -42,6 +42,16 @@ class DawidSkenePriors(Priors):
     q1: Prior = Beta(2, 1)
 
 
+def _log_kernel(prior: Prior, x: Any) -> Any:
+    """``log π(x)`` up to the prior's normalizing constant (which cancels in a ratio of the same
+    prior): ``(a − 1) log x + (b − 1) log(1 − x)`` for a Beta, a smaller graph than ``pm.logp``."""
+    import pytensor.tensor as pt
+
+    if isinstance(prior, Beta):
+        return (np.asarray(prior.alpha, float) - 1.0) * pt.log(x) + (np.asarray(prior.beta, float) - 1.0) * pt.log1p(-x)
+    return prior.logp(x)
+
+
 def label_switch(p: Any, prior_p: Prior, judges: Any) -> Any:
     """Make the prior invariant under Model 1's label switch; returns Δ per pair.
 
@@ -60,7 +70,7 @@ def label_switch(p: Any, prior_p: Prior, judges: Any) -> Any:
     import pymc as pm
     import pytensor.tensor as pt
 
-    delta = prior_p.logp(1.0 - p) - prior_p.logp(p) + judges.sum(axis=-1)
+    delta = _log_kernel(prior_p, 1.0 - p) - _log_kernel(prior_p, p) + judges.sum(axis=-1)
     delta = pm.Deterministic("label_switch_delta", delta, dims="pair")
     pm.Potential("label_switch", pt.softplus(delta) - np.log(2.0))
     return delta
@@ -111,8 +121,9 @@ def dawid_skene(d: Any, prior: DawidSkenePriors, *, predict: bool = False, symme
     q0 = prior.q0.rv("q0", dims=("pair", "judge"))
     q1 = prior.q1.rv("q1", dims=("pair", "judge"))
     if symmetric:
-        label_switch(p, prior.p, prior.q0.logp(1.0 - q1) + prior.q1.logp(1.0 - q0) - prior.q0.logp(q0)
-                     - prior.q1.logp(q1))
+        k0, k1 = prior.q0, prior.q1
+        label_switch(p, prior.p, _log_kernel(k0, 1.0 - q1) + _log_kernel(k1, 1.0 - q0) - _log_kernel(k0, q0)
+                     - _log_kernel(k1, q1))
     args = (p[d.pair], q0[d.pair], q1[d.pair])
     judged_truth("t", *args, d.n_total, d.label, d.weight, observed=d.n1, dims=("pattern", "judge"))
     pm.Deterministic("h_prob", truth_posterior(d.n1, d.n_total, *args, d.label), dims="pattern")
@@ -138,7 +149,7 @@ def one_coin(d: Any, prior: OneCoinPriors, *, predict: bool = False, symmetric: 
     p = prior.p.rv("p", dims="pair")
     q = prior.q.rv("q", dims=("pair", "judge"))
     if symmetric:
-        label_switch(p, prior.p, prior.q.logp(1.0 - q) - prior.q.logp(q))
+        label_switch(p, prior.p, _log_kernel(prior.q, 1.0 - q) - _log_kernel(prior.q, q))
     args = (p[d.pair], q[d.pair], q[d.pair])
     judged_truth("t", *args, d.n_total, d.label, d.weight, observed=d.n1, dims=("pattern", "judge"))
     pm.Deterministic("h_prob", truth_posterior(d.n1, d.n_total, *args, d.label), dims="pattern")
