@@ -238,15 +238,14 @@ def _fit_declared(
     C, D = next(iter(fit.posterior.values())).shape[:2]
     if pointwise is None:  # per-item arrays per draw only while they stay small (<= ~160 MB)
         pointwise = C * D * data.n_units * (1 + len(spec.latent)) <= 2e7
-    # one evaluation of the declaration at the draws as sampled: the log-likelihood does not
-    # change under the label switch, Δ is what the unfolding reads, and a mirrored draw's h_prob
-    # is 1 − h_prob
+    # one evaluation of the declaration at the draws as sampled, read by the unfolding too
     wanted = (spec.latent if pointwise else ()) + (("label_switch_delta",) if symmetric else ())
     ll, lat = item_quantities(fit, spec.observed[0], wanted) if pointwise else (None, [
         latent_draws(fit, v) for v in wanted])
-    if symmetric:
-        flip = unfold_label_switch(fit.posterior, lat.pop(), seed)[..., pat.arrays()["pair"]]  # (C, D, K)
-        lat = [np.where(flip, 1.0 - v, v) for v in lat]  # h_prob = P(G0 preferred) of each pattern
+    if symmetric:  # Model 1's one latent, h_prob, is there when pointwise
+        delta = lat.pop()
+        h = unfold_label_switch(fit.posterior, delta, seed, lat[0] if lat else None, fit.arrays["pair"])
+        lat = [] if h is None else [h]
         fit.posterior.pop("label_switch_delta", None)  # a sampler's own copy, of the folded-model draws
     post = dict(fit.posterior)
     if spec.predictive:

@@ -76,14 +76,17 @@ def label_switch(p: Any, prior_p: Prior, judges: Any) -> Any:
     return delta
 
 
-def unfold_label_switch(post: dict[str, np.ndarray], delta: np.ndarray, seed: int) -> np.ndarray:
-    """Draws of the symmetric model (:func:`label_switch`) turned into the seed posterior, in place;
-    returns which draws were mirrored relative to the draws as sampled, (C, D, P).
+def unfold_label_switch(post: dict[str, np.ndarray], delta: np.ndarray, seed: int,
+                        h_prob: np.ndarray | None = None, pattern_pair: np.ndarray | None = None) -> np.ndarray | None:
+    """Draws of the symmetric model (:func:`label_switch`) turned into the seed posterior, in place.
 
     Each draw is folded into ``A`` (mirrored by ``T`` where ``mean_e (q0 + q1) < 1``), then
     mirrored with probability ``σ(Δ_A)``, ``Δ_A`` its log prior ratio there (``Δ`` is odd under
     ``T``).  ``post``: ``p`` (C, D, P) and ``q0``, ``q1`` (C, D, P, E) or ``q``; ``delta`` (C, D, P)
-    at the draws as sampled.  The uniforms come from ``default_rng([seed, 7919])``.
+    at the draws as sampled.  The uniforms come from ``default_rng([seed, 7919])``.  ``h_prob``
+    (C, D, K), P(G0 preferred) per pattern of pair ``pattern_pair`` (K,), evaluated at the draws
+    as sampled, is returned mirrored with its draw (``T`` turns it into ``1 − h_prob``); the
+    log-likelihood needs nothing (``T`` leaves it unchanged).
     """
     one_coin = "q" in post
     q0, q1 = (post["q"], post["q"]) if one_coin else (post["q0"], post["q1"])
@@ -97,7 +100,9 @@ def unfold_label_switch(post: dict[str, np.ndarray], delta: np.ndarray, seed: in
         post["q"] = np.where(f, 1.0 - post["q"], post["q"])
     else:
         post["q0"], post["q1"] = np.where(f, 1.0 - q1, q0), np.where(f, 1.0 - q0, q1)
-    return flip
+    if h_prob is None:
+        return None
+    return np.where(flip[..., np.asarray(pattern_pair)], 1.0 - h_prob, h_prob)
 
 
 @generative_model(

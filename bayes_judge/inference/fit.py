@@ -74,11 +74,12 @@ def _all_ufuncs(fn: Any) -> bool:
     return True
 
 
-def compile_derived(ins: list, outs: list, work: float) -> Any:
-    """``pytensor.function(ins, outs)`` in the mode that suits ``work`` values (comment above)."""
+def compile_derived(ins: list, outs: list, n_draws: int, arrays: Mapping[str, Any]) -> Any:
+    """``pytensor.function(ins, outs)`` in the mode that suits ``n_draws`` evaluations on the data
+    ``arrays`` (comment above)."""
     import pytensor
 
-    if work <= _PY_THUNK_WORK:
+    if n_draws * sum(np.size(v) for v in arrays.values()) <= _PY_THUNK_WORK:
         fn = pytensor.function(ins, outs, on_unused_input="ignore", mode=_py_thunk_mode())
         if _all_ufuncs(fn):
             return fn
@@ -388,10 +389,9 @@ def _vectorized(fit: Fit, logp_names: tuple[str, ...], value_names: tuple[str, .
     ins = [pt.tensor(name=rv.name, shape=(None,) + (None,) * rv.ndim, dtype=rv.dtype) for rv in free]
     vec = vectorize_graph(outs, replace=dict(zip(free, ins, strict=True)))
     C, D = fit.posterior[free[0].name].shape[:2] if free else (1, 1)
-    work = C * D * sum(np.size(v) for v in fit.arrays.values())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fn = compile_derived(ins, vec, work)
+        fn = compile_derived(ins, vec, C * D, fit.arrays)
     rngs = [v for v in fn.get_shared() if isinstance(v.get_value(borrow=True), np.random.Generator)]
     fit.entry.fns[key] = (fn, [rv.name for rv in free], rngs)
     return fit.entry.fns[key]

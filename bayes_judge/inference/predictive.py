@@ -176,7 +176,7 @@ def posterior_predictive(
         n_draws = int(np.prod(first.shape[: first.ndim - given[0].ndim]))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            fn = compile_derived(ins, vec, n_draws * sum(np.size(v) for v in arrays.values()))
+            fn = compile_derived(ins, vec, n_draws, arrays)
         entry.fns[key] = (fn, _rngs(fn))
     fn, rngs = entry.fns[key]
     first = np.asarray(posterior[given[0].name])

@@ -21,8 +21,8 @@ def _is_python(fn) -> bool:
 def test_small_ufunc_graph_uses_python_thunks_and_matches_c():
     x = pt.matrix("x")
     out = pt.exp(x) * 2.0 - pt.sigmoid(x)  # ops with numpy ufuncs (fusion off)
-    fn_py = F.compile_derived([x], [out], work=10.0)
-    fn_c = F.compile_derived([x], [out], work=F._PY_THUNK_WORK * 2)
+    fn_py = F.compile_derived([x], [out], 10, {"x": np.zeros(1)})
+    fn_c = F.compile_derived([x], [out], int(F._PY_THUNK_WORK) * 2, {"x": np.zeros(1)})
     assert _is_python(fn_py) and F._all_ufuncs(fn_py)
     assert not _is_python(fn_c)
     v = np.random.default_rng(0).normal(size=(50, 7))
@@ -32,7 +32,7 @@ def test_small_ufunc_graph_uses_python_thunks_and_matches_c():
 def test_op_without_ufunc_falls_back_to_c():
     x = pt.vector("x")
     out = pt.log(pt.exp(x) + 1.0)  # rewritten to softplus, which has no numpy ufunc
-    fn = F.compile_derived([x], [out], work=10.0)
+    fn = F.compile_derived([x], [out], 10, {"x": np.zeros(1)})
     assert not _is_python(fn)
     v = np.array([0.5, -2.0, 3.0])
     np.testing.assert_allclose(fn(v)[0], np.logaddexp(0.0, v), rtol=1e-12)
@@ -47,8 +47,8 @@ def test_mt_bench_dawid_skene_derives_in_python_thunks_like_c(monkeypatch):
     modes = []
     real = F.compile_derived
 
-    def spy(ins, outs, work):
-        fn = real(ins, outs, work)
+    def spy(ins, outs, n_draws, arrays):
+        fn = real(ins, outs, n_draws, arrays)
         modes.append(_is_python(fn))
         return fn
 
