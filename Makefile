@@ -4,13 +4,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install models demo test test-slow bench lint clean
+.PHONY: install models demo test test-slow bench lint clean lock
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e ".[dev,llm,server,ray]"
+	$(BIN)/python -m pip install -q -c constraints.txt -e ".[dev,llm,server,ray]"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -34,6 +34,14 @@ test-slow: models
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_dawid_skene.py
 	$(BIN)/python benchmarks/reproduce_winrate.py
+
+# refresh constraints.txt to the newest releases pyproject.toml allows; run make test after it
+lock:
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade --upgrade-strategy eager torch==2.13.0 -e ".[dev,llm,server,ray]"
+	{ sed -n '1,3p' constraints.txt; $(BIN)/python -m pip freeze --exclude-editable | grep -v '^-e\|^#\|^llm[-_]smollm2' \
+	  | sed -E 's/^(llama_cpp_python) @ .*-([0-9.]+)\.tar\.gz.*/\1==\2/; s/^torch==([0-9.]+)\+cpu/torch==\1/'; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -114,6 +114,24 @@ def _pad_right(seqs: Sequence[Sequence[int]], pad: int):
     return ids, mask
 
 
+def _cache_arg(model) -> str:
+    """The keyword ``model.forward`` takes the key/value cache under.
+
+    transformers 5.24 renamed ``past_key_values`` to ``cache`` (the old name warns until 5.40);
+    older releases only know ``past_key_values``.
+    """
+    import inspect
+
+    params = inspect.signature(model.forward).parameters
+    return "cache" if "cache" in params else "past_key_values"
+
+
+def _output_cache(out):
+    """The cache a forward pass returned, under either release's field name."""
+    cache = out.get("cache") if "cache" in out else None
+    return cache if cache is not None else out.get("past_key_values")
+
+
 def _expand_cache(prefix_kv, batch: int):
     """A fresh DynamicCache holding the prefix keys/values broadcast to ``batch`` rows."""
     from transformers import DynamicCache
@@ -130,7 +148,7 @@ def _prefix_kv(model, prefix_ids: Sequence[int]):
 
     out = model(input_ids=torch.as_tensor([list(prefix_ids)], device=model.device), use_cache=True,
                 logits_to_keep=1)
-    cache = out.past_key_values
+    cache = _output_cache(out)
     layers = getattr(cache, "layers", None)
     if layers is None or not all(hasattr(layer, "keys") and type(layer).__name__ == "DynamicLayer"
                                  for layer in layers):
@@ -146,7 +164,7 @@ def _last_token_logprobs(model, ids, mask, label_sets, cache=None, offset: int =
     keep, inv = torch.unique(last, return_inverse=True)
     kw = {}
     if cache is not None:
-        kw["past_key_values"] = cache
+        kw[_cache_arg(model)] = cache
         full_mask = torch.cat([torch.ones((ids.shape[0], offset), dtype=mask.dtype), mask], dim=1)
     else:
         full_mask = mask
@@ -165,7 +183,7 @@ def _extend(model, prefix_kv, tokens: Sequence[int]):
         return prefix_kv
     cache = _expand_cache(prefix_kv, 1)
     off = prefix_kv[0][0].shape[-2]
-    model(input_ids=torch.as_tensor([list(tokens)], device=model.device), past_key_values=cache,
+    model(input_ids=torch.as_tensor([list(tokens)], device=model.device), **{_cache_arg(model): cache},
           attention_mask=torch.ones((1, off + len(tokens)), dtype=torch.long, device=model.device),
           use_cache=True, logits_to_keep=1)
     return [(layer.keys, layer.values) for layer in cache.layers]

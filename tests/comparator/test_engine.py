@@ -3,7 +3,12 @@
 import numpy as np
 import pytest
 
-from bayes_judge.comparator.engine import common_prefix_len, label_logprobs
+from bayes_judge.comparator.engine import (
+    _cache_arg,
+    _output_cache,
+    common_prefix_len,
+    label_logprobs,
+)
 
 
 def test_common_prefix_len():
@@ -12,6 +17,22 @@ def test_common_prefix_len():
     assert common_prefix_len([[1], [1, 2]]) == 0
     assert common_prefix_len([[7, 2], [1, 2]]) == 0
     assert common_prefix_len([]) == 0
+
+
+def test_cache_keyword_follows_the_installed_transformers():
+    """5.24 renamed ``past_key_values`` to ``cache``; the old name raises a FutureWarning there."""
+
+    class New:
+        def forward(self, input_ids=None, cache=None, use_cache=None, **kwargs): ...
+
+    class Old:
+        def forward(self, input_ids=None, past_key_values=None, use_cache=None, **kwargs): ...
+
+    assert _cache_arg(New()) == "cache"
+    assert _cache_arg(Old()) == "past_key_values"
+    assert _output_cache({"logits": 0, "cache": "c"}) == "c"
+    assert _output_cache({"logits": 0, "past_key_values": "p"}) == "p"
+    assert _output_cache({"logits": 0}) is None
 
 
 def _prompts(lm, n=4):
