@@ -20,7 +20,7 @@ __all__ = ["win_rate", "transfer_sources", "LabelSwitchingWarning", "METHODS", "
 
 METHODS = ("regression", "ppi", "transfer", "dawid-skene", "hierarchical", "bwrs", "observed", "independent")
 PRIORS = ("none", "in-distribution", "ood")
-DS_MODELS = ("two-coin", "one-coin")
+DS_MODELS = ("two-coin", "one-coin", "consensus")
 
 
 class LabelSwitchingWarning(UserWarning):
@@ -181,6 +181,13 @@ def _declared_priors(name: str, data: WinRateData, prior: str, ood: WinRateData 
     return spec_priors()
 
 
+def _model_name(method: str, ds_model: str) -> str:
+    """The registered declaration a ``method`` / ``ds_model`` pair fits."""
+    if method == "dawid-skene" and ds_model != "two-coin":
+        return ds_model  # "one-coin" or "consensus"
+    return method
+
+
 def _check_identified_without_labels(data: WinRateData, name: str) -> None:
     if (data.n_first.sum() == 0) or (data.n_second.sum() == 0):
         side = "G1" if data.n_first.sum() == 0 else "G0"
@@ -229,7 +236,7 @@ def _fit_declared(
     # without labels in the likelihood, Model 1's posterior has two mirrored modes: sample the
     # label-switch symmetric model and unfold its draws into the seed posterior (both modes with
     # their masses, wherever the chains started; generative.winrate_models.label_switch)
-    symmetric = name in ("dawid-skene", "one-coin") and not use_labels
+    symmetric = name in ("dawid-skene", "one-coin", "consensus") and not use_labels
     fit = fit_model(
         spec, pat.arrays(), dims=VerdictPatterns.DIMS, coords=coords, priors=pri, sampler=sampler,
         chains=chains, draws=draws, tune=tune, seed=seed, target_accept=target_accept,
@@ -250,7 +257,7 @@ def _fit_declared(
     post = dict(fit.posterior)
     if spec.predictive:
         post.update({k: v for k, v in predictive_draws(fit, list(spec.predictive)).items() if k == "p"})
-    if name == "one-coin":
+    if name in ("one-coin", "consensus"):
         _label_switch_check(post["q"], post["q"], data, chains=not symmetric)
     elif name in ("dawid-skene", "hierarchical"):
         _label_switch_check(post["q0"], post["q1"], data, chains=not symmetric)
@@ -266,9 +273,9 @@ def _fit_declared(
         extra["loglik_attrs"] = loglik_attrs(use_labels)
         for name_lat, val in zip(spec.latent, lat, strict=True):
             post[name_lat] = val[..., idx]
-    if name in ("dawid-skene", "one-coin"):
+    if name in ("dawid-skene", "one-coin", "consensus"):
         extra["prior_const"] = (
-            {"alpha_q": pri.q.alpha, "beta_q": pri.q.beta} if name == "one-coin"
+            {"alpha_q": pri.q.alpha, "beta_q": pri.q.beta} if name in ("one-coin", "consensus")
             else {"alpha_q0": pri.q0.alpha, "beta_q0": pri.q0.beta, "alpha_q1": pri.q1.alpha, "beta_q1": pri.q1.beta}
         )
     elif name == "independent":
@@ -423,6 +430,11 @@ def win_rate(
         raise ValueError(f"ds_model must be one of {DS_MODELS}, got {ds_model!r}")
     if ds_model != "two-coin" and method != "dawid-skene":
         raise ValueError(f"ds_model={ds_model!r} applies to method='dawid-skene' only (got method={method!r})")
+    if ds_model == "consensus" and prior != "none":
+        raise ValueError(
+            f"ds_model='consensus' is the no-label model (prior='none'), got prior={prior!r}: with human labels "
+            "leave method unset (the label regression uses them); with labelled other sets use method='transfer'"
+        )
     if method == "transfer" and (ood is None or prior not in ("ood", None)):
         raise ValueError("method='transfer' calibrates the judges on other labelled sets: pass them as ood= "
                          "(a table, or a list / dict of tables) and leave prior unset or 'ood'")
@@ -522,7 +534,7 @@ def win_rate(
         constant["bwrs_weight"] = post.pop("weight")
         dims.update({k: ["pair", "judge"] for k in ("p_judge", "q0", "q1", "k", "bwrs_weight")})
     else:
-        name = "one-coin" if (method == "dawid-skene" and ds_model == "one-coin") else method
+        name = _model_name(method, ds_model)
         post, extra = _fit_declared(
             data, name=name, prior=prior, ood=ood_data, priors=priors, sampler=sampler, chains=chains,
             draws=draws, tune=tune, seed=seed, target_accept=target_accept, pointwise=pointwise,
@@ -538,7 +550,7 @@ def win_rate(
         attrs.update(extra["ppi"])
     if "transfer" in extra:
         attrs.update(extra["transfer"])
-    model_name = "one-coin" if (method == "dawid-skene" and ds_model == "one-coin") else method
+    model_name = _model_name(method, ds_model)
     const = dict(constant)
     cdims = dict(dims)
     for name, val in extra.get("prior_const", {}).items():

@@ -29,7 +29,8 @@ Estimators (each a function ``(task) -> (estimate, low, high)`` for a 90% interv
 
 * label-free, run at budget 0 only (their answers do not depend on the budget): ``observed``
   (``bj.win_rate(method="observed")``, the judges' pooled share, seed 003 eq. 4), ``ds_none``
-  (``method="dawid-skene", prior="none"``), ``transfer`` (``method="transfer"``, leave-one-set-out:
+  (``method="dawid-skene", prior="none"``), ``onecoin_none`` and ``consensus_none`` (``ds_model="one-coin"``
+  and ``"consensus"``, ``prior="none"``), ``transfer`` (``method="transfer"``, leave-one-set-out:
   the other six sets' own labelled tables weight and calibrate the judges' votes, no label of this
   set is used), and crowd-kit's ``ck_ds`` (DawidSkene),
   ``ck_onecoin`` (OneCoinDawidSkene), ``ck_glad`` (GLAD), ``ck_mace`` (MACE) and ``ck_mv``
@@ -448,6 +449,11 @@ def est_onecoin_none(task: Task) -> Result:
     return _summary(task, idata)
 
 
+def est_consensus_none(task: Task) -> Result:
+    idata = bj.win_rate(task.judgments, method="dawid-skene", ds_model="consensus", prior="none", **_fit_kw(task))
+    return _summary(task, idata)
+
+
 def est_bwrs(task: Task) -> Result:
     idata = bj.win_rate(task.judgments, method="bwrs", prior="in-distribution", human=task.labels, **_fit_kw(task))
     _, lo, hi = _summary(task, idata)
@@ -543,6 +549,8 @@ ESTIMATORS: dict[str, Estimator] = {
         Estimator("transfer", est_transfer, "zero", False,
                   "method='transfer', leave-one-set-out: the other 6 sets' labels calibrate the judges"),
         Estimator("onecoin_none", est_onecoin_none, "zero", True, "dawid-skene one-coin, prior='none'"),
+        Estimator("consensus_none", est_consensus_none, "zero", True,
+                  "dawid-skene consensus model (judges' errors shared through their consensus), prior='none'"),
         Estimator("bwrs", est_bwrs, "positive", False, "bwrs, prior='in-distribution': median, HDI clipped"),
         Estimator("regression", est_regression, "positive", True, "method='regression' with the labels"),
         Estimator("default", est_default, "all", True, "bj.win_rate(df, human=labels), no method / prior"),

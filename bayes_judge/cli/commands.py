@@ -34,7 +34,7 @@ WINRATE_METHODS = ("regression", "ppi", "transfer", "dawid-skene", "hierarchical
 RANK_METHODS = ("poe-bt", "poe-g", "poe-g-hard", "bt")  # the generative ones (bayesian=True)
 BACKENDS = ("nutpie", "numpyro", "pymc")
 PRIORS = ("none", "in-distribution", "ood")
-DS_MODELS = ("two-coin", "one-coin")
+DS_MODELS = ("two-coin", "one-coin", "consensus")
 SWAP_MODES = ("sum", "none", "split")
 TIE_MODES = ("random", "skip")
 SELECT_METHODS = ("greedy-d-optimal", "random", "no-repeat", "symmetric")

@@ -30,6 +30,8 @@ __all__ = [
     "hierarchical",
     "label_switch",
     "unfold_label_switch",
+    "ConsensusPriors",
+    "consensus",
 ]
 
 
@@ -82,7 +84,8 @@ def unfold_label_switch(post: dict[str, np.ndarray], delta: np.ndarray, seed: in
 
     Each draw is folded into ``A`` (mirrored by ``T`` where ``mean_e (q0 + q1) < 1``), then
     mirrored with probability ``σ(Δ_A)``, ``Δ_A`` its log prior ratio there (``Δ`` is odd under
-    ``T``).  ``post``: ``p`` (C, D, P) and ``q0``, ``q1`` (C, D, P, E) or ``q``; ``delta`` (C, D, P)
+    ``T``).  ``post``: ``p`` (C, D, P) (and the consensus model's ``p_consensus``) and ``q0``, ``q1``
+    (C, D, P, E) or ``q``; ``delta`` (C, D, P)
     at the draws as sampled.  The uniforms come from ``default_rng([seed, 7919])``.  ``h_prob``
     (C, D, K), P(G0 preferred) per pattern of pair ``pattern_pair`` (K,), evaluated at the draws
     as sampled, is returned mirrored with its draw (``T`` turns it into ``1 − h_prob``); the
@@ -94,7 +97,9 @@ def unfold_label_switch(post: dict[str, np.ndarray], delta: np.ndarray, seed: in
     delta_a = np.where(folded, -delta, delta)
     u = np.random.default_rng([int(seed), 7919]).random(delta.shape)
     flip = folded ^ (u < 1.0 / (1.0 + np.exp(-delta_a)))
-    post["p"] = np.where(flip, 1.0 - post["p"], post["p"])
+    for name in ("p", "p_consensus"):  # the consensus model's p and p_c both turn (its κ does not)
+        if name in post:
+            post[name] = np.where(flip, 1.0 - post[name], post[name])
     f = flip[..., None]
     if one_coin:
         post["q"] = np.where(f, 1.0 - post["q"], post["q"])
@@ -158,6 +163,80 @@ def one_coin(d: Any, prior: OneCoinPriors, *, predict: bool = False, symmetric: 
     args = (p[d.pair], q[d.pair], q[d.pair])
     judged_truth("t", *args, d.n_total, d.label, d.weight, observed=d.n1, dims=("pattern", "judge"))
     pm.Deterministic("h_prob", truth_posterior(d.n1, d.n_total, *args, d.label), dims="pattern")
+
+
+@dataclass(frozen=True)
+class ConsensusPriors(Priors):
+    """Priors of the consensus model (:func:`consensus`).
+
+    ``p`` ~ Beta(1, 1): P(a human prefers G0).  ``kappa`` ~ Beta(3, 1): ``κ = 2c − 1``, where
+    ``c`` is the chance that the judges' consensus on an item agrees with a human (median
+    c = 0.90, 5% quantile 0.68; for comparison, GPT-4 agrees with MT-Bench's human experts on
+    85% of the non-tie pairs, Zheng et al. 2023).  These two are fixed: together they make
+    the consensus rate's prior exactly Beta(2, 2), which is how the model is sampled.
+    ``q`` ~ Beta(2, 1): each judge's accuracy on the consensus (as in the one-coin model).
+    """
+
+    p: Prior = Beta(1, 1)
+    kappa: Prior = Beta(3, 1)
+    q: Prior = Beta(2, 1)
+
+    def __post_init__(self) -> None:
+        if (self.p, self.kappa) != (Beta(1, 1), Beta(3, 1)):
+            raise ValueError(
+                "ConsensusPriors: p ~ Beta(1, 1) and kappa ~ Beta(3, 1) are fixed (their joint prior is "
+                f"sampled in closed form); only q may change (got p={self.p}, kappa={self.kappa})"
+            )
+
+
+def _consensus_init(d: Any, prior: Priors) -> dict[str, Any]:
+    return {"p_consensus": 0.5, "v": 0.5, "q": np.asarray(prior.q.mean(), dtype=float)}  # type: ignore[attr-defined]
+
+
+@generative_model(
+    "consensus", task="win-rate", priors=ConsensusPriors, observed=("t",), latent=("h_prob",),
+    summary=("p", "agreement", "p_consensus", "q"), init=_consensus_init,
+    reference="one-coin Dawid-Skene on the judges' consensus, which agrees with a human with chance c",
+)
+def consensus(d: Any, prior: ConsensusPriors, *, predict: bool = False, symmetric: bool = False) -> None:
+    """The judges' errors shared through their consensus: Model 1 one level up.
+
+    Real judges err together (seed 003's conditional independence fails on every bundled set),
+    so without labels a Dawid-Skene model learns the rate ``p_c`` at which the judges'
+    *consensus* prefers G0, not the human rate ``p``.  This model says so::
+
+        p ~ Beta(1, 1),  κ ~ Beta(3, 1),  c = (1 + κ) / 2
+        y_i ~ Bernoulli(p)                            the human preference
+        z_i = y_i with chance c, else 1 − y_i          the judges' consensus
+        q^e ~ Beta(2, 1);  t_ie | z_i ~ one-coin Model 1 on z_i
+    so ``z_i ~ Bernoulli(p_c)``, ``p_c = ½ + κ (p − ½)``: the verdicts identify ``p_c``, and
+    ``p = ½ + (p_c − ½) / κ`` only as far as the prior on ``κ`` allows.  The posterior of ``p``
+    widens by ``1 / κ`` where the truth is not identified instead of sitting on ``p_c``.
+
+    Sampled exactly in ``(p_c, v)``: ``(p, κ) -> (p_c, κ)`` has Jacobian ``1 / κ`` and
+    ``p ∈ [0, 1]`` iff ``κ ≥ m = |2 p_c − 1|``, so the joint density is ``3 κ² / κ = 3 κ`` on
+    ``m ≤ κ ≤ 1``: ``p_c``'s marginal is ``(3/2)(1 − m²) = 6 p_c (1 − p_c)``, Beta(2, 2), and
+    ``κ² | p_c`` is uniform on ``[m², 1]``, i.e. ``κ = sqrt(m² + (1 − m²) v)``, ``v ~ U(0, 1)``
+    (``v`` does not enter the likelihood).  ``symmetric`` (no labels): as in :func:`one_coin`,
+    ``T: (p_c, q) -> (1 − p_c, 1 − q)`` (so ``p -> 1 − p``, ``κ`` unchanged).
+    ``h_prob``: P(y_i = G0 | verdicts) = ``P(z_i = G0 | t) c p / p_c + P(z_i = G1 | t) (1 − c) p / (1 − p_c)``.
+    """
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    p_c = Beta(2, 2).rv("p_consensus", dims="pair")
+    v = pm.Uniform("v", 0.0, 1.0, dims="pair")
+    kappa = pt.sqrt((2.0 * p_c - 1.0) ** 2 + 4.0 * p_c * (1.0 - p_c) * v)
+    p = pm.Deterministic("p", 0.5 + (p_c - 0.5) / kappa, dims="pair")
+    c = pm.Deterministic("agreement", 0.5 * (1.0 + kappa), dims="pair")
+    q = prior.q.rv("q", dims=("pair", "judge"))
+    if symmetric:
+        label_switch(p_c, Beta(2, 2), _log_kernel(prior.q, 1.0 - q) - _log_kernel(prior.q, q))
+    args = (p_c[d.pair], q[d.pair], q[d.pair])
+    judged_truth("t", *args, d.n_total, d.label, d.weight, observed=d.n1, dims=("pattern", "judge"))
+    z = truth_posterior(d.n1, d.n_total, *args, d.label)  # P(z_i = G0 | verdicts)
+    pp, cc, pc = p[d.pair], c[d.pair], p_c[d.pair]
+    pm.Deterministic("h_prob", z * cc * pp / pc + (1.0 - z) * (1.0 - cc) * pp / (1.0 - pc), dims="pattern")
 
 
 @dataclass(frozen=True)

@@ -69,8 +69,8 @@ def _win_rate_spec(idata: az.InferenceData):
 
     post = idata["posterior"]
     method = str((idata.attrs or {}).get("method", ""))
-    if method == "dawid-skene" and "q0" not in post:
-        method = "one-coin"
+    if method == "dawid-skene":  # two-coin, one-coin or consensus, by the variables the fit holds
+        method = "dawid-skene" if "q0" in post else "consensus" if "p_consensus" in post else "one-coin"
     return get_model(method, "win-rate")
 
 
