@@ -430,10 +430,10 @@ def win_rate(
         raise ValueError(f"ds_model must be one of {DS_MODELS}, got {ds_model!r}")
     if ds_model != "two-coin" and method != "dawid-skene":
         raise ValueError(f"ds_model={ds_model!r} applies to method='dawid-skene' only (got method={method!r})")
-    if ds_model == "consensus" and prior != "none":
+    if ds_model == "consensus" and prior == "ood":
         raise ValueError(
-            f"ds_model='consensus' is the no-label model (prior='none'), got prior={prior!r}: with human labels "
-            "leave method unset (the label regression uses them); with labelled other sets use method='transfer'"
+            "ds_model='consensus' has no OOD prior (its agreement c is learnt from labels in the data, "
+            "or from its prior without them): with labelled other sets use method='transfer'"
         )
     if method == "transfer" and (ood is None or prior not in ("ood", None)):
         raise ValueError("method='transfer' calibrates the judges on other labelled sets: pass them as ood= "

@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["class_log_lik", "judged_truth", "truth_posterior", "independent_verdicts"]
+__all__ = ["class_log_lik", "judged_truth", "truth_posterior", "independent_verdicts", "consensus_truth",
+           "consensus_log_lik"]
 
 
 def class_log_lik(n1: Any, n_total: Any, p: Any, q0: Any, q1: Any, xp: Any = None) -> tuple[Any, Any]:
@@ -114,4 +115,68 @@ def independent_verdicts(name: str, k, p, n_total, label, weight, *, observed, d
         name, k, p, n_total, label, weight,
         logp=_independent_logp, random=_independent_random,
         signature="(e),(),(e),(),()->(e)", observed=observed, dims=dims,
+    )
+
+
+def consensus_log_lik(n1: Any, n_total: Any, p: Any, c: Any, q: Any, xp: Any = None) -> tuple[Any, Any]:
+    """log p(y = G0, t) and log p(y = G1, t) of one item under the consensus model.
+
+    The judges follow their consensus ``z`` (one-coin, accuracy ``q^e``); ``z`` agrees with the
+    human preference ``y`` with chance ``c``::
+
+        log p(y = G0, t) = log p       + log[c e^{ℓ0} + (1 − c) e^{ℓ1}]
+        log p(y = G1, t) = log(1 − p)  + log[(1 − c) e^{ℓ0} + c e^{ℓ1}]
+        ℓ0 = sum_e [n1_e log q^e + n0_e log(1 − q^e)],  ℓ1 = sum_e [n1_e log(1 − q^e) + n0_e log q^e]
+
+    Parameters
+    ----------
+    n1, n_total, q : (..., E);  p, c : (...,)
+    """
+    if xp is None:
+        import pytensor.tensor as xp
+    n0 = n_total - n1
+    l0 = (n1 * xp.log(q) + n0 * xp.log1p(-q)).sum(axis=-1)
+    l1 = (n1 * xp.log1p(-q) + n0 * xp.log(q)).sum(axis=-1)
+    lc, l1c = xp.log(c), xp.log1p(-c)
+    ll_g0 = xp.log(p) + xp.logaddexp(lc + l0, l1c + l1)
+    ll_g1 = xp.log1p(-p) + xp.logaddexp(l1c + l0, lc + l1)
+    return ll_g0, ll_g1
+
+
+def _consensus_logp(value, p, c, q, n_total, label, weight):
+    import pytensor.tensor as pt
+
+    ll_g0, ll_g1 = consensus_log_lik(value, n_total, p, c, q)
+    ll = pt.switch(pt.eq(label, 1), ll_g0, pt.switch(pt.eq(label, 0), ll_g1, pt.logaddexp(ll_g0, ll_g1)))
+    return weight * ll
+
+
+def _consensus_random(p, c, q, n_total, label, weight, rng=None, size=None):
+    p, c, q, n_total, label = np.broadcast_arrays(
+        np.asarray(p)[..., None], np.asarray(c)[..., None], q, n_total, np.asarray(label)[..., None]
+    )
+    shape = q.shape if size is None else tuple(size) + q.shape[-1:]
+    y = np.where(label[..., 0] >= 0, label[..., 0] == 1, rng.random(shape[:-1]) < p[..., 0])
+    z = np.where(rng.random(shape[:-1]) < c[..., 0], y, ~y)
+    rate = np.where(z[..., None], q, 1.0 - q)  # P(a verdict for G0 | z)
+    return rng.binomial(np.broadcast_to(n_total, shape).astype(np.int64), np.broadcast_to(rate, shape))
+
+
+def consensus_truth(name: str, p, c, q, n_total, label, weight, *, observed, dims=None):
+    """Verdicts of E judges that follow their consensus ``z_i``, which agrees with the latent
+    human preference ``y_i ~ Bernoulli(p)`` with chance ``c`` (:func:`consensus_log_lik`); a
+    labelled item keeps its label's term, an unlabelled one sums ``y_i`` and ``z_i`` out.
+    ``weight`` items share each row.  As :func:`judged_truth`, verdict sequences are counted.
+
+    Parameters
+    ----------
+    p, c : (K,)  q, n_total : (K, E)  label, weight : (K,)
+    observed : (K, E) verdicts for G0
+    """
+    import pymc as pm
+
+    return pm.CustomDist(
+        name, p, c, q, n_total, label, weight,
+        logp=_consensus_logp, random=_consensus_random,
+        signature="(),(),(e),(e),(),()->(e)", observed=observed, dims=dims,
     )

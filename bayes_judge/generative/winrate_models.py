@@ -13,7 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from .observations import independent_verdicts, judged_truth, truth_posterior
+from .observations import (
+    consensus_log_lik,
+    consensus_truth,
+    independent_verdicts,
+    judged_truth,
+    truth_posterior,
+)
 from .priors import Beta, HalfNormal, Normal, Prior, Priors
 from .registry import generative_model
 
@@ -219,7 +225,8 @@ def consensus(d: Any, prior: ConsensusPriors, *, predict: bool = False, symmetri
     ``κ² | p_c`` is uniform on ``[m², 1]``, i.e. ``κ = sqrt(m² + (1 − m²) v)``, ``v ~ U(0, 1)``
     (``v`` does not enter the likelihood).  ``symmetric`` (no labels): as in :func:`one_coin`,
     ``T: (p_c, q) -> (1 − p_c, 1 − q)`` (so ``p -> 1 − p``, ``κ`` unchanged).
-    ``h_prob``: P(y_i = G0 | verdicts) = ``P(z_i = G0 | t) c p / p_c + P(z_i = G1 | t) (1 − c) p / (1 − p_c)``.
+    ``h_prob``: P(y_i = G0 | verdicts).  A labelled item (``label`` 1 or 0) keeps its label's
+    term (:func:`~bayes_judge.generative.observations.consensus_truth`): labels identify ``c``.
     """
     import pymc as pm
     import pytensor.tensor as pt
@@ -232,11 +239,11 @@ def consensus(d: Any, prior: ConsensusPriors, *, predict: bool = False, symmetri
     q = prior.q.rv("q", dims=("pair", "judge"))
     if symmetric:
         label_switch(p_c, Beta(2, 2), _log_kernel(prior.q, 1.0 - q) - _log_kernel(prior.q, q))
-    args = (p_c[d.pair], q[d.pair], q[d.pair])
-    judged_truth("t", *args, d.n_total, d.label, d.weight, observed=d.n1, dims=("pattern", "judge"))
-    z = truth_posterior(d.n1, d.n_total, *args, d.label)  # P(z_i = G0 | verdicts)
-    pp, cc, pc = p[d.pair], c[d.pair], p_c[d.pair]
-    pm.Deterministic("h_prob", z * cc * pp / pc + (1.0 - z) * (1.0 - cc) * pp / (1.0 - pc), dims="pattern")
+    args = (p[d.pair], c[d.pair], q[d.pair])
+    consensus_truth("t", *args, d.n_total, d.label, d.weight, observed=d.n1, dims=("pattern", "judge"))
+    ll_g0, ll_g1 = consensus_log_lik(d.n1, d.n_total, *args)
+    h = pt.switch(pt.eq(d.label, 1), 1.0, pt.switch(pt.eq(d.label, 0), 0.0, pt.sigmoid(ll_g0 - ll_g1)))
+    pm.Deterministic("h_prob", h, dims="pattern")
 
 
 @dataclass(frozen=True)

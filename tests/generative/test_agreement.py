@@ -45,7 +45,7 @@ def _variants(task: str, name: str) -> list[tuple[str, bool]]:
     return out
 
 
-BUILTIN = ("dawid-skene", "one-coin", "independent", "regression")
+BUILTIN = ("dawid-skene", "one-coin", "consensus", "independent", "regression")
 
 
 @pytest.mark.parametrize("name", BUILTIN)
