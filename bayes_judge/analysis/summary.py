@@ -123,7 +123,9 @@ def judge_summary(idata: az.InferenceData, *, hdi_prob: float = 0.9) -> pd.DataF
     pandas.DataFrame indexed by judge, with columns
         acc_g0, acc_g0_low, acc_g0_high : accuracy on items a human prefers G0 (q0 of seed 003
             eq. 5): the posterior of q0 where the model has it (pooled over pairs), else the
-            Beta(1 + agree, 1 + disagree) posterior from the labelled items
+            Beta(1 + agree, 1 + disagree) posterior from the labelled items; for the consensus
+            model (``ds_model="consensus"``) ``q c + (1 − q)(1 − c)``, its accuracy on the
+            consensus ``q`` carried through the consensus's agreement ``c`` with a human
         acc_g1, acc_g1_low, acc_g1_high : the same for G1 (q1, eq. 6)
         n_labelled_verdicts : verdicts on labelled items (the basis of a label-based accuracy)
         p_first, p_first_low, p_first_high : P(the judge names the first-shown answer), seed 001
@@ -144,6 +146,9 @@ def judge_summary(idata: az.InferenceData, *, hdi_prob: float = 0.9) -> pd.DataF
     post = idata["posterior"]
     q0 = post["q0"] if "q0" in post else post["q"] if "q" in post else None
     q1 = post["q1"] if "q1" in post else post["q"] if "q" in post else None
+    if "agreement" in post and "q" in post:  # consensus model: q is the accuracy on the consensus
+        c = post["agreement"]
+        q0 = q1 = post["q"] * c + (1.0 - post["q"]) * (1.0 - c)
     tail = (1 - hdi_prob) / 2
     z1, z0 = lab == 1, lab == 0
     for cls, qv, sel, agree in (("g0", q0, z1, n1), ("g1", q1, z0, n0)):

@@ -2,7 +2,7 @@
 
 >>> from bayes_judge.generative import list_models
 >>> [m.name for m in list_models("win-rate")]
-['dawid-skene', 'independent', 'one-coin', 'regression']
+['consensus', 'dawid-skene', 'hierarchical', 'independent', 'one-coin', 'regression']
 
 See :mod:`bayes_judge.generative.registry` for what a declaration is and what is derived from
 it, :mod:`~bayes_judge.generative.priors` for prior objects, and

@@ -134,6 +134,11 @@ def test_covers_the_human_rate_where_one_coin_sits_on_the_consensus_rate():
     pc_lo, pc_hi = _interval(cons, "p_consensus")
     assert pc_lo < 0.625 < pc_hi
     assert cons.attrs["ds_model"] == "consensus"
+    # a judge's accuracy on the human preference is its accuracy on the consensus carried by c
+    js = bj.judge_summary(cons)
+    q, c = cons.posterior["q"], cons.posterior["agreement"]
+    np.testing.assert_allclose(js["acc_g0"], (q * c + (1 - q) * (1 - c)).mean(("chain", "draw", "pair")))
+    assert np.all(js["acc_g0"] < q.mean(("chain", "draw", "pair")).to_numpy())
     assert cons.posterior["h_prob"].dims[-1] == "item"
 
 
