@@ -60,8 +60,8 @@ def _observed_groups(data: WinRateData) -> tuple[dict, dict, dict]:
 def loglik_attrs(use_labels: bool) -> dict[str, str]:
     """What ``log_likelihood["t"]`` scores, read by :func:`bayes_judge.compare_models`.
 
-    Every likelihood model of the win rate (two-coin and one-coin Dawid-Skene, independent
-    raters) scores the same observations per item: the judges' verdicts, and the human label
+    Every likelihood model of the win rate (two-coin, one-coin and consensus Dawid-Skene,
+    independent raters) scores the same observations per item: the judges' verdicts, and the human label
     where it is observed and used (``prior="in-distribution"``).  Fits that score the same
     observations the same way carry the same ``scores`` string.
     """
@@ -318,7 +318,7 @@ def win_rate(
         ``None`` (default): the package's recommended estimator, the one that holds its nominal
         coverage on real judges with known truth (``benchmarks/real_calibration.py``):
         ``"regression"`` when human labels are given, ``"transfer"`` when none are but ``ood=``
-        holds several labelled sets, ``"dawid-skene"`` otherwise.
+        holds several labelled sets, ``"dawid-skene"`` with ``ds_model="consensus"`` otherwise.
         ``"regression"``: the human label regressed on each item's whole verdict pattern, the
         fit carried to the unlabelled items, ``p`` the share of all items a human prefers G0 on
         (:func:`bayes_judge.generative.winrate_models.label_regression`);
@@ -329,7 +329,7 @@ def win_rate(
         :class:`~bayes_judge.estimators.transfer.TransferSource`) and calibrated on them, their
         between-set spread carried into the interval (:mod:`bayes_judge.estimators.transfer`);
         ``"dawid-skene"``: seed 003 Model 1 with the true label marginalized (``ds_model``
-        picks two coins or one); ``"hierarchical"``: Model 1 with the judges drawn from one
+        picks two coins, one, or one on the judges' consensus); ``"hierarchical"``: Model 1 with the judges drawn from one
         population and each judge's class asymmetry shrunk toward 0; ``"bwrs"``: Algorithm 1 / eq. 11; ``"observed"``: k of eq. 4
         with its Beta-Bernoulli posterior; ``"independent"``: independent raters with no latent
         truth, the baseline :func:`bayes_judge.compare_models` ranks Dawid-Skene against.  Any
@@ -347,11 +347,14 @@ def win_rate(
         System order; pairs are (earlier, later).  Default: sorted names.
     judges : list of str, optional
         Judges to use.  Default: all.
-    ds_model : {"two-coin", "one-coin"}, optional
-        For ``"dawid-skene"``: two accuracies per judge (the seed's model) or one.  Default:
-        ``"one-coin"`` when ``method`` is left to the package and there are no labels and no
-        ``ood=`` (it has the smaller error on every set of ``benchmarks/real_calibration.py``
-        without labels, both protocols), else ``"two-coin"``.
+    ds_model : {"two-coin", "one-coin", "consensus"}, optional
+        For ``"dawid-skene"``: two accuracies per judge (the seed's model), one, or one on the
+        judges' consensus, which agrees with a human with an unknown chance ``c``
+        (:func:`~bayes_judge.generative.winrate_models.consensus`: real judges err together, so
+        without labels the verdicts identify the consensus's rate, not the human one).  Default:
+        ``"consensus"`` when ``method`` is left to the package and there are no labels and no
+        ``ood=`` (on ``benchmarks/real_calibration.py`` without labels its intervals cover the
+        truth where the one-coin model's miss, with a smaller error), else ``"two-coin"``.
     priors : Priors, optional
         Prior distributions of the generative model (its ``Priors`` dataclass in
         :mod:`bayes_judge.generative.winrate_models`); default: the declaration's.
@@ -413,9 +416,9 @@ def win_rate(
         several = ood is not None and not isinstance(ood, pd.DataFrame)  # labelled sets to transfer from
         method = ("regression" if (labelled and prior in (None, "in-distribution") and ood is None)
                   else "transfer" if several else "dawid-skene")
-    if ds_model is None:  # no labels, no other sets: one-coin (benchmarks/real_calibration.py, no labels)
-        one = recommended and method == "dawid-skene" and not labelled and ood is None and prior in (None, "none")
-        ds_model = "one-coin" if one else "two-coin"
+    if ds_model is None:  # no labels, no other sets: the consensus model (benchmarks/real_calibration.py)
+        bare = recommended and method == "dawid-skene" and not labelled and ood is None and prior in (None, "none")
+        ds_model = "consensus" if bare else "two-coin"
     if prior is None:
         prior = "ood" if ood is not None else ("in-distribution" if labelled and method != "observed" else "none")
     if ties is None:  # the seed's coin flip for the seed's estimators; ties are votes of 0 otherwise

@@ -106,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--ood", metavar="FILE", action="append",
                      help="winrate, --prior ood: labelled judgments table of other items; --method transfer "
                           "reads several (repeat --ood, one labelled set per file)")
-    fit.add_argument("--ds-model", choices=DS_MODELS, help="winrate, dawid-skene: two-coin or one-coin (default: one-coin without labels when --method is not given, else two-coin)")
+    fit.add_argument("--ds-model", choices=DS_MODELS, help="winrate, dawid-skene: two-coin, one-coin or consensus (default: consensus without labels when --method is not given, else two-coin)")
     fit.add_argument("--systems", metavar="A,B,...", help="winrate: system order (pairs are earlier vs later)")
     fit.add_argument("--swap", choices=SWAP_MODES, help="winrate: a judge's two orders: sum (default), none, split")
     fit.add_argument("--ties", choices=TIE_MODES, help="winrate: ties broken by a seeded coin (random; default "
