@@ -15,6 +15,8 @@ two simulated generators G0 / G1 with a true win rate of 0.8, seed 003 §4.1), c
 * ``ours-nutpie``   : the same call with the package's default ``sampler="nutpie"`` (first and second
                       fit, as for NumPyro).
 * ``ours-pymc``     : the same call with ``sampler="pymc"``, first fit in a fresh process.
+* ``ours-default``  : ``bj.win_rate(g)`` with no method, prior or swap given: without labels the
+                      consensus model on its nutpie fast path (first and second fit).
 * BWRS with 10 000 draws + ``win_rate_summary`` (KDE mode), and ``kde_mode`` against
   ``scipy.stats.gaussian_kde`` on a 1e4-point grid for the same draws.
 
@@ -82,11 +84,12 @@ def _metrics(post, wall: float) -> dict:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ess = az.ess(post[["p", "q0", "q1"]], method="bulk")
-        rhat = az.rhat(post[["p", "q0", "q1"]])
+        qs = [v for v in ("q0", "q1", "q") if v in set(post.data_vars)]  # two-coin q0, q1; one-coin / consensus q
+        ess = az.ess(post[["p", *qs]], method="bulk")
+        rhat = az.rhat(post[["p", *qs]])
     ess_p = float(np.asarray(ess["p"]).ravel()[0])
-    min_ess_q = float(min(np.nanmin(ess["q0"].to_numpy()), np.nanmin(ess["q1"].to_numpy())))
-    max_rhat = float(max(np.nanmax(rhat[v].to_numpy()) for v in ("p", "q0", "q1")))
+    min_ess_q = float(min(np.nanmin(ess[v].to_numpy()) for v in qs))
+    max_rhat = float(max(np.nanmax(rhat[v].to_numpy()) for v in ("p", *qs)))
     p = post["p"].to_numpy().reshape(post["p"].shape[0], post["p"].shape[1], -1)[..., 0]
     return {
         "wall_s": wall,
@@ -185,21 +188,30 @@ def worker_baseline(cfg: dict) -> dict:
     return out
 
 
-def _worker_two_fits(cfg: dict, backend: str) -> dict:
-    """First fit in this fresh process, then a second fit of same-shaped data (compiled sampler reused)."""
+def _worker_two_fits(cfg: dict, backend: str, default: bool = False) -> dict:
+    """First fit in this fresh process, then a second fit of same-shaped data (compiled sampler reused).
+    ``default``: ``bj.win_rate(g)`` with no method on the verdicts alone (the human column
+    dropped: the consensus model), swap='sum'."""
     t0 = time.perf_counter()
     import bayes_judge as bj
 
     t_import = time.perf_counter() - t0
     kw = dict(method="dawid-skene", prior="none", swap="split", sampler=backend, chains=cfg["chains"],
               draws=cfg["draws"], tune=cfg["tune"], seed=0)
+    if default:
+        kw = {k: v for k, v in kw.items() if k not in ("method", "prior", "swap")}
     df, g = _data(0)
+    if default:  # the judges' verdicts alone: no human column
+        g = g.drop(columns="human")
     t_fit = time.perf_counter()
     idata = bj.win_rate(g, **kw)
     fit_s = time.perf_counter() - t_fit
     first = _metrics(idata.posterior, time.perf_counter() - t0)
-    first.update({"import_s": t_import, "fit_s": fit_s, "n_patterns": int(idata.attrs.get("n_patterns", -1))})
+    first.update({"import_s": t_import, "fit_s": fit_s, "n_patterns": int(idata.attrs.get("n_patterns", -1)),
+                  "ds_model": str(idata.attrs.get("ds_model")), "sampler": str(idata.attrs.get("sampler"))})
     g1 = bj.assign_generators(df, share=0.8, seed=1)
+    if default:
+        g1 = g1.drop(columns="human")
     t1 = time.perf_counter()
     idata2 = bj.win_rate(g1, **kw)
     second = _metrics(idata2.posterior, time.perf_counter() - t1)
@@ -221,6 +233,11 @@ def worker_ours_numpyro(cfg: dict) -> dict:
 def worker_ours_nutpie(cfg: dict) -> dict:
     """The package's default backend: nutpie NUTS on a numba log-density (first and second fit)."""
     return _worker_two_fits(cfg, "nutpie")
+
+
+def worker_ours_default(cfg: dict) -> dict:
+    """What a user without labels gets: ``bj.win_rate(g)`` (the consensus model, its nutpie fast path)."""
+    return _worker_two_fits(cfg, "nutpie", default=True)
 
 
 def worker_ours_pymc(cfg: dict) -> dict:
@@ -322,6 +339,7 @@ WORKERS = {
     "baseline": worker_baseline,
     "ours-numpyro": worker_ours_numpyro,
     "ours-nutpie": worker_ours_nutpie,
+    "ours-default": worker_ours_default,
     "ours-pymc": worker_ours_pymc,
     "bwrs": worker_bwrs,
 }
@@ -411,8 +429,11 @@ def _table(res: dict) -> str:
         ("ours numpyro: first fit (fresh process, import + JIT)", res["ours_numpyro"]["first"]),
         ("ours numpyro: second fit, same shapes, same process", res["ours_numpyro"]["second"]),
         ("ours pymc sampler: first fit (fresh process)", res["ours_pymc"]),
+        ("no-label default `bj.win_rate(g)` (consensus model, nutpie): first fit (fresh process)",
+         res["ours_default"]["first"]),
+        ("no-label default: second fit, same shapes, same process", res["ours_default"]["second"]),
     ]
-    head = ("| run | wall s | ESS bulk p | ESS/s p | min ESS/s q0,q1 | max r_hat | p mean | ESS/s p vs baseline "
+    head = ("| run | wall s | ESS bulk p | ESS/s p | min ESS/s q (q0, q1 or q) | max r_hat | p mean | ESS/s p vs baseline "
             "| fit s (no imports) | ESS/s p, fit | vs baseline, fit |\n"
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     lines = [head]
@@ -479,7 +500,8 @@ def main(argv=None) -> int:
     t_all = time.perf_counter()
     res: dict = {"command": command, "protocol": cfg, "quick": args.quick, "cold_cache": not args.warm_cache,
                  "machine": _machine(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-    for key, name, env in (("ours_nutpie", "ours-nutpie", None), ("ours_numpyro", "ours-numpyro", None),
+    for key, name, env in (("ours_nutpie", "ours-nutpie", None), ("ours_default", "ours-default", None),
+                           ("ours_numpyro", "ours-numpyro", None),
                            ("bwrs", "bwrs", None),
                            ("ours_pymc", "ours-pymc", "pymc"), ("baseline", "baseline", "pymc")):
         print(f"running {name} ...", flush=True)
@@ -499,6 +521,8 @@ def main(argv=None) -> int:
         "ours_numpyro_first": res["ours_numpyro"]["first"]["ess_per_s_p"] / base,
         "ours_numpyro_second": res["ours_numpyro"]["second"]["ess_per_s_p"] / base,
         "ours_pymc_first": res["ours_pymc"]["ess_per_s_p"] / base,
+        "ours_default_first": res["ours_default"]["first"]["ess_per_s_p"] / base,
+        "ours_default_second": res["ours_default"]["second"]["ess_per_s_p"] / base,
     }
     table = _table(res)
     res["table_markdown"] = table
@@ -513,7 +537,7 @@ def main(argv=None) -> int:
     print("load average (1 min) before/after each run on "
           f"{os.cpu_count()} cores: "
           + ", ".join(f"{k} {res[k]['loadavg_before'][0]:.1f}/{res[k]['loadavg_after'][0]:.1f}"
-                      for k in ("ours_nutpie", "ours_numpyro", "bwrs", "ours_pymc", "baseline")))
+                      for k in ("ours_nutpie", "ours_default", "ours_numpyro", "bwrs", "ours_pymc", "baseline")))
     print("baseline step methods: " + "; ".join(x for x in res["baseline"]["sampler_log"] if x.startswith(">")))
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(json.dumps(res, indent=2) + "\n")

@@ -337,7 +337,7 @@ def _fast_logp_grad(x, arrays, coords, priors, options=None):
     return float(lp), grad
 
 
-def accepts(priors, options=None) -> bool:
+def accepts(priors, options=None, arrays=None) -> bool:
     """The kernel is written for Beta priors on p, q0 and q1 and the ``symmetric`` option."""
     return set(options or {}) <= {"symmetric"} and all(getattr(priors, k).family == "Beta" for k in ("p", "q0", "q1"))
 

@@ -114,7 +114,7 @@ def expand(x, buf, out):
     out[P + 1] = math.exp(x[P + 1])
 
 
-def accepts(priors, options=None) -> bool:
+def accepts(priors, options=None, arrays=None) -> bool:
     """The kernel is written for Normal / Normal / HalfNormal priors with scalar slope and spread."""
     return (
         (priors.intercept.family, priors.slope.family, priors.spread.family) == ("Normal", "Normal", "HalfNormal")

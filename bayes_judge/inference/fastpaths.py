@@ -10,8 +10,9 @@ own compiled log-density and gradient.  A fast path is a callable::
 plus, for the gradient test, ``fn.logp_grad(x, arrays, coords, priors[, options]) -> (logp, grad)``
 (and ``fn.option_cases``, the declaration options to check) on the
 declaration's unconstrained space (PyMC's value variables in ``model.value_vars`` order), and
-optionally ``fn.accepts(priors, options) -> bool``: a kernel written for particular prior
-families declines others, and the declaration is sampled instead.
+optionally ``fn.accepts(priors, options, arrays) -> bool``: a kernel written for particular
+prior families (or data, e.g. without human labels) declines others, and the declaration is
+sampled instead.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def register_fast_path(task: str, name: str, fn: Callable[..., Any]) -> None:
 
 
 def _load_builtin() -> None:
-    from ..annotation import ds_fast, regression_fast  # noqa: F401  (register their kernels)
+    from ..annotation import ds_fast, onecoin_fast, regression_fast  # noqa: F401  (register their kernels)
     from ..leaderboard import fast, fast_bt  # noqa: F401  (register the leaderboard models' kernels)
     from ..ranking import bayesian_fast  # noqa: F401  (registers the ranking models' kernels)
 

@@ -278,7 +278,7 @@ def fit_model(
                 coords[dim] = np.arange(v.shape[ax])
 
     fp = fast_path(spec.task, spec.name) if (fast and sampler == "nutpie") else None
-    if fp is not None and not getattr(fp, "accepts", lambda p, o: True)(priors, options or {}):
+    if fp is not None and not getattr(fp, "accepts", lambda p, o, a: True)(priors, options or {}, arrays):
         fp = None
     options = dict(options or {})
     entry = _entry(spec, arrays, dims, coords, priors, data_dims, options)

@@ -66,7 +66,7 @@ def _scalar(v: Any) -> float | None:
     return float(a.flat[0]) if a.size and np.all(a == a.flat[0]) else None
 
 
-def accepts(priors: Priors, options: dict) -> bool:
+def accepts(priors: Priors, options: dict, arrays: dict | None = None) -> bool:
     """Whether the kernel states this fit: no per-prompt difficulty, the declared prior families
     (:class:`~bayes_judge.generative.leaderboard_models.JudgedBTPriors`) with scalar parameters."""
     if options.get("difficulty") or set(options) - _OPTIONS:

@@ -53,7 +53,7 @@ _FAMILIES: dict[str, type[Prior]] = {"scores": Normal, "beta": Normal, "nu": Hal
 _OPTIONS = {"position_bias", "tie_judges", "n_judges", "difficulty", "n_cov"}
 
 
-def accepts(priors: Priors, options: dict) -> bool:
+def accepts(priors: Priors, options: dict, arrays: dict | None = None) -> bool:
     """Whether the kernel states this fit: no per-prompt difficulty, the declared prior families
     (:class:`~bayes_judge.generative.leaderboard_models.DavidsonPriors`) with scalar parameters."""
     if options.get("difficulty") or set(options) - _OPTIONS:
