@@ -173,3 +173,19 @@ def test_bad_input():
         bj.win_rate(df, ds_model="consensus", method="independent")
     with pytest.raises(ValueError, match="ds_model"):
         bj.win_rate(df, ds_model="consensus-model")
+
+
+def test_prior_sensitivity_reweighting_is_exact(load_benchmark):
+    """benchmarks/consensus_prior_sensitivity.py turns draws under κ ~ Beta(3, 1) into draws under
+    κ ~ Beta(a, 1): on prior draws (no likelihood) p must come out U(0, 1) for every a."""
+    cps = load_benchmark("consensus_prior_sensitivity")
+    rng = np.random.default_rng(0)
+    pc = rng.beta(2.0, 2.0, 200_000)  # p_c's prior under a = 3
+    for a in (1.5, 2.0, 5.0, 9.0):
+        p = cps.reweighted(pc, a, rng, n=20_000)
+        assert stats.kstest(p, stats.uniform().cdf).pvalue > 1e-3, a
+        m = rng.random(20_000)  # π_a(p_c) integrates to 1
+        assert cps.prior_pc(m, a).mean() == pytest.approx(1.0, abs=0.02)
+        # p_c = ½: the joint density a κ^{a−2} (Jacobian 1 / κ) makes κ | p_c Beta(a − 1, 1)
+        kappa = cps.draw_kappa(np.full(20_000, 0.5), a, rng)
+        assert stats.kstest(kappa, stats.beta(a - 1, 1).cdf).pvalue > 1e-3, a
