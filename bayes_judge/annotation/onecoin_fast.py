@@ -18,9 +18,11 @@ the consensus model.  With ``A_k, B_k`` the two branches of pattern k (seed 003 
 :func:`~bayes_judge.generative.winrate_models.label_switch`: ``log ½ (1 + e^Δ)`` per pair with
 ``Δ = (a_p − 1 − (b_p − 1))(log(1 − p) − log p) + sum_e (a_q − b_q)(log(1 − q) − log q)``,
 ``dΔ/du = b − a`` for both.  Unconstrained vector, in the declaration's order:
-``[u_p (P), u_q (P*E)]`` (one-coin) or ``[u_pc (P), u_v (P), u_q (P*E)]`` (consensus).  The
-consensus model's stored values add ``p = ½ + (p_c − ½) / κ`` and ``agreement = (1 + κ) / 2``,
-``κ = sqrt((2 p_c − 1)² + 4 p_c (1 − p_c) v)``, as its declaration's Deterministics.
+``[u_p (P), u_q (P*E)]`` (one-coin) or ``[u_pc (P), u_v (P), u_q (P*E)]`` (consensus, whose
+``p_c`` has the prior ``π_a(p_c) = a (1 − m^{a−1}) / (a − 1)``, ``m = |2 p_c − 1|``, from
+``κ ~ Beta(a, 1)``).  The consensus model's stored values add ``p = ½ + (p_c − ½) / κ`` and
+``agreement = (1 + κ) / 2``, ``κ = (m^{a−1} + (1 − m^{a−1}) v)^{1/(a−1)}``, as its declaration's
+Deterministics.
 """
 
 from __future__ import annotations
@@ -37,11 +39,14 @@ from .ds_fast import _lbeta, _logit
 
 __all__ = ["pack_data", "logp_grad", "expand"]
 
-_HEADER = 6  # P, E, K, log-normalizing constant, symmetric flag, consensus flag
+_HEADER = 6  # P, E, K, log-normalizing constant, symmetric flag, consensus: its a (0 for one-coin)
 
 
-def pack_data(patterns, prior, *, symmetric: bool = False, consensus: bool = False) -> np.ndarray:
-    """One contiguous float64 buffer: header, priors (p or p_c, q), then the non-empty patterns."""
+def pack_data(patterns, prior, *, symmetric: bool = False, kappa_a: float = 0.0) -> np.ndarray:
+    """One contiguous float64 buffer: header, priors (p, q), then the non-empty patterns.
+
+    ``kappa_a``: the consensus model's ``κ ~ Beta(a, 1)`` (0: the one-coin model); its ``p_c``
+    takes ``π_a(p_c)`` with the priors on p set to Beta(1, 1) (the logit Jacobian alone)."""
     keep = np.asarray(patterns.weight) > 0
     n1 = np.asarray(patterns.n1, dtype=np.float64)[keep]
     n0 = np.asarray(patterns.n0, dtype=np.float64)[keep]
@@ -49,7 +54,7 @@ def pack_data(patterns, prior, *, symmetric: bool = False, consensus: bool = Fal
     P = int(np.size(prior.alpha_p))
     const = -(_lbeta(prior.alpha_p, prior.beta_p).sum() + _lbeta(prior.alpha_q, prior.beta_q).sum())
     parts = [
-        np.array([P, E, K, const, float(symmetric), float(consensus)], dtype=np.float64),
+        np.array([P, E, K, const, float(symmetric), float(kappa_a)], dtype=np.float64),
         np.ravel(prior.alpha_p), np.ravel(prior.beta_p), np.ravel(prior.alpha_q), np.ravel(prior.beta_q),
         np.concatenate([n1, n0], axis=1).ravel(),  # (K, 2E) rows: [n1 | n0]
         np.asarray(patterns.label)[keep], np.asarray(patterns.pair)[keep], np.asarray(patterns.weight)[keep],
@@ -76,6 +81,7 @@ def logp_grad(x, buf, grad):
     total = buf[3]
     symmetric = buf[4] != 0.0
     consensus = buf[5] != 0.0
+    ka = buf[5]  # the consensus model's κ ~ Beta(a, 1)
     PE = P * E
     o = _HEADER
     ap = buf[o:o + P]; o += P
@@ -95,7 +101,14 @@ def logp_grad(x, buf, grad):
         pv[j], lp[j], l1p[j] = _logs(x[j])
         total += ap[j] * lp[j] + bp[j] * l1p[j]
         grad[j] = ap[j] * (1.0 - pv[j]) - bp[j] * pv[j]
-        if consensus:  # v ~ U(0, 1) on the logit scale: log v + log(1 − v)
+        if consensus:
+            # π_a(p_c) = a (1 − m^{a−1}) / (a − 1), m = |2 p_c − 1| (p's prior is Beta(1, 1) here)
+            sgn = 1.0 if pv[j] > 0.5 else (-1.0 if pv[j] < 0.5 else 0.0)
+            m = abs(2.0 * pv[j] - 1.0)
+            mp = m ** (ka - 1.0)
+            total += math.log(ka / (ka - 1.0)) + math.log1p(-mp)
+            grad[j] -= 2.0 * (ka - 1.0) * m ** (ka - 2.0) * sgn / (1.0 - mp) * pv[j] * (1.0 - pv[j])
+            # v ~ U(0, 1) on the logit scale: log v + log(1 − v)
             v, lv, l1v = _logs(x[P + j])
             total += lv + l1v
             grad[P + j] = 1.0 - 2.0 * v
@@ -177,16 +190,18 @@ def expand(x, buf, out):
         out[i] = _logs(x[i])[0]
     if buf[5] != 0.0:
         P = int(buf[0])
+        ka = buf[5]
         for j in range(P):
             pc, v = out[j], out[P + j]
-            kappa = math.sqrt((2.0 * pc - 1.0) ** 2 + 4.0 * pc * (1.0 - pc) * v)
+            mp = abs(2.0 * pc - 1.0) ** (ka - 1.0)
+            kappa = (mp + (1.0 - mp) * v) ** (1.0 / (ka - 1.0))
             out[n + j] = 0.5 + (pc - 0.5) / kappa
             out[n + P + j] = 0.5 * (1.0 + kappa)
 
 
 def _prior_arrays(name: str, priors, P: int, E: int) -> SimpleNamespace:
     b = np.broadcast_to
-    pp = (2.0, 2.0) if name == "consensus" else (priors.p.alpha, priors.p.beta)  # p_c ~ Beta(2, 2)
+    pp = (1.0, 1.0) if name == "consensus" else (priors.p.alpha, priors.p.beta)  # p_c: π_a in the kernel
     return SimpleNamespace(
         alpha_p=b(np.asarray(pp[0], float), (P,)).copy(), beta_p=b(np.asarray(pp[1], float), (P,)).copy(),
         alpha_q=b(np.asarray(priors.q.alpha, float), (P, E)).copy(),
@@ -202,7 +217,8 @@ def _patterns(arrays) -> SimpleNamespace:
 def _buffer(name: str, arrays, coords, priors, options) -> np.ndarray:
     P, E = len(coords["pair"]), len(coords["judge"])
     return pack_data(_patterns(arrays), _prior_arrays(name, priors, P, E),
-                     symmetric=bool((options or {}).get("symmetric", False)), consensus=name == "consensus")
+                     symmetric=bool((options or {}).get("symmetric", False)),
+                     kappa_a=float(priors.kappa.alpha) if name == "consensus" else 0.0)
 
 
 def _make(name: str):

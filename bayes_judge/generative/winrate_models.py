@@ -175,11 +175,13 @@ def one_coin(d: Any, prior: OneCoinPriors, *, predict: bool = False, symmetric: 
 class ConsensusPriors(Priors):
     """Priors of the consensus model (:func:`consensus`).
 
-    ``p`` ~ Beta(1, 1): P(a human prefers G0).  ``kappa`` ~ Beta(3, 1): ``κ = 2c − 1``, where
-    ``c`` is the chance that the judges' consensus on an item agrees with a human (median
-    c = 0.90, 5% quantile 0.68; for comparison, GPT-4 agrees with MT-Bench's human experts on
-    85% of the non-tie pairs, Zheng et al. 2023).  These two are fixed: together they make
-    the consensus rate's prior exactly Beta(2, 2), which is how the model is sampled.
+    ``p`` ~ Beta(1, 1): P(a human prefers G0) (fixed).  ``kappa`` ~ Beta(a, 1), ``a ≥ 2``
+    (default 3): ``κ = 2c − 1``, where ``c`` is the chance that the judges' consensus on an item
+    agrees with a human; Beta(3, 1) puts c's median at 0.90 and its 5% quantile at 0.68 (for
+    comparison, GPT-4 agrees with MT-Bench's human experts on 85% of the non-tie pairs, Zheng
+    et al. 2023); a larger ``a`` trusts the consensus more (``a = 9``: median c 0.96).  Without
+    labels nothing in the data moves κ: p's interval is as wide as this prior makes it
+    (``benchmarks/consensus_prior_sensitivity.py`` shows by how much).
     ``q`` ~ Beta(2, 1): each judge's accuracy on the consensus (as in the one-coin model).
     """
 
@@ -188,15 +190,35 @@ class ConsensusPriors(Priors):
     q: Prior = Beta(2, 1)
 
     def __post_init__(self) -> None:
-        if (self.p, self.kappa) != (Beta(1, 1), Beta(3, 1)):
+        k = self.kappa
+        ok = (isinstance(k, Beta) and np.ndim(k.alpha) == 0 and float(k.beta) == 1.0
+              and float(k.alpha) >= 2.0)
+        if self.p != Beta(1, 1) or not ok:
             raise ValueError(
-                "ConsensusPriors: p ~ Beta(1, 1) and kappa ~ Beta(3, 1) are fixed (their joint prior is "
-                f"sampled in closed form); only q may change (got p={self.p}, kappa={self.kappa})"
+                "ConsensusPriors: p ~ Beta(1, 1) is fixed and kappa must be Beta(a, 1) with one a >= 2 "
+                f"(the joint prior is sampled in closed form); got p={self.p}, kappa={k}"
             )
 
 
 def _consensus_init(d: Any, prior: Priors) -> dict[str, Any]:
     return {"p_consensus": 0.5, "v": 0.5, "q": np.asarray(prior.q.mean(), dtype=float)}  # type: ignore[attr-defined]
+
+
+def _consensus_rate(name: str, a: float, *, dims: Any) -> Any:
+    """``p_c = ½ + κ (p − ½)`` with ``p ~ U(0, 1)``, ``κ ~ Beta(a, 1)``: density
+    ``π_a(p_c) = a (1 − |2 p_c − 1|^{a−1}) / (a − 1)`` (Beta(2, 2) at ``a = 3``), drawn by that
+    construction, sampled on the logit scale."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    def logp(value, a):
+        return pt.log(a / (a - 1.0)) + pt.log1p(-pt.abs(2.0 * value - 1.0) ** (a - 1.0))
+
+    def random(a, rng=None, size=None):
+        return 0.5 + rng.beta(a, 1.0, size=size) * (rng.random(size=size) - 0.5)
+
+    return pm.CustomDist(name, a, logp=logp, random=random, transform=pm.distributions.transforms.logodds,
+                         dims=dims)
 
 
 @generative_model(
@@ -211,7 +233,7 @@ def consensus(d: Any, prior: ConsensusPriors, *, predict: bool = False, symmetri
     so without labels a Dawid-Skene model learns the rate ``p_c`` at which the judges'
     *consensus* prefers G0, not the human rate ``p``.  This model says so::
 
-        p ~ Beta(1, 1),  κ ~ Beta(3, 1),  c = (1 + κ) / 2
+        p ~ Beta(1, 1),  κ ~ Beta(a, 1),  c = (1 + κ) / 2          (a = 3 by default)
         y_i ~ Bernoulli(p)                            the human preference
         z_i = y_i with chance c, else 1 − y_i          the judges' consensus
         q^e ~ Beta(2, 1);  t_ie | z_i ~ one-coin Model 1 on z_i
@@ -220,10 +242,11 @@ def consensus(d: Any, prior: ConsensusPriors, *, predict: bool = False, symmetri
     widens by ``1 / κ`` where the truth is not identified instead of sitting on ``p_c``.
 
     Sampled exactly in ``(p_c, v)``: ``(p, κ) -> (p_c, κ)`` has Jacobian ``1 / κ`` and
-    ``p ∈ [0, 1]`` iff ``κ ≥ m = |2 p_c − 1|``, so the joint density is ``3 κ² / κ = 3 κ`` on
-    ``m ≤ κ ≤ 1``: ``p_c``'s marginal is ``(3/2)(1 − m²) = 6 p_c (1 − p_c)``, Beta(2, 2), and
-    ``κ² | p_c`` is uniform on ``[m², 1]``, i.e. ``κ = sqrt(m² + (1 − m²) v)``, ``v ~ U(0, 1)``
-    (``v`` does not enter the likelihood).  ``symmetric`` (no labels): as in :func:`one_coin`,
+    ``p ∈ [0, 1]`` iff ``κ ≥ m = |2 p_c − 1|``, so the joint density is ``a κ^{a−1} / κ`` on
+    ``m ≤ κ ≤ 1``: ``p_c``'s marginal is ``π_a(p_c) = a (1 − m^{a−1}) / (a − 1)`` (``a = 3``:
+    ``6 p_c (1 − p_c)``, Beta(2, 2)) and ``κ^{a−1} | p_c`` is uniform on ``[m^{a−1}, 1]``, i.e.
+    ``κ = (m^{a−1} + (1 − m^{a−1}) v)^{1/(a−1)}``, ``v ~ U(0, 1)`` (``v`` does not enter the
+    likelihood).  ``symmetric`` (no labels): as in :func:`one_coin`,
     ``T: (p_c, q) -> (1 − p_c, 1 − q)`` (so ``p -> 1 − p``, ``κ`` unchanged).
     ``h_prob``: P(y_i = G0 | verdicts).  A labelled item (``label`` 1 or 0) keeps its label's
     term (:func:`~bayes_judge.generative.observations.consensus_truth`): labels identify ``c``.
@@ -231,14 +254,17 @@ def consensus(d: Any, prior: ConsensusPriors, *, predict: bool = False, symmetri
     import pymc as pm
     import pytensor.tensor as pt
 
-    p_c = Beta(2, 2).rv("p_consensus", dims="pair")
+    a = float(prior.kappa.alpha)  # type: ignore[attr-defined]
+    p_c = _consensus_rate("p_consensus", a, dims="pair")
+    m_pow = pt.abs(2.0 * p_c - 1.0) ** (a - 1.0)  # m^{a−1}
     v = pm.Uniform("v", 0.0, 1.0, dims="pair")
-    kappa = pt.sqrt((2.0 * p_c - 1.0) ** 2 + 4.0 * p_c * (1.0 - p_c) * v)
+    kappa = (m_pow + (1.0 - m_pow) * v) ** (1.0 / (a - 1.0))
     p = pm.Deterministic("p", 0.5 + (p_c - 0.5) / kappa, dims="pair")
     c = pm.Deterministic("agreement", 0.5 * (1.0 + kappa), dims="pair")
     q = prior.q.rv("q", dims=("pair", "judge"))
     if symmetric:
-        label_switch(p_c, Beta(2, 2), _log_kernel(prior.q, 1.0 - q) - _log_kernel(prior.q, q))
+        # π_a is symmetric about ½: only the judges' priors enter Δ
+        label_switch(p_c, Beta(1, 1), _log_kernel(prior.q, 1.0 - q) - _log_kernel(prior.q, q))
     args = (p[d.pair], c[d.pair], q[d.pair])
     consensus_truth("t", *args, d.n_total, d.label, d.weight, observed=d.n1, dims=("pattern", "judge"))
     ll_g0, ll_g1 = consensus_log_lik(d.n1, d.n_total, *args)

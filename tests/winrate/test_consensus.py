@@ -71,9 +71,11 @@ def test_likelihood_closed_forms():
     np.testing.assert_allclose(np.logaddexp(g0, g1), np.logaddexp(r0, r1), rtol=1e-10)
 
 
-def test_prior_is_exactly_p_uniform_and_kappa_beta_3_1():
-    """The sampled coordinates (p_c ~ Beta(2, 2), v ~ U(0, 1)) give p ~ U(0, 1) and κ ~ Beta(3, 1),
-    independent."""
+@pytest.mark.parametrize("a", [2.0, 3.0, 5.0])
+def test_prior_is_exactly_p_uniform_and_kappa_beta_a_1(a):
+    """The sampled coordinates (p_c ~ π_a, v ~ U(0, 1)) give p ~ U(0, 1) and κ ~ Beta(a, 1),
+    independent (forward draws of the declaration: p_c drawn as ½ + κ' (p' − ½), then p and κ
+    from (p_c, v): the two constructions agree only if π_a and κ | p_c do)."""
     import pymc as pm
 
     from bayes_judge.inference.fit import _build
@@ -82,11 +84,21 @@ def test_prior_is_exactly_p_uniform_and_kappa_beta_3_1():
     data = bj.encode_win_rate(_table(_simulate(20, 0.6, 0.9, [0.8, 0.8], seed=1)[0]), swap="none")
     pat = verdict_patterns(data, use_labels=False)
     model = _build(get_model("consensus", "win-rate"), pat.arrays(), VerdictPatterns.DIMS,
-                   {"pair": data.pair_labels, "judge": list(data.judges)}, ConsensusPriors(), False, {})
-    p, c = pm.draw([model["p"], model["agreement"]], draws=20000, random_seed=3)
-    p, kappa = p.ravel(), 2.0 * c.ravel() - 1.0
+                   {"pair": data.pair_labels, "judge": list(data.judges)}, ConsensusPriors(kappa=Beta(a, 1)),
+                   False, {})
+    pc, p, c = pm.draw([model["p_consensus"], model["p"], model["agreement"]], draws=20000, random_seed=3)
+    pc, p, kappa = np.ravel(pc), np.ravel(p), 2.0 * np.ravel(c) - 1.0
+
+    def cdf_pc(x):  # of π_a: m = |2 p_c − 1| has CDF (a m − m^a) / (a − 1)
+        m = np.abs(2 * x - 1)
+        return 0.5 + 0.5 * np.sign(2 * x - 1) * (a * m - m**a) / (a - 1)
+
+    assert stats.kstest(pc, cdf_pc).pvalue > 1e-3  # the forward draws follow π_a ...
+    x = np.array([0.05, 0.3, 0.5, 0.8])  # ... which is the density the sampler sees
+    np.testing.assert_allclose(pm.logp(model["p_consensus"], np.broadcast_to(x[:, None], (4, 1))).eval().ravel(),
+                               np.log(a * (1 - np.abs(2 * x - 1) ** (a - 1)) / (a - 1)), rtol=1e-6)
     assert stats.kstest(p, stats.uniform().cdf).pvalue > 1e-3
-    assert stats.kstest(kappa, stats.beta(3, 1).cdf).pvalue > 1e-3
+    assert stats.kstest(kappa, stats.beta(a, 1).cdf).pvalue > 1e-3
     assert abs(stats.spearmanr(p, kappa).statistic) < 0.03
 
 
@@ -158,9 +170,44 @@ def test_labels_identify_the_agreement():
     assert np.all((h.to_numpy()[~even] > 0) & (h.to_numpy()[~even] < 1))
 
 
+@pytest.mark.parametrize("a", [2.0, 5.0])
+def test_fast_path_equals_the_declaration_for_other_kappa_priors(a):
+    """The generic fast-path test checks the default κ ~ Beta(3, 1); here Beta(2, 1) (π_a has a
+    kink at p_c = ½) and Beta(5, 1), with and without the label-switch term."""
+    from bayes_judge.inference.fastpaths import fast_path
+    from bayes_judge.inference.fit import _build
+    from bayes_judge.verdicts import VerdictPatterns, verdict_patterns
+
+    data = bj.encode_win_rate(_table(_simulate(60, 0.7, 0.8, [0.8, 0.7, 0.9], seed=4)[0]), swap="none")
+    arrays = verdict_patterns(data, use_labels=False).arrays()
+    coords = {"pair": data.pair_labels, "judge": list(data.judges)}
+    priors = ConsensusPriors(kappa=Beta(a, 1), q=Beta(3, 2))
+    fp = fast_path("win-rate", "consensus")
+    rng = np.random.default_rng(1)
+    for options in ({}, {"symmetric": True}):
+        model = _build(get_model("consensus", "win-rate"), arrays, VerdictPatterns.DIMS, coords, priors, False, options)
+        logp, dlogp = model.compile_logp(), model.compile_dlogp()
+        ip = model.initial_point()
+        names = [v.name for v in model.value_vars]
+        diffs = []
+        for _ in range(5):
+            x = rng.normal(0.0, 0.8, size=sum(int(np.size(ip[n])) for n in names))
+            point, o = {}, 0
+            for n in names:
+                k = int(np.size(ip[n]))
+                point[n] = x[o:o + k].reshape(np.shape(ip[n]))
+                o += k
+            lp, g = fp.logp_grad(x, arrays, coords, priors, **({"options": options} if options else {}))
+            np.testing.assert_allclose(g, np.asarray(dlogp(point)), rtol=1e-7, atol=1e-8)
+            diffs.append(lp - float(logp(point)))
+        assert np.ptp(diffs) < 1e-8  # equal up to a constant
+
+
 def test_bad_input():
     with pytest.raises(ValueError, match="kappa"):
         ConsensusPriors(kappa=Beta(2, 2))
+    with pytest.raises(ValueError, match="a >= 2"):
+        ConsensusPriors(kappa=Beta(1.5, 1))
     with pytest.raises(ValueError, match="fixed"):
         ConsensusPriors(p=Beta(2, 2))
     ConsensusPriors(q=Beta(3, 1))  # q may change
