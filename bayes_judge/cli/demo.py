@@ -4,8 +4,9 @@
    D-optimal selection, judged in both orders by the LLM comparator (prob mode, resumable SQLite
    store), ranked by Bayesian PoE-BT; Spearman against the expert scores for PoE-BT and for the
    win ratio on the same comparisons; the judge's position bias P(A).
-2. MT-Bench: calibrated win rates (seed 003 protocol): observed k, BWRS, Dawid-Skene without and
-   with in-distribution human labels.
+2. MT-Bench: calibrated win rates (seed 003 protocol, true p printed beside them): the
+   recommended label regression and PPI++ on a share of human labels, the no-label default (the
+   consensus model), observed k, BWRS, Dawid-Skene without and with in-distribution human labels.
 3. One HTML diagnostics report of every saved run, and a summary table.
 """
 
@@ -157,6 +158,7 @@ def mtbench_part(args: argparse.Namespace, out_dir: Path, kw: dict, say) -> tupl
     specs: dict[str, tuple[str, pd.DataFrame, dict[str, Any]]] = {
         f"recommended: label regression ({share} human labels)": ("mtbench_recommended", g_lab, {}),
         f"PPI++ ({share}, reference)": ("mtbench_ppi", g_lab, dict(method="ppi")),
+        "default, no labels (consensus model)": ("mtbench_default_no_labels", g.drop(columns="human"), {}),
         "observed k": ("mtbench_observed_k", g, dict(method="observed")),
         f"BWRS ({share} human labels)": ("mtbench_bwrs", g_lab, dict(method="bwrs", prior="in-distribution")),
         "Dawid-Skene, no labels": ("mtbench_dawid-skene_no_prior", g, dict(method="dawid-skene", prior="none")),
@@ -191,7 +193,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """The whole pipeline on bundled data with the embedded default judge (SmolLM2-135M):
     SummEval summaries judged pairwise by the LLM (D-optimal pairs, both orders, resumable store)
     and ranked by Bayesian PoE-BT (Spearman vs experts, position bias); calibrated MT-Bench win
-    rates (observed k, BWRS, Dawid-Skene); one HTML report of every saved run. Everything is
+    rates (the recommended label regression, PPI++, the no-label default, observed k, BWRS,
+    Dawid-Skene); one HTML report of every saved run. Everything is
     written under --out."""
     import pandas as pd
 
