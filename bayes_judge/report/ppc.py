@@ -15,9 +15,11 @@ from dataclasses import dataclass
 import arviz as az
 import numpy as np
 
-__all__ = ["PPCCheck", "win_rate_checks", "win_rate_ppc_applies", "ranking_checks", "MAX_CELLS"]
+__all__ = ["PPCCheck", "win_rate_checks", "win_rate_ppc_applies", "ranking_checks", "MAX_CELLS",
+           "MAX_JUDGES_PAIRWISE"]
 
 MAX_CELLS = 20_000_000  # replicated draws x observations held at once
+MAX_JUDGES_PAIRWISE = 16  # pairwise agreement for at most this many judges (120 pairs)
 
 
 @dataclass(frozen=True)
@@ -104,9 +106,16 @@ def win_rate_checks(idata: az.InferenceData, *, max_draws: int = 400, seed: int 
     Returns
     -------
     list of PPCCheck
-        ``agreement``: per judge, the share of its verdicts that agree with the majority of the
-        other judges on the item (items where they are tied left out), when there are two or
-        more judges; ``wins``: per pair, the number of verdicts for the pair's first system.
+        ``agreement with the other judges``: per judge, the share of its verdicts that agree with
+        the majority of the other judges on the item (items where they are tied left out), when
+        there are two or more judges; ``agreement between two judges``: per pair of judges, the
+        share of the items both decided on which they name the same system (3 to
+        :data:`MAX_JUDGES_PAIRWISE` judges); ``order consistency``: per judge with items judged in
+        both presentation orders as two verdicts (``swap="none"``), the share of those items on
+        which both verdicts name the same system; ``wins``: per pair of systems, the number of
+        verdicts for the pair's first system.  Observed agreement or consistency above the
+        replicated values means the judges' errors are correlated (with each other, or between a
+        judge's two orders) beyond the model's conditional independence.
 
     Raises
     ------
@@ -148,6 +157,28 @@ def win_rate_checks(idata: az.InferenceData, *, max_draws: int = 400, seed: int 
                 replicated=_agreement(rep_first, n_tot),
             )
         )
+    if 3 <= len(judges) <= MAX_JUDGES_PAIRWISE:
+        ea, eb = np.triu_indices(len(judges), k=1)
+        checks.append(
+            PPCCheck(
+                name="agreement between two judges",
+                xlabel="share of the items on which the two judges name the same system",
+                labels=[f"{judges[i]} & {judges[j]}" for i, j in zip(ea, eb, strict=True)],
+                observed=_pair_agreement(n_first[None], n_tot, ea, eb)[0],
+                replicated=_pair_agreement(rep_first, n_tot, ea, eb),
+            )
+        )
+    if (n_tot == 2).any():  # both presentation orders kept as two verdicts (swap="none")
+        both = (n_tot == 2).any(axis=0)
+        checks.append(
+            PPCCheck(
+                name="order consistency",
+                xlabel="share of the judge's items judged in both orders on which both verdicts name the same system",
+                labels=[j for j, b in zip(judges, both, strict=True) if b],
+                observed=_order_consistency(n_first[None], n_tot)[0][both],
+                replicated=_order_consistency(rep_first, n_tot)[:, both],
+            )
+        )
     checks.append(
         PPCCheck(
             name="wins of the first system",
@@ -170,6 +201,40 @@ def _agreement(first: np.ndarray, n_tot: np.ndarray) -> np.ndarray:
     counted = np.where(majority != 0, n_tot, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         return agree.sum(axis=1) / counted.sum(axis=1)
+
+
+def _item_verdict(first: np.ndarray, n_tot: np.ndarray) -> np.ndarray:
+    """(D, U, E) verdicts for G0 -> (D, U, E) int8: +1 the judge's verdicts on the item favour
+    G0, -1 G1, 0 tied or none."""
+    return np.sign(2 * first - n_tot).astype(np.int8)
+
+
+def _pair_agreement(first: np.ndarray, n_tot: np.ndarray, ea: np.ndarray, eb: np.ndarray) -> np.ndarray:
+    """(D, U, E) verdicts for G0 -> (D, P): for every pair of judges (ea[k], eb[k]), the share of
+    the items on which both name a system (not tied) that they name the same one.
+
+    Given the true preference, Dawid-Skene's judges agree with chance
+    q_e q_e' + (1 − q_e)(1 − q_e'); judges whose errors are correlated agree more often than that.
+    """
+    v = _item_verdict(first, n_tot)
+    a, b = v[..., ea], v[..., eb]  # (D, U, P)
+    counted = (a != 0) & (b != 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return ((a == b) & counted).sum(axis=1) / counted.sum(axis=1)
+
+
+def _order_consistency(first: np.ndarray, n_tot: np.ndarray) -> np.ndarray:
+    """(D, U, E) verdicts for G0 -> (D, E): over the items a judge judged in both presentation
+    orders (two verdicts, no tie), the share on which both verdicts name the same system.
+
+    The model's two verdicts are independent given the true preference (consistent with chance
+    q² + (1 − q)²); a judge whose two orders err together is more consistent than that, a judge
+    swayed by position less.
+    """
+    two = n_tot == 2  # (U, E)
+    same = two & ((first == 0) | (first == 2))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return same.sum(axis=1) / two.sum(axis=0)
 
 
 def _wins_per_pair(first: np.ndarray, pair: np.ndarray, n_pairs: int) -> np.ndarray:
