@@ -68,6 +68,78 @@ def pack_data(patterns, prior, symmetric: bool = False) -> np.ndarray:
     return np.ascontiguousarray(np.concatenate([np.asarray(x, dtype=np.float64).ravel() for x in parts]))
 
 
+@numba.njit(inline="always")
+def pattern_mixture(K, E2, pair, weight, cnt, label, la, lb, pv, v0, v1, grad, s0, s1):
+    """The verdict patterns' log-likelihood, summed over the latent label (seed 003 eq. 5-6).
+
+    Pattern ``k`` of pair ``j = pair[k]`` (weight ``w``, counts ``cnt_k`` of length ``E2``) has
+    branches ``A = log p_j + cnt_k · v0_j`` (G0 preferred) and ``B = log(1 − p_j) + cnt_k · v1_j``;
+    it scores ``w log(e^A + e^B)``, or ``w A`` / ``w B`` where a human label fixes the branch.
+    With ``r = P(G0 | pattern)``, adds ``w (r − p_j)`` to ``grad[j]`` (d/dlogit p) and
+    accumulates ``s0 += w r cnt_k``, ``s1 += w (1 − r) cnt_k`` (per pair, length ``E2``) for the
+    caller's accuracy gradients.  ``la, lb, pv``: log p, log(1 − p), p per pair.  Returns the sum.
+    """
+    total = 0.0
+    prod = 1.0
+    prod_exp = 0
+    for k in range(K):
+        j = int(pair[k])
+        w = weight[k]
+        ck = cnt[k * E2:(k + 1) * E2]
+        vj0 = v0[j * E2:(j + 1) * E2]
+        vj1 = v1[j * E2:(j + 1) * E2]
+        A = la[j]
+        B = lb[j]
+        for e in range(E2):
+            A += ck[e] * vj0[e]
+            B += ck[e] * vj1[e]
+        lab = label[k]
+        if lab == 1.0:
+            ll = A
+            r = 1.0
+        elif lab == 0.0:
+            ll = B
+            r = 0.0
+        else:
+            # logaddexp(A, B) and r = sigmoid(A - B) from one exp + one log1p
+            d = A - B
+            t = math.exp(-abs(d))
+            if d >= 0.0:
+                ll = A
+                r = 1.0 / (1.0 + t)
+            else:
+                ll = B
+                r = t / (1.0 + t)
+            # w * log1p(t) is accumulated as a product of (1 + t)^w (integer w: pattern
+            # counts) with one log at the end: saves a transcendental per pattern.
+            wi = int(w)
+            if wi == w and wi < 64:
+                m = 1.0
+                base = 1.0 + t
+                while wi > 0:
+                    if wi & 1:
+                        m *= base
+                    base *= base
+                    wi >>= 1
+                prod *= m
+                if prod > 1e250:
+                    mant, ex = math.frexp(prod)
+                    prod = mant
+                    prod_exp += ex
+            else:
+                total += w * math.log1p(t)
+        total += w * ll
+        grad[j] += w * (r - pv[j])
+        wr = w * r
+        ws = w - wr
+        sj0 = s0[j * E2:(j + 1) * E2]
+        sj1 = s1[j * E2:(j + 1) * E2]
+        for e in range(E2):
+            sj0[e] += wr * ck[e]
+            sj1[e] += ws * ck[e]
+    return total + math.log(prod) + prod_exp * 0.6931471805599453
+
+
 @numba.njit(cache=True, nogil=True, inline="always")
 def _log_sigmoid(u):
     if u >= 0.0:
@@ -163,64 +235,7 @@ def logp_grad(x, buf, grad):
             v0[j * E2 + E + e] = l1x[i0]
             v1[j * E2 + e] = l1x[i1]
             v1[j * E2 + E + e] = lx[i1]
-    prod = 1.0
-    prod_exp = 0
-    for k in range(K):
-        j = int(pair[k])
-        w = weight[k]
-        ck = cnt[k * E2:(k + 1) * E2]
-        vj0 = v0[j * E2:(j + 1) * E2]
-        vj1 = v1[j * E2:(j + 1) * E2]
-        A = lx[j]
-        B = l1x[j]
-        for e in range(E2):
-            A += ck[e] * vj0[e]
-            B += ck[e] * vj1[e]
-        lab = label[k]
-        if lab == 1.0:
-            ll = A
-            r = 1.0
-        elif lab == 0.0:
-            ll = B
-            r = 0.0
-        else:
-            # logaddexp(A, B) and r = sigmoid(A - B) from one exp + one log1p
-            d = A - B
-            t = math.exp(-abs(d))
-            if d >= 0.0:
-                ll = A
-                r = 1.0 / (1.0 + t)
-            else:
-                ll = B
-                r = t / (1.0 + t)
-            # w * log1p(t) is accumulated as a product of (1 + t)^w (integer w: pattern
-            # counts) with one log at the end: saves a transcendental per pattern.
-            wi = int(w)
-            if wi == w and wi < 64:
-                m = 1.0
-                base = 1.0 + t
-                while wi > 0:
-                    if wi & 1:
-                        m *= base
-                    base *= base
-                    wi >>= 1
-                prod *= m
-                if prod > 1e250:
-                    mant, ex = math.frexp(prod)
-                    prod = mant
-                    prod_exp += ex
-            else:
-                total += w * math.log1p(t)
-        total += w * ll
-        grad[j] += w * (r - val[j])
-        wr = w * r
-        ws = w - wr
-        sj0 = s0[j * E2:(j + 1) * E2]
-        sj1 = s1[j * E2:(j + 1) * E2]
-        for e in range(E2):
-            sj0[e] += wr * ck[e]
-            sj1[e] += ws * ck[e]
-    total += math.log(prod) + prod_exp * 0.6931471805599453
+    total += pattern_mixture(K, E2, pair, weight, cnt, label, lx, l1x, val, v0, v1, grad, s0, s1)
     for j in range(P):
         for e in range(E):
             i0 = P + j * E + e

@@ -35,7 +35,7 @@ import numpy as np
 
 from .._nutpie import make_model, run
 from ..inference.fastpaths import register_fast_path
-from .ds_fast import _lbeta, _logit
+from .ds_fast import _lbeta, _logit, pattern_mixture
 
 __all__ = ["pack_data", "logp_grad", "expand"]
 
@@ -141,38 +141,7 @@ def logp_grad(x, buf, grad):
                 grad[oq + i] += sg * (bq[i] - aq[i])
     s0 = np.zeros(P * E2)  # sum_k w r cnt_k
     s1 = np.zeros(P * E2)  # sum_k w (1 − r) cnt_k
-    for k in range(K):
-        j = int(pair[k])
-        w = weight[k]
-        ck = cnt[k * E2:(k + 1) * E2]
-        A = lp[j]
-        B = l1p[j]
-        for e in range(E2):
-            A += ck[e] * v0[j * E2 + e]
-            B += ck[e] * v1[j * E2 + e]
-        lab = label[k]
-        if lab == 1.0:
-            ll = A
-            r = 1.0
-        elif lab == 0.0:
-            ll = B
-            r = 0.0
-        else:
-            d = A - B
-            t = math.exp(-abs(d))
-            if d >= 0.0:
-                ll = A + math.log1p(t)
-                r = 1.0 / (1.0 + t)
-            else:
-                ll = B + math.log1p(t)
-                r = t / (1.0 + t)
-        total += w * ll
-        grad[j] += w * (r - pv[j])
-        wr = w * r
-        ws = w - wr
-        for e in range(E2):
-            s0[j * E2 + e] += wr * ck[e]
-            s1[j * E2 + e] += ws * ck[e]
+    total += pattern_mixture(K, E2, pair, weight, cnt, label, lp, l1p, pv, v0, v1, grad, s0, s1)
     for i in range(PE):
         j, e = i // E, i % E
         q = qv[i]
