@@ -42,12 +42,16 @@ def class_log_lik(n1: Any, n_total: Any, p: Any, q0: Any, q1: Any, xp: Any = Non
     return ll_g0, ll_g1
 
 
-def _judged_truth_logp(value, p, q0, q1, n_total, label, weight):
+def _label_mixture(ll_g0, ll_g1, label, weight):
+    """``weight ·`` the branch a human label fixes (1: G0, 0: G1), or both summed out (−1)."""
     import pytensor.tensor as pt
 
-    ll_g0, ll_g1 = class_log_lik(value, n_total, p, q0, q1)
     ll = pt.switch(pt.eq(label, 1), ll_g0, pt.switch(pt.eq(label, 0), ll_g1, pt.logaddexp(ll_g0, ll_g1)))
     return weight * ll
+
+
+def _judged_truth_logp(value, p, q0, q1, n_total, label, weight):
+    return _label_mixture(*class_log_lik(value, n_total, p, q0, q1), label, weight)
 
 
 def _judged_truth_random(p, q0, q1, n_total, label, weight, rng=None, size=None):
@@ -144,11 +148,7 @@ def consensus_log_lik(n1: Any, n_total: Any, p: Any, c: Any, q: Any, xp: Any = N
 
 
 def _consensus_logp(value, p, c, q, n_total, label, weight):
-    import pytensor.tensor as pt
-
-    ll_g0, ll_g1 = consensus_log_lik(value, n_total, p, c, q)
-    ll = pt.switch(pt.eq(label, 1), ll_g0, pt.switch(pt.eq(label, 0), ll_g1, pt.logaddexp(ll_g0, ll_g1)))
-    return weight * ll
+    return _label_mixture(*consensus_log_lik(value, n_total, p, c, q), label, weight)
 
 
 def _consensus_random(p, c, q, n_total, label, weight, rng=None, size=None):
