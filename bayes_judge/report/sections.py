@@ -655,8 +655,26 @@ def ppc_section(ctx: Context) -> Section:
     sec.blocks += [Text(p, cls="fail") for p in problems]
     if not problems:
         sec.blocks.append(Text("Every checked statistic lies within its predictive interval.", cls="ok"))
+    if ctx.kind == WIN_RATE:
+        summed = _swap_sum_note(ctx.idata)
+        if summed:
+            sec.blocks.append(Text(summed, cls="note"))
     ctx.problems += problems
     return sec
+
+
+def _swap_sum_note(idata: az.InferenceData) -> str:
+    """What a swap-and-sum fit cannot check: its two presentation orders were merged."""
+    attrs = idata.attrs or {}
+    if attrs.get("swap") != "sum" or "n_random_ties" not in attrs:
+        return ""
+    obs = getattr(idata, "observed_data", None)
+    cells = int(((obs["n_first"] + obs["n_second"]) > 0).sum()) if obs is not None and "n_first" in obs else 0
+    share = f" ({int(attrs['n_random_ties']) / cells:.0%})" if cells else ""
+    return (f"Order consistency is not checked: the fit summed each judge's two presentation orders "
+            f"(swap='sum'), and {int(attrs['n_random_ties'])} of its {cells} item verdicts{share} were "
+            "split between the orders or tied and broken by a coin flip. Refit with swap='none' to "
+            "check the orders' consistency against the model.")
 
 
 def _ppc_figure(checks: list[PPCCheck], interval: float, max_rows: int = 30):

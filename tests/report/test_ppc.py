@@ -16,7 +16,7 @@ from bayes_judge.report.ppc import (
     win_rate_checks,
     win_rate_ppc_applies,
 )
-from bayes_judge.report.sections import _ppc_table, labels_needed
+from bayes_judge.report.sections import _ppc_table, _swap_sum_note, labels_needed
 
 
 def test_win_rate_checks(ds_split_fit):
@@ -137,3 +137,13 @@ def test_correlation_problems_say_how_many_labels(name, hinted):
                        replicated=np.zeros((50, 1)))
     _, problems = _ppc_table([extreme], 0.9, "dawid-skene", labels_hint="Human labels settle it: 36 ...")
     assert len(problems) == 1 and ("Human labels settle it" in problems[0]) == hinted
+
+
+def test_a_swap_and_sum_fit_says_order_consistency_is_not_checked():
+    df = bj.simulate_win_rate(n_items=60, p=0.7, q0=[0.75, 0.8], swap=True, seed=6).drop(columns="human")
+    kw = dict(method="dawid-skene", prior="none", chains=2, draws=100, tune=100, seed=0)
+    summed = bj.win_rate(df, **kw)
+    note = _swap_sum_note(summed)
+    assert note.startswith("Order consistency is not checked")
+    assert f"{summed.attrs['n_random_ties']} of its 120 item verdicts" in note
+    assert _swap_sum_note(bj.win_rate(df, swap="none", **kw)) == ""
