@@ -148,26 +148,33 @@ def win_rate_checks(idata: az.InferenceData, *, max_draws: int = 400, seed: int 
     rep_first = rep[spec.observed[0]].astype(float)  # (D, U, E) verdicts for the first system
     checks = []
     if len(judges) >= 2:
-        checks.append(
-            PPCCheck(
-                name="agreement with the other judges",
-                xlabel="share of the judge's verdicts that agree with the majority of the other judges",
-                labels=judges,
-                observed=_agreement(n_first[None], n_tot)[0],
-                replicated=_agreement(rep_first, n_tot),
+        observed = _agreement(n_first[None], n_tot)[0]
+        met = np.isfinite(observed)  # judges with an item the others decided
+        if met.any():
+            checks.append(
+                PPCCheck(
+                    name="agreement with the other judges",
+                    xlabel="share of the judge's verdicts that agree with the majority of the other judges",
+                    labels=[j for j, m in zip(judges, met, strict=True) if m],
+                    observed=observed[met],
+                    replicated=_agreement(rep_first, n_tot)[:, met],
+                )
             )
-        )
     if 3 <= len(judges) <= MAX_JUDGES_PAIRWISE:
         ea, eb = np.triu_indices(len(judges), k=1)
-        checks.append(
-            PPCCheck(
-                name="agreement between two judges",
-                xlabel="share of the items on which the two judges name the same system",
-                labels=[f"{judges[i]} & {judges[j]}" for i, j in zip(ea, eb, strict=True)],
-                observed=_pair_agreement(n_first[None], n_tot, ea, eb)[0],
-                replicated=_pair_agreement(rep_first, n_tot, ea, eb),
+        observed = _pair_agreement(n_first[None], n_tot, ea, eb)[0]
+        met = np.isfinite(observed)  # pairs that decided some item together
+        ea, eb = ea[met], eb[met]
+        if ea.size:
+            checks.append(
+                PPCCheck(
+                    name="agreement between two judges",
+                    xlabel="share of the items on which the two judges name the same system",
+                    labels=[f"{judges[i]} & {judges[j]}" for i, j in zip(ea, eb, strict=True)],
+                    observed=observed[met],
+                    replicated=_pair_agreement(rep_first, n_tot, ea, eb),
+                )
             )
-        )
     if (n_tot == 2).any():  # both presentation orders kept as two verdicts (swap="none")
         both = (n_tot == 2).any(axis=0)
         checks.append(

@@ -147,3 +147,13 @@ def test_a_swap_and_sum_fit_says_order_consistency_is_not_checked():
     assert note.startswith("Order consistency is not checked")
     assert f"{summed.attrs['n_random_ties']} of its 120 item verdicts" in note
     assert _swap_sum_note(bj.win_rate(df, swap="none", **kw)) == ""
+
+
+def test_pairs_that_never_judged_an_item_together_are_left_out():
+    """Three judges on disjoint halves: judge 2 sees every item, judges 0 and 1 never share one."""
+    df = bj.simulate_win_rate(n_items=80, p=0.7, q0=[0.8, 0.8, 0.75], seed=7).drop(columns="human")
+    first_half = df["item"] < 40
+    df = df[~((df["judge"] == df["judge"].unique()[0]) & ~first_half) & ~((df["judge"] == df["judge"].unique()[1]) & first_half)]
+    fit = bj.win_rate(df, method="dawid-skene", prior="none", chains=2, draws=100, tune=100, seed=0)
+    pairs = {c.name: c for c in win_rate_checks(fit, max_draws=50, seed=0)}["agreement between two judges"]
+    assert len(pairs.labels) == 2 and np.all(np.isfinite(pairs.observed))
