@@ -55,16 +55,17 @@ def test_both_mirrored_modes_with_their_exact_masses():
 
 
 def test_a_decided_case_is_unchanged_in_mode_and_seeded():
-    """With judges that agree, the mirrored mode has negligible mass: same answer as before,
-    and the unfolding's draws follow the seed."""
+    """With judges that agree, the mirrored mode has little mass: same answer as before, and the
+    unfolding's draws follow the seed.  Little is not none: the unfolding puts a draw there with
+    its posterior odds, about 0.5% of the draws here, so the check bounds the share."""
     df = bj.simulate_win_rate(150, p=0.75, q0=[0.85, 0.8, 0.9], q1=[0.8, 0.85, 0.75], swap=False, seed=2)
     df = df.drop(columns="human")
     kw = dict(method="dawid-skene", prior="none", swap="none", chains=2, draws=300, tune=300)
     a = bj.win_rate(df, seed=1, **kw)
     b = bj.win_rate(df, seed=1, **kw)
     np.testing.assert_array_equal(a.posterior["p"], b.posterior["p"])
-    assert (a.posterior["p"] > 0.5).all()
-    assert float(a.posterior["p"].mean()) == pytest.approx(0.75, abs=0.08)
+    assert float((a.posterior["p"] < 0.5).mean()) < 0.02
+    assert float(a.posterior["p"].median()) == pytest.approx(0.75, abs=0.08)
 
 
 def test_symmetric_prior_gives_both_modes_in_every_chain():
