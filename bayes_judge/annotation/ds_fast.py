@@ -44,28 +44,30 @@ def _lbeta(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return gammaln(a) + gammaln(b) - gammaln(a + b)
 
 
-def pack_data(patterns, prior, symmetric: bool = False) -> np.ndarray:
-    """One contiguous float64 buffer: header, priors, then the non-empty patterns."""
+def pack_buffer(patterns, beta_priors, header) -> np.ndarray:
+    """One contiguous float64 buffer: ``[P, E, K, log-normalizing constant, *header]``, the
+    Beta priors' parameters (``beta_priors``: (alpha, beta) arrays, the first one per pair), then
+    the non-empty verdict patterns (rows ``[n1 | n0]``, label, pair, weight)."""
     keep = np.asarray(patterns.weight) > 0
     n1 = np.asarray(patterns.n1, dtype=np.float64)[keep]
     n0 = np.asarray(patterns.n0, dtype=np.float64)[keep]
     K, E = n1.shape
-    P = int(np.size(prior.alpha_p))
-    const = -(
-        _lbeta(prior.alpha_p, prior.beta_p).sum()
-        + _lbeta(prior.alpha_q0, prior.beta_q0).sum()
-        + _lbeta(prior.alpha_q1, prior.beta_q1).sum()
-    )
+    P = int(np.size(beta_priors[0][0]))
+    const = -sum(_lbeta(a, b).sum() for a, b in beta_priors)
     parts = [
-        np.array([P, E, K, const, float(symmetric)], dtype=np.float64),
-        np.ravel(prior.alpha_p), np.ravel(prior.beta_p),
-        np.ravel(prior.alpha_q0), np.ravel(prior.beta_q0),
-        np.ravel(prior.alpha_q1), np.ravel(prior.beta_q1),
+        np.array([P, E, K, const, *header], dtype=np.float64),
+        *(np.ravel(x) for ab in beta_priors for x in ab),
         np.concatenate([n1, n0], axis=1).ravel(),  # (K, 2E) rows: [n1 | n0]
         np.asarray(patterns.label)[keep], np.asarray(patterns.pair)[keep],
         np.asarray(patterns.weight)[keep],
     ]
     return np.ascontiguousarray(np.concatenate([np.asarray(x, dtype=np.float64).ravel() for x in parts]))
+
+
+def pack_data(patterns, prior, symmetric: bool = False) -> np.ndarray:
+    """The two-coin kernel's buffer (:func:`pack_buffer`): priors of p, q0, q1; header ``symmetric``."""
+    pairs = [(prior.alpha_p, prior.beta_p), (prior.alpha_q0, prior.beta_q0), (prior.alpha_q1, prior.beta_q1)]
+    return pack_buffer(patterns, pairs, [float(symmetric)])
 
 
 @numba.njit(inline="always")
@@ -252,6 +254,112 @@ def expand(x, buf, out):
     """The stored values: ``(p, q0, q1) = sigmoid(x)``."""
     for i in range(x.shape[0]):
         out[i] = math.exp(_log_sigmoid(x[i]))
+
+
+# ---------------------------------------------------------------- the one-coin / consensus kernel
+# (registered by :mod:`bayes_judge.annotation.onecoin_fast`, whose docstring states it).  It lives
+# in this file because it inlines :func:`pattern_mixture`: numba's on-disk cache is invalidated by
+# a change of the caller's own file only, so a kernel in another file would keep a stale copy.
+
+_ONECOIN_HEADER = 6  # P, E, K, log-normalizing constant, symmetric flag, consensus: its a (0 for one-coin)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _logs(u):
+    """(x, log x, log(1 − x)) of x = sigmoid(u), from one exp and one log1p."""
+    t = math.exp(-abs(u))
+    lg = math.log1p(t)
+    if u >= 0.0:
+        return 1.0 / (1.0 + t), -lg, -u - lg
+    return t / (1.0 + t), u - lg, -lg
+
+
+@numba.njit(cache=True, nogil=True, fastmath={"contract", "reassoc", "arcp", "nsz"}, error_model="numpy")
+def onecoin_logp_grad(x, buf, grad):
+    """Log density on the unconstrained space; writes the gradient into ``grad``."""
+    P = int(buf[0])
+    E = int(buf[1])
+    K = int(buf[2])
+    total = buf[3]
+    symmetric = buf[4] != 0.0
+    consensus = buf[5] != 0.0
+    ka = buf[5]  # the consensus model's κ ~ Beta(a, 1)
+    PE = P * E
+    o = _ONECOIN_HEADER
+    ap = buf[o:o + P]; o += P
+    bp = buf[o:o + P]; o += P
+    aq = buf[o:o + PE]; o += PE
+    bq = buf[o:o + PE]; o += PE
+    cnt = buf[o:o + 2 * K * E]; o += 2 * K * E
+    label = buf[o:o + K]; o += K
+    pair = buf[o:o + K]; o += K
+    weight = buf[o:o + K]
+    oq = 2 * P if consensus else P  # offset of u_q in x
+    for i in range(x.shape[0]):
+        grad[i] = 0.0
+
+    pv = np.empty(P); lp = np.empty(P); l1p = np.empty(P)
+    for j in range(P):
+        pv[j], lp[j], l1p[j] = _logs(x[j])
+        total += ap[j] * lp[j] + bp[j] * l1p[j]
+        grad[j] = ap[j] * (1.0 - pv[j]) - bp[j] * pv[j]
+        if consensus:
+            # π_a(p_c) = a (1 − m^{a−1}) / (a − 1), m = |2 p_c − 1| (p's prior is Beta(1, 1) here)
+            sgn = 1.0 if pv[j] > 0.5 else (-1.0 if pv[j] < 0.5 else 0.0)
+            m = abs(2.0 * pv[j] - 1.0)
+            mp = m ** (ka - 1.0)
+            total += math.log(ka / (ka - 1.0)) + math.log1p(-mp)
+            grad[j] -= 2.0 * (ka - 1.0) * m ** (ka - 2.0) * sgn / (1.0 - mp) * pv[j] * (1.0 - pv[j])
+            # v ~ U(0, 1) on the logit scale: log v + log(1 − v)
+            v, lv, l1v = _logs(x[P + j])
+            total += lv + l1v
+            grad[P + j] = 1.0 - 2.0 * v
+    E2 = 2 * E
+    qv = np.empty(PE)
+    v0 = np.empty(P * E2)  # per pair [log q | log(1 − q)]: branch G0 is cnt_k . v0
+    v1 = np.empty(P * E2)  # per pair [log(1 − q) | log q]: branch G1 is cnt_k . v1
+    for i in range(PE):
+        q, lq, l1q = _logs(x[oq + i])
+        qv[i] = q
+        total += aq[i] * lq + bq[i] * l1q
+        grad[oq + i] = aq[i] * (1.0 - q) - bq[i] * q
+        j, e = i // E, i % E
+        v0[j * E2 + e] = lq
+        v0[j * E2 + E + e] = l1q
+        v1[j * E2 + e] = l1q
+        v1[j * E2 + E + e] = lq
+    if symmetric:
+        for j in range(P):
+            dl = (ap[j] - bp[j]) * (l1p[j] - lp[j])
+            for e in range(E):
+                i = j * E + e
+                dl += (aq[i] - bq[i]) * (v1[j * E2 + e] - v0[j * E2 + e])  # log(1 − q) − log q
+            t = math.exp(-abs(dl))
+            total += max(dl, 0.0) + math.log1p(t) - 0.6931471805599453
+            sg = 1.0 / (1.0 + t) if dl >= 0.0 else t / (1.0 + t)
+            grad[j] += sg * (bp[j] - ap[j])
+            for e in range(E):
+                i = j * E + e
+                grad[oq + i] += sg * (bq[i] - aq[i])
+    s0 = np.zeros(P * E2)  # sum_k w r cnt_k
+    s1 = np.zeros(P * E2)  # sum_k w (1 − r) cnt_k
+    total += pattern_mixture(K, E2, pair, weight, cnt, label, lp, l1p, pv, v0, v1, grad, s0, s1)
+    for i in range(PE):
+        j, e = i // E, i % E
+        q = qv[i]
+        n1r, n0r = s0[j * E2 + e], s0[j * E2 + E + e]
+        n1s, n0s = s1[j * E2 + e], s1[j * E2 + E + e]
+        grad[oq + i] += (1.0 - q) * (n1r + n0s) - q * (n0r + n1s)
+    return total
+
+
+@numba.njit(cache=True, nogil=True)
+def onecoin_expand(x, buf, out):
+    """The one-coin / consensus kernel's stored values: sigmoid of every parameter (the consensus
+    model's p and agreement are derived after sampling by the declaration's own functions, in
+    :mod:`bayes_judge.annotation.onecoin_fast`)."""
+    for i in range(x.shape[0]):
+        out[i] = _logs(x[i])[0]
 
 
 def _logit(v):
