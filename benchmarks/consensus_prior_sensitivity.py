@@ -44,20 +44,23 @@ sys.path.insert(0, str(HERE))
 import real_calibration as rc  # noqa: E402
 
 import bayes_judge as bj  # noqa: E402
+from bayes_judge.generative.winrate_models import (  # noqa: E402
+    consensus_kappa,
+    consensus_p,
+    consensus_rate_logpdf,
+)
 
 A_VALUES = (1.5, 2.0, 3.0, 5.0, 9.0)
 
 
 def prior_pc(pc: np.ndarray, a: float) -> np.ndarray:
-    """π_a(p_c), the consensus rate's prior under p ~ U(0, 1), κ ~ Beta(a, 1)."""
-    m = np.abs(2.0 * pc - 1.0)
-    return a * (1.0 - m ** (a - 1.0)) / (a - 1.0)
+    """π_a(p_c), the consensus rate's prior under p ~ U(0, 1), κ ~ Beta(a, 1) (the declaration's)."""
+    return np.exp(consensus_rate_logpdf(pc, a))
 
 
 def draw_kappa(pc: np.ndarray, a: float, rng: np.random.Generator) -> np.ndarray:
-    """κ | p_c under κ ~ Beta(a, 1): κ^{a−1} ~ U(m^{a−1}, 1)."""
-    lo = np.abs(2.0 * pc - 1.0) ** (a - 1.0)
-    return (lo + (1.0 - lo) * rng.random(pc.shape)) ** (1.0 / (a - 1.0))
+    """κ | p_c under κ ~ Beta(a, 1), as the declaration draws it from v ~ U(0, 1)."""
+    return consensus_kappa(pc, rng.random(pc.shape), a)
 
 
 def reweighted(pc: np.ndarray, a: float, rng: np.random.Generator, n: int = 4000) -> np.ndarray:
@@ -65,7 +68,7 @@ def reweighted(pc: np.ndarray, a: float, rng: np.random.Generator, n: int = 4000
     w = prior_pc(pc, a) / prior_pc(pc, 3.0)
     idx = rng.choice(pc.size, size=n, p=w / w.sum())
     pcs = pc[idx]
-    return 0.5 + (pcs - 0.5) / draw_kappa(pcs, a, rng)
+    return consensus_p(pcs, draw_kappa(pcs, a, rng))
 
 
 def run(sets, protocols, shares, reps, a_values, fit) -> list[dict]:

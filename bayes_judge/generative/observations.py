@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["class_log_lik", "judged_truth", "truth_posterior", "independent_verdicts", "consensus_truth",
-           "consensus_log_lik"]
+__all__ = ["class_log_lik", "verdict_log_lik", "label_posterior", "judged_truth", "truth_posterior",
+           "independent_verdicts", "consensus_truth", "consensus_log_lik"]
 
 
 def class_log_lik(n1: Any, n_total: Any, p: Any, q0: Any, q1: Any, xp: Any = None) -> tuple[Any, Any]:
@@ -36,10 +36,26 @@ def class_log_lik(n1: Any, n_total: Any, p: Any, q0: Any, q1: Any, xp: Any = Non
     """
     if xp is None:
         import pytensor.tensor as xp
+    l0, l1 = verdict_log_lik(n1, n_total, q0, q1, xp)
+    return xp.log(p) + l0, xp.log1p(-p) + l1
+
+
+def verdict_log_lik(n1: Any, n_total: Any, q0: Any, q1: Any, xp: Any = None) -> tuple[Any, Any]:
+    """log p(t | h = G0) and log p(t | h = G1): the judges' verdict sums of :func:`class_log_lik`
+    without the class prior, shape (...,)."""
+    if xp is None:
+        import pytensor.tensor as xp
     n0 = n_total - n1
-    ll_g0 = xp.log(p) + (n1 * xp.log(q0) + n0 * xp.log1p(-q0)).sum(axis=-1)
-    ll_g1 = xp.log1p(-p) + (n1 * xp.log1p(-q1) + n0 * xp.log(q1)).sum(axis=-1)
-    return ll_g0, ll_g1
+    return ((n1 * xp.log(q0) + n0 * xp.log1p(-q0)).sum(axis=-1),
+            (n1 * xp.log1p(-q1) + n0 * xp.log(q1)).sum(axis=-1))
+
+
+def label_posterior(ll_g0: Any, ll_g1: Any, label: Any) -> Any:
+    """P(h = G0 | verdicts) from the two classes' joint log-likelihoods; 1 or 0 where a human
+    label is observed (``label`` 1 / 0; −1 unlabelled)."""
+    import pytensor.tensor as pt
+
+    return pt.switch(pt.eq(label, 1), 1.0, pt.switch(pt.eq(label, 0), 0.0, pt.sigmoid(ll_g0 - ll_g1)))
 
 
 def _label_mixture(ll_g0, ll_g1, label, weight):
@@ -54,12 +70,17 @@ def _judged_truth_logp(value, p, q0, q1, n_total, label, weight):
     return _label_mixture(*class_log_lik(value, n_total, p, q0, q1), label, weight)
 
 
+def _draw_preference(p, label, rng, shape):
+    """The human preference of every item: its label where observed, else ~ Bernoulli(p)."""
+    return np.where(label >= 0, label == 1, rng.random(shape) < p)
+
+
 def _judged_truth_random(p, q0, q1, n_total, label, weight, rng=None, size=None):
     p, q0, q1, n_total, label = np.broadcast_arrays(
         np.asarray(p)[..., None], q0, q1, n_total, np.asarray(label)[..., None]
     )
     shape = q0.shape if size is None else tuple(size) + q0.shape[-1:]
-    h_g0 = np.where(label[..., 0] >= 0, label[..., 0] == 1, rng.random(shape[:-1]) < p[..., 0])
+    h_g0 = _draw_preference(p[..., 0], label[..., 0], rng, shape[:-1])
     rate = np.where(h_g0[..., None], q0, 1.0 - q1)  # P(a verdict for G0 | h)
     return rng.binomial(np.broadcast_to(n_total, shape).astype(np.int64), np.broadcast_to(rate, shape))
 
@@ -89,11 +110,7 @@ def judged_truth(name: str, p, q0, q1, n_total, label, weight, *, observed, dims
 
 def truth_posterior(n1, n_total, p, q0, q1, label):
     """P(h_i = G0 | verdicts, p, q), 1 or 0 where the label is observed, shape (K,)."""
-    import pytensor.tensor as pt
-
-    ll_g0, ll_g1 = class_log_lik(n1, n_total, p, q0, q1)
-    post = pt.sigmoid(ll_g0 - ll_g1)
-    return pt.switch(pt.eq(label, 1), 1.0, pt.switch(pt.eq(label, 0), 0.0, post))
+    return label_posterior(*class_log_lik(n1, n_total, p, q0, q1), label)
 
 
 def _independent_logp(value, k, p, n_total, label, weight):
@@ -138,9 +155,7 @@ def consensus_log_lik(n1: Any, n_total: Any, p: Any, c: Any, q: Any, xp: Any = N
     """
     if xp is None:
         import pytensor.tensor as xp
-    n0 = n_total - n1
-    l0 = (n1 * xp.log(q) + n0 * xp.log1p(-q)).sum(axis=-1)
-    l1 = (n1 * xp.log1p(-q) + n0 * xp.log(q)).sum(axis=-1)
+    l0, l1 = verdict_log_lik(n1, n_total, q, q, xp)  # the consensus z = G0 / G1
     lc, l1c = xp.log(c), xp.log1p(-c)
     ll_g0 = xp.log(p) + xp.logaddexp(lc + l0, l1c + l1)
     ll_g1 = xp.log1p(-p) + xp.logaddexp(l1c + l0, lc + l1)
@@ -156,7 +171,7 @@ def _consensus_random(p, c, q, n_total, label, weight, rng=None, size=None):
         np.asarray(p)[..., None], np.asarray(c)[..., None], q, n_total, np.asarray(label)[..., None]
     )
     shape = q.shape if size is None else tuple(size) + q.shape[-1:]
-    y = np.where(label[..., 0] >= 0, label[..., 0] == 1, rng.random(shape[:-1]) < p[..., 0])
+    y = _draw_preference(p[..., 0], label[..., 0], rng, shape[:-1])
     z = np.where(rng.random(shape[:-1]) < c[..., 0], y, ~y)
     rate = np.where(z[..., None], q, 1.0 - q)  # P(a verdict for G0 | z)
     return rng.binomial(np.broadcast_to(n_total, shape).astype(np.int64), np.broadcast_to(rate, shape))

@@ -18,12 +18,16 @@ from .observations import (
     consensus_truth,
     independent_verdicts,
     judged_truth,
+    label_posterior,
     truth_posterior,
 )
 from .priors import Beta, HalfNormal, Normal, Prior, Priors
 from .registry import generative_model
 
 __all__ = [
+    "consensus_kappa",
+    "consensus_p",
+    "consensus_rate_logpdf",
     "DawidSkenePriors",
     "OneCoinPriors",
     "IndependentPriors",
@@ -204,15 +208,33 @@ def _consensus_init(d: Any, prior: Priors) -> dict[str, Any]:
     return {"p_consensus": 0.5, "v": 0.5, "q": np.asarray(prior.q.mean(), dtype=float)}  # type: ignore[attr-defined]
 
 
+def consensus_rate_logpdf(p_c: Any, a: float, xp: Any = np) -> Any:
+    """log π_a(p_c): the consensus rate ``p_c = ½ + κ (p − ½)`` under ``p ~ U(0, 1)``,
+    ``κ ~ Beta(a, 1)`` has density ``π_a(p_c) = a (1 − |2 p_c − 1|^{a−1}) / (a − 1)`` (Beta(2, 2) at
+    ``a = 3``).  ``xp``: numpy or ``pytensor.tensor``."""
+    return xp.log(a / (a - 1.0)) + xp.log1p(-(xp.abs(2.0 * p_c - 1.0) ** (a - 1.0)))
+
+
+def consensus_kappa(p_c: Any, v: Any, a: float, xp: Any = np) -> Any:
+    """κ given ``p_c`` and ``v ~ U(0, 1)``: ``κ^{a−1} | p_c`` is uniform on ``[m^{a−1}, 1]``,
+    ``m = |2 p_c − 1|``, so ``κ = (m^{a−1} + (1 − m^{a−1}) v)^{1/(a−1)}`` (see :func:`consensus`)."""
+    m_pow = xp.abs(2.0 * p_c - 1.0) ** (a - 1.0)
+    return (m_pow + (1.0 - m_pow) * v) ** (1.0 / (a - 1.0))
+
+
+def consensus_p(p_c: Any, kappa: Any) -> Any:
+    """The human win rate ``p = ½ + (p_c − ½) / κ`` behind the consensus rate ``p_c``."""
+    return 0.5 + (p_c - 0.5) / kappa
+
+
 def _consensus_rate(name: str, a: float, *, dims: Any) -> Any:
-    """``p_c = ½ + κ (p − ½)`` with ``p ~ U(0, 1)``, ``κ ~ Beta(a, 1)``: density
-    ``π_a(p_c) = a (1 − |2 p_c − 1|^{a−1}) / (a − 1)`` (Beta(2, 2) at ``a = 3``), drawn by that
-    construction, sampled on the logit scale."""
+    """``p_c = ½ + κ (p − ½)`` with ``p ~ U(0, 1)``, ``κ ~ Beta(a, 1)``: density π_a
+    (:func:`consensus_rate_logpdf`), drawn by that construction, sampled on the logit scale."""
     import pymc as pm
     import pytensor.tensor as pt
 
     def logp(value, a):
-        return pt.log(a / (a - 1.0)) + pt.log1p(-pt.abs(2.0 * value - 1.0) ** (a - 1.0))
+        return consensus_rate_logpdf(value, a, pt)
 
     def random(a, rng=None, size=None):
         return 0.5 + rng.beta(a, 1.0, size=size) * (rng.random(size=size) - 0.5)
@@ -256,10 +278,9 @@ def consensus(d: Any, prior: ConsensusPriors, *, predict: bool = False, symmetri
 
     a = float(prior.kappa.alpha)  # type: ignore[attr-defined]
     p_c = _consensus_rate("p_consensus", a, dims="pair")
-    m_pow = pt.abs(2.0 * p_c - 1.0) ** (a - 1.0)  # m^{a−1}
     v = pm.Uniform("v", 0.0, 1.0, dims="pair")
-    kappa = (m_pow + (1.0 - m_pow) * v) ** (1.0 / (a - 1.0))
-    p = pm.Deterministic("p", 0.5 + (p_c - 0.5) / kappa, dims="pair")
+    kappa = consensus_kappa(p_c, v, a, pt)
+    p = pm.Deterministic("p", consensus_p(p_c, kappa), dims="pair")
     c = pm.Deterministic("agreement", 0.5 * (1.0 + kappa), dims="pair")
     q = prior.q.rv("q", dims=("pair", "judge"))
     if symmetric:
@@ -267,8 +288,7 @@ def consensus(d: Any, prior: ConsensusPriors, *, predict: bool = False, symmetri
         label_switch(p_c, Beta(1, 1), _log_kernel(prior.q, 1.0 - q) - _log_kernel(prior.q, q))
     args = (p[d.pair], c[d.pair], q[d.pair])
     consensus_truth("t", *args, d.n_total, d.label, d.weight, observed=d.n1, dims=("pattern", "judge"))
-    ll_g0, ll_g1 = consensus_log_lik(d.n1, d.n_total, *args)
-    h = pt.switch(pt.eq(d.label, 1), 1.0, pt.switch(pt.eq(d.label, 0), 0.0, pt.sigmoid(ll_g0 - ll_g1)))
+    h = label_posterior(*consensus_log_lik(d.n1, d.n_total, *args), d.label)
     pm.Deterministic("h_prob", h, dims="pattern")
 
 
