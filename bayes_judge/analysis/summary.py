@@ -146,7 +146,7 @@ def judge_summary(idata: az.InferenceData, *, hdi_prob: float = 0.9) -> pd.DataF
     post = idata["posterior"]
     q0 = post["q0"] if "q0" in post else post["q"] if "q" in post else None
     q1 = post["q1"] if "q1" in post else post["q"] if "q" in post else None
-    if "agreement" in post and "q" in post:  # consensus model: q is the accuracy on the consensus
+    if (idata.attrs or {}).get("model") == "consensus":  # q is the accuracy on the consensus
         c = post["agreement"]
         q0 = q1 = post["q"] * c + (1.0 - post["q"]) * (1.0 - c)
     tail = (1 - hdi_prob) / 2

@@ -69,9 +69,12 @@ def _win_rate_spec(idata: az.InferenceData):
     """The declaration of a win-rate fit, read from its method and posterior layout."""
     from ..generative import get_model
 
-    post = idata["posterior"]
-    method = str((idata.attrs or {}).get("method", ""))
-    if method == "dawid-skene":  # two-coin, one-coin or consensus, by the variables the fit holds
+    attrs = idata.attrs or {}
+    if attrs.get("model"):  # the declaration's name, which every fit records
+        return get_model(str(attrs["model"]), "win-rate")
+    post = idata["posterior"]  # a run saved before fits recorded it: read the layout
+    method = str(attrs.get("method", ""))
+    if method == "dawid-skene":
         method = "dawid-skene" if "q0" in post else "consensus" if "p_consensus" in post else "one-coin"
     return get_model(method, "win-rate")
 
