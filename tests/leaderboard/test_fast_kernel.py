@@ -1,0 +1,100 @@
+"""The blocked cell pass of the ``bt-judges`` fast path (:mod:`bayes_judge.leaderboard.fast`).
+
+The generic test (``tests/inference/test_fastpaths.py``) checks the kernel against the
+declaration on five systems, where every (label, judge) segment fits in one block.  Here: the
+vectorized log against libm's, a table whose segments span several blocks, and the cell order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bayes_judge.generative import get_model
+from bayes_judge.inference.fit import _build
+from bayes_judge.leaderboard import fast
+from bayes_judge.leaderboard.encode import LeaderboardData, encode_leaderboard
+from bayes_judge.leaderboard.simulate import simulate_leaderboard
+
+
+def test_vectorized_log_matches_libm_over_the_whole_range():
+    rng = np.random.default_rng(0)
+    p = np.concatenate([
+        np.exp(rng.uniform(-708.0, 709.0, 20_000)),  # every exponent of a normal float
+        rng.uniform(1e-4, 1.0, 20_000),  # probabilities
+        1.0 - rng.uniform(0.0, 1e-6, 2_000), 1.0 + rng.uniform(0.0, 1e-6, 2_000),  # near log 0
+        np.sqrt([0.5, 2.0]), np.nextafter(np.sqrt([0.5, 2.0]), 0.0),  # the mantissa fold
+        [2.2250738585072014e-308, 1.0, 2.0, 0.5, 1.7976931348623157e308],
+    ])
+    out = np.empty_like(p)
+    fast.log_vectorized(p, out)
+    ref = np.log(p)
+    # relative to log p, and absolute where log p is near 0 (there 1 - p is what a product keeps)
+    np.testing.assert_allclose(out, ref, rtol=1e-15, atol=2.3e-16)
+    assert out[p == 1.0].tolist() == [0.0]
+
+
+def _large_case(seed: int = 3):
+    """30 systems, 3 judges (judge 1 ties), 4,000 comparisons: each unlabelled segment holds
+    several hundred cells, so segments span blocks and blocks end mid-segment."""
+    df, _ = simulate_leaderboard(30, 4000, alpha=(1.5, 1.0, 0.7), beta=(0.3, -0.2, 0.0), tau=[0.0, 0.6, 0.0],
+                                 label_share=0.05, design="one-judge", seed=seed)
+    rng = np.random.default_rng(seed)
+    soft = (rng.random(len(df)) < 0.1) & (df["winner"] != "tie").to_numpy()
+    df["p_a"] = np.where(soft, rng.uniform(0.05, 0.95, len(df)), np.nan)
+    df["winner"] = df["winner"].where(~soft, None)
+    data = encode_leaderboard(df)
+    ties = tuple(int(e) for e in np.flatnonzero(data.has_ties))
+    coords = data.coords()
+    coords["tie_judge"] = [data.judges[e] for e in ties] or ["none"]
+    options = {"position_bias": True, "system_bias": True, "tie_judges": ties, "n_judges": 3}
+    return data, coords, options
+
+
+def test_segments_spanning_blocks_match_the_declaration():
+    data, coords, options = _large_case()
+    arrays = data.arrays()
+    buf = fast.pack_data(arrays, get_model("bt-judges", "leaderboard").default_priors(), options, len(data.systems))
+    E, C = 3, data.n_cells
+    seg = buf[fast._HEADER + 6 * C + np.arange(3 * E + 1)].astype(int)
+    assert np.diff(seg)[:E].max() > 2 * fast._BLOCK and np.diff(seg)[:E].min() % fast._BLOCK != 0
+    spec = get_model("bt-judges", "leaderboard")
+    priors = spec.default_priors()
+    model = _build(spec, arrays, LeaderboardData.DIMS, coords, priors, False, options)
+    logp, dlogp = model.compile_logp(), model.compile_dlogp()
+    ip = model.initial_point()
+    names = [v.name for v in model.value_vars]
+    sizes = [int(np.size(ip[n])) for n in names]
+    rng = np.random.default_rng(1)
+    ref0 = got0 = None
+    for _ in range(3):
+        x = rng.normal(0.0, 0.5, sum(sizes))
+        point = dict(zip(names, np.split(x, np.cumsum(sizes)[:-1]), strict=True))
+        point = {n: v.reshape(np.shape(ip[n])) for n, v in point.items()}
+        lp, g = fast.fast_path.logp_grad(x, arrays, coords, priors, options=options)
+        np.testing.assert_allclose(g, np.asarray(dlogp(point)), rtol=1e-8, atol=1e-8)
+        if ref0 is None:
+            ref0, got0 = float(logp(point)), lp
+        else:
+            assert lp - got0 == pytest.approx(float(logp(point)) - ref0, rel=1e-10, abs=1e-8)
+
+
+def test_the_cell_order_does_not_matter_and_a_lost_probability_is_a_divergence():
+    data, coords, options = _large_case(seed=5)
+    arrays = data.arrays()
+    priors = get_model("bt-judges", "leaderboard").default_priors()
+    perm = np.random.default_rng(0).permutation(data.n_cells)
+    shuffled = {k: (np.asarray(v)[perm] if k in ("sys_a", "sys_b", "judge", "h", "n", "x", "item") else v)
+                for k, v in arrays.items()}
+    n = len(data.systems) + 3 + 3 + 1 + 1 + 3 * len(data.systems)
+    x = np.random.default_rng(2).normal(0.0, 0.5, n)
+    lp, g = fast.fast_path.logp_grad(x, arrays, coords, priors, options=options)
+    lp2, g2 = fast.fast_path.logp_grad(x, shuffled, coords, priors, options=options)
+    assert lp2 == pytest.approx(lp, rel=1e-13)
+    np.testing.assert_allclose(g2, g, rtol=1e-11, atol=1e-11)
+    # judges so sure (α = e^6.7, about 810) that a verdict against a human label has probability
+    # below e^-800: under the smallest normal float the log is not taken, and nutpie sees nan
+    # (a divergence), as it sees the declaration's -inf
+    x[len(data.systems):len(data.systems) + 3] = 6.7
+    lp3, _ = fast.fast_path.logp_grad(x, arrays, coords, priors, options=options)
+    assert np.isnan(lp3) or lp3 == -np.inf
