@@ -429,20 +429,7 @@ def _block_notie(W, G_sh, G_d, nk, eap, iea, v):
     g_sh = 0.0
     bad = 0.0
     for k in range(nk):
-        r = W[k]
-        up = eap * r
-        um = iea * r
-        x1 = up + v
-        x2 = um + v
-        q = 1.0 / (x1 * x2)
-        i1 = q * x2
-        i0 = q * x1
-        a1 = up * i1
-        a0 = um * i0
-        b1 = v * i1
-        b0 = v * i0
-        da1 = a1 * v * i1
-        da0 = a0 * v * i0
+        a1, a0, b1, b0, da1, da0, db1, db0 = _judge_probs(W[k], eap, iea, v)  # v = 1: b = 1 − a
         wk = W[B + k]
         wk1 = W[2 * B + k]
         pA = wk * a1 + wk1 * a0
@@ -457,8 +444,8 @@ def _block_notie(W, G_sh, G_d, nk, eap, iea, v):
         gB = cb * (z * yA)
         lA, lB = _log2(yA, yB)
         total += ca * lA + cb * lB
-        ge_p = wk * (gA - gB) * da1
-        ge_m = wk1 * (gA - gB) * da0
+        ge_p = wk * (gA * da1 - gB * db1)
+        ge_m = wk1 * (gA * da0 - gB * db0)
         g_al += ge_p - ge_m
         g = ge_p + ge_m
         g_sh += g
