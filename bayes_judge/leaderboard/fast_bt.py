@@ -19,8 +19,12 @@ Per cell (systems ``a``, ``b``, judge ``e``), ``h = (s_a − s_b + x_c·b + β_e
             + (s_A − s_B) − (s_A + s_B) tanh(h)
     ∂l/∂ν_e = n_T / ν_e − (n_A + n_B + n_T) / Z
 
-so a cell costs one log (two with soft rows) and no exp: ``e^h = r_a / r_b · c_e`` from the tables
-``r = exp(s / 2)`` and ``c = exp(β / 2)``, computed once per evaluation.  Human labels score
+with no exp: ``e^h = r_a / r_b · c_e`` from the tables ``r = exp(s / 2)`` and ``c = exp(β / 2)``,
+computed once per evaluation.  As in ``bt-judges`` (:mod:`bayes_judge.leaderboard.fast`) the cells
+are sorted by judge and read in blocks whose elementwise pass is SIMD code: two divisions and the
+two logs (through the bit-level log of :mod:`~bayes_judge.leaderboard.fast`) a cell.  The numba
+helpers it takes from that module are compiled into this one's cache, which numba renews only
+when this file changes: after editing them, clear ``__pycache__`` here.  Human labels score
 ``log σ(±(s_a − s_b))`` as in ``bt-judges``.
 """
 
@@ -34,10 +38,13 @@ import numpy as np
 
 from ..generative.priors import HalfNormal, Normal, Prior, Priors
 from .fast import (
+    _BLOCK,
+    _FM,
     _cells,
     _close_scores,
     _half_normal_logp,
     _human_cells,
+    _log2,
     _par,
     _scalar,
     _scores_and_effects,
@@ -83,13 +90,22 @@ def pack_data(arrays: dict, priors: Priors, options: dict, n_systems: int) -> np
     Returns
     -------
     ndarray of float64
-        Header, then ``a, b, e`` (C each), ``n`` (C × 5), ``x`` (C × K), ``hum_a, hum_b`` (H
-        each), ``hum_n`` (H × 2), ``hum_x`` (H × K), the tie index of every judge (E; −1: none).
+        Header, then the cells sorted by (judge, a, b): ``a, b`` (C each), the counts
+        ``n_A − n_B + s_A − s_B, n_A + n_B + n_T, n_T, s_A + s_B`` (4 rows of C), ``x`` (C × K),
+        the segment starts (E + 1: judge ``e``'s cells are ``[seg[e], seg[e + 1])``), then
+        ``hum_a, hum_b`` (H each), ``hum_n`` (H × 2), ``hum_x`` (H × K) and the tie index of every
+        judge (E; −1: none).
     """
     if not accepts(priors, options):
         raise ValueError(f"the 'bt' fast path states no difficulty and the declared prior families with scalar "
                          f"parameters; got options {options} and\n{priors}")
     (N, E, C, H, K, T), parts = _cells(arrays, options, n_systems, with_h=False)
+    a, b, e, n, x = parts[:5]
+    o = np.lexsort((b, a, e))
+    n = n.reshape(C, 5)[o]
+    counts = np.stack([n[:, 0] - n[:, 1] + n[:, 3] - n[:, 4], n[:, 0] + n[:, 1] + n[:, 2], n[:, 2], n[:, 3] + n[:, 4]])
+    seg = np.searchsorted(e[o], np.arange(E + 1)).astype(np.float64)
+    parts = [a[o], b[o], counts.ravel(), x.reshape(C, K)[o].ravel(), seg, *parts[5:]]
     pr = priors
     header = np.zeros(_HEADER)
     header[:14] = [N, E, C, H, K, T, float(bool(options.get("position_bias", True))),
@@ -97,6 +113,92 @@ def pack_data(arrays: dict, priors: Priors, options: dict, n_systems: int) -> np
                    _par(pr.beta, "sigma"), _par(pr.nu, "sigma"), _par(pr.effect, "mu"),  # type: ignore[attr-defined]
                    _par(pr.effect, "sigma")]  # type: ignore[attr-defined]
     return np.concatenate([header, *parts])
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", fastmath=_FM)
+def _block_davidson(W, G, nk, c, hb, nu):
+    """``nk`` cells of one judge (columns of ``W``: P = r_a c, Q = r_b, s_a − s_b [+ x·b], then
+    the four counts): (log-likelihood without ``n_T log ν``, Σ ∂l/∂h, Σ n_h / Z, Σ n_T, count of
+    non-finite normalizers); ``G`` gets ∂l/∂h per cell.  Vectorizable: two divisions a cell."""
+    B = _BLOCK
+    total = 0.0
+    g_h = 0.0
+    s_nz = 0.0
+    s_nt = 0.0
+    bad = 0.0
+    for k in range(nk):
+        P = W[k] * c
+        Q = W[B + k]
+        q = 1.0 / (P * Q)
+        u = P * P * q  # e^h
+        iu = Q * Q * q  # e^{−h}
+        ab = u + iu
+        z = ab + nu
+        h = 0.5 * W[2 * B + k] + hb
+        dn = W[3 * B + k]
+        nh = W[4 * B + k]
+        ss = W[6 * B + k]
+        bad += 0.0 if z <= 1e300 else 1.0  # also nan
+        lz, lab = _log2(z, ab)
+        total += dn * h - nh * lz - ss * lab
+        rz = 1.0 / (z * ab)
+        diff = u - iu
+        g = 0.5 * (dn - nh * diff * (rz * ab) - ss * diff * (rz * z))
+        G[k] = g
+        g_h += g
+        s_nz += nh * (rz * ab)
+        s_nt += W[5 * B + k]
+    return total, g_h, s_nz, s_nt, bad
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _davidson_cells(beff, buf, ca, cb, cn, cx, sg, C, E, K, beta, nu, lnu, tied, r, s, direct,
+                    g_s, g_beta, g_nu, g_eff):
+    """Log-likelihood of the judgment cells (module docstring) in blocks of one judge: a scalar
+    gather, the vectorized :func:`_block_davidson`, a scalar scatter of ∂l/∂h.  A normalizer
+    that overflows gives nan (a divergence for nutpie)."""
+    B = _BLOCK
+    W = np.empty(7 * B)
+    G = np.empty(B)
+    total = 0.0
+    bad = 0.0
+    for e in range(E):
+        lo = int(buf[sg + e])
+        hi = int(buf[sg + e + 1])
+        c = math.exp(0.5 * beta[e])
+        for c0 in range(lo, hi, B):
+            nk = min(B, hi - c0)
+            for k in range(nk):  # gather
+                cc = c0 + k
+                a = int(buf[ca + cc])
+                b = int(buf[cb + cc])
+                d = s[a] - s[b]
+                if direct:
+                    for j in range(K):
+                        d += buf[cx + cc * K + j] * beff[j]
+                    W[k] = math.exp(0.5 * d)
+                    W[B + k] = 1.0
+                else:
+                    W[k] = r[a]
+                    W[B + k] = r[b]
+                W[2 * B + k] = d
+                for j in range(4):
+                    W[(3 + j) * B + k] = buf[cn + j * C + cc]
+            t, gh, snz, snt, bd = _block_davidson(W, G, nk, c, 0.5 * beta[e], nu[e])
+            total += t + (snt * lnu[e] if tied[e] else 0.0)
+            bad += bd
+            g_beta[e] += gh
+            if tied[e]:
+                g_nu[e] += snt / nu[e] - snz
+            for k in range(nk):  # scatter
+                cc = c0 + k
+                g_s[int(buf[ca + cc])] += G[k]
+                g_s[int(buf[cb + cc])] -= G[k]
+                for j in range(K):
+                    g_eff[j] += G[k] * buf[cx + cc * K + j]
+    if bad != 0.0:
+        return math.nan
+    return total
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -109,10 +211,11 @@ def logp_grad(x, buf, grad):
     N, E, C, H, K = int(buf[0]), int(buf[1]), int(buf[2]), int(buf[3]), int(buf[4])
     pb = buf[6] != 0.0
     mu_s, sd_s, mu_b, sd_b, tau_n, mu_e, sd_e = buf[7], buf[8], buf[9], buf[10], buf[11], buf[12], buf[13]
-    ca, cb, ce = _HEADER, _HEADER + C, _HEADER + 2 * C
-    cn = _HEADER + 3 * C
-    cx = cn + 5 * C
-    oh = cx + C * K
+    ca, cb = _HEADER, _HEADER + C
+    cn = cb + C
+    cx = cn + 4 * C
+    sg = cx + C * K
+    oh = sg + E + 1
     hna = oh + 2 * H
     hxo = hna + 2 * H
     tio = hxo + H * K
@@ -138,56 +241,19 @@ def logp_grad(x, buf, grad):
             lnu[j] = x[q_n + ti]
             nu[j] = math.exp(lnu[j])
             tied[j] = True
-    # tables: e^h = r_a / r_b · c_e, with r = exp((s − max s) / 2) and c = exp(β / 2)
+    # tables: e^h = r_a / r_b · c_e, with r = exp((s − max s) / 2) and c = exp(β / 2), unless a
+    # score lies so far below the top that r loses precision; with covariates h has a term per cell
     r = np.empty(N)
     smax = s.max()
     for i in range(N):
         r[i] = math.exp(0.5 * (s[i] - smax))
-    cj = np.empty(E)
-    for j in range(E):
-        cj[j] = math.exp(0.5 * beta[j])
     g_s = np.zeros(N)
     g_beta = np.zeros(E)
     g_nu = np.zeros(E)
     g_eff = np.zeros(K)
-    for c in range(C):
-        a = int(buf[ca + c])
-        b = int(buf[cb + c])
-        e = int(buf[ce + c])
-        nA = buf[cn + 5 * c]
-        nB = buf[cn + 5 * c + 1]
-        nT = buf[cn + 5 * c + 2]
-        sA = buf[cn + 5 * c + 3]
-        sB = buf[cn + 5 * c + 4]
-        if K == 0 and r[b] > 0.0 and r[a] > 0.0:
-            h = 0.5 * (s[a] - s[b] + beta[e])
-            u = r[a] / r[b] * cj[e]
-        else:
-            d = s[a] - s[b] + beta[e]
-            for k in range(K):
-                d += buf[cx + c * K + k] * x[q_eff + k]
-            h = 0.5 * d
-            u = math.exp(h)
-        iu = 1.0 / u
-        ab = u + iu
-        z = ab + nu[e]
-        nh = nA + nB + nT
-        total += (nA - nB) * h - nh * math.log(z)
-        gh = (nA - nB) - nh * (u - iu) / z
-        if nT != 0.0:
-            total += nT * lnu[e]
-        if tied[e]:
-            g_nu[e] += nT / nu[e] - nh / z
-        ss = sA + sB
-        if ss != 0.0:
-            total += (sA - sB) * h - ss * math.log(ab)
-            gh += (sA - sB) - ss * (u - iu) / ab
-        gh *= 0.5
-        g_s[a] += gh
-        g_s[b] -= gh
-        g_beta[e] += gh
-        for k in range(K):
-            g_eff[k] += gh * buf[cx + c * K + k]
+    direct = K > 0 or smax - s.min() > 600.0
+    total += _davidson_cells(x[q_eff:q_eff + K], buf, ca, cb, cn, cx, sg, C, E, K, beta, nu, lnu, tied, r, s,
+                             direct, g_s, g_beta, g_nu, g_eff)
     total += _human_cells(x, buf, oh, H, K, s, g_s, g_eff)
     _close_scores(grad, g_s, g_eff, N, K)
     for j in range(E):
