@@ -6,11 +6,16 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: install models demo test test-slow bench lint clean lock
 
+# llama.cpp (the [server] extra, compiled by pip) is built for x86-64 with AVX2 rather than
+# -march=native: on a virtualized Sapphire Rapids host its AMX kernels segfault at the first
+# multi-token request (llama.cpp issue 20824; every llama-server test failed so at stop 21)
+LLAMA_CMAKE := $(if $(filter x86_64,$(shell uname -m)),-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON,)
+
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -c constraints.txt -e ".[dev,llm,server,ray]"
+	CMAKE_ARGS="$(LLAMA_CMAKE)" $(BIN)/python -m pip install -q -c constraints.txt -e ".[dev,llm,server,ray]"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -38,7 +43,7 @@ bench: $(STAMP)
 # refresh constraints.txt to the newest releases pyproject.toml allows; run make test after it
 lock:
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade --upgrade-strategy eager torch==2.13.0 -e ".[dev,llm,server,ray]"
+	CMAKE_ARGS="$(LLAMA_CMAKE)" $(BIN)/python -m pip install -q --upgrade --upgrade-strategy eager torch==2.13.0 -e ".[dev,llm,server,ray]"
 	{ sed -n '1,3p' constraints.txt; $(BIN)/python -m pip freeze --exclude-editable | grep -v '^-e\|^#\|^llm[-_]smollm2' \
 	  | sed -E 's/^(llama_cpp_python) @ .*-([0-9.]+)\.tar\.gz.*/\1==\2/; s/^torch==([0-9.]+)\+cpu/torch==\1/'; } > constraints.txt.new
 	mv constraints.txt.new constraints.txt
