@@ -367,6 +367,16 @@ def _judge_probs(r, eap, iea, v):
     return a1, a0, b1, b0, a1 * v * i1, a0 * v * i0, b1 * v * up * b1, b0 * v * um * b0
 
 
+@numba.njit(inline="always", fastmath=_FM)
+def _chain(w, w1, gA, gB, a1, a0, b1, b0, da1, da0, db1, db0):
+    """From ``g_A = ∂l/∂P_A`` and ``g_B = ∂l/∂P_B`` of a cell (module docstring): ``∂l/∂α``,
+    ``∂l/∂β = ∂l/∂(δ_a − δ_b)``, ``∂l/∂t`` and ``∂l/∂d``."""
+    ge_p = w * (gA * da1 - gB * db1)
+    ge_m = w1 * (gA * da0 - gB * db0)
+    g_t = -(gA * (w * da1 + w1 * da0) + gB * (w * db1 + w1 * db0))
+    return ge_p - ge_m, ge_p + ge_m, g_t, w * w1 * (gA * (a1 - a0) + gB * (b1 - b0))
+
+
 @numba.njit(cache=True, nogil=True, error_model="numpy", fastmath=_FM)
 def _block_tie(W, G_sh, G_d, nk, eap, iea, v, soft):
     """``nk`` cells of a judge that ties (columns of ``W``: r, w, 1 − w, n_A + s_A, n_B + s_B,
@@ -409,14 +419,11 @@ def _block_tie(W, G_sh, G_d, nk, eap, iea, v, soft):
             gS = ss / yS
             gA -= gS
             gB -= gS
-        ge_p = wk * (gA * da1 - gB * db1)
-        ge_m = wk1 * (gA * da0 - gB * db0)
-        g_al += ge_p - ge_m
-        g = ge_p + ge_m
+        ga, g, gt, G_d[k] = _chain(wk, wk1, gA, gB, a1, a0, b1, b0, da1, da0, db1, db0)
+        g_al += ga
         g_sh += g
         G_sh[k] = g
-        g_t -= gA * (wk * da1 + wk1 * da0) + gB * (wk * db1 + wk1 * db0)
-        G_d[k] = wk * wk1 * (gA * (a1 - a0) + gB * (b1 - b0))
+        g_t += gt
     return total, g_al, g_sh, g_t, bad
 
 
@@ -444,13 +451,10 @@ def _block_notie(W, G_sh, G_d, nk, eap, iea, v):
         gB = cb * (z * yA)
         lA, lB = _log2(yA, yB)
         total += ca * lA + cb * lB
-        ge_p = wk * (gA * da1 - gB * db1)
-        ge_m = wk1 * (gA * da0 - gB * db0)
-        g_al += ge_p - ge_m
-        g = ge_p + ge_m
+        ga, g, _, G_d[k] = _chain(wk, wk1, gA, gB, a1, a0, b1, b0, da1, da0, db1, db0)
+        g_al += ga
         g_sh += g
         G_sh[k] = g
-        G_d[k] = wk * wk1 * (gA * (a1 - a0) + gB * (b1 - b0))
     return total, g_al, g_sh, 0.0, bad
 
 
