@@ -20,9 +20,12 @@ Per cell (systems ``a``, ``b``, judge ``e``), ``h = (s_a − s_b + x_c·b + β_e
     ∂l/∂ν_e = n_T / ν_e − (n_A + n_B + n_T) / Z
 
 with no exp: ``e^h = r_a / r_b · c_e`` from the tables ``r = exp(s / 2)`` and ``c = exp(β / 2)``,
-computed once per evaluation.  As in ``bt-judges`` (:mod:`bayes_judge.leaderboard.fast`) the cells
-are sorted by judge and read in blocks whose elementwise pass is SIMD code: two divisions and the
-two logs (through the bit-level log of :mod:`~bayes_judge.leaderboard.fast`) a cell.  The numba
+computed once per evaluation.  The terms linear in h, ``(n_A − n_B + s_A − s_B) h`` and
+``n_T log ν_e``, are sums over cells of data times parameters: packed once per system, judge and
+covariate, they leave each cell ``−n_h log Z − (s_A + s_B) log(e^h + e^{−h})``.  As in
+``bt-judges`` (:mod:`bayes_judge.leaderboard.fast`) the cells are sorted by judge and read in
+blocks whose elementwise pass is SIMD code: without soft rows one log (the bit-level log of
+:mod:`~bayes_judge.leaderboard.fast`) and two divisions a cell.  The numba
 helpers it takes from that module are compiled into this one's cache, which numba renews only
 when this file changes: after editing them, clear ``__pycache__`` here.  Human labels score
 ``log σ(±(s_a − s_b))`` as in ``bt-judges``.
@@ -40,6 +43,8 @@ from ..generative.priors import HalfNormal, Normal, Prior, Priors
 from .fast import (
     _BLOCK,
     _FM,
+    _LOG2,
+    _atanh2,
     _cells,
     _close_scores,
     _half_normal_logp,
@@ -48,6 +53,7 @@ from .fast import (
     _par,
     _scalar,
     _scores_and_effects,
+    _split,
     register_kernel,
 )
 
@@ -91,10 +97,11 @@ def pack_data(arrays: dict, priors: Priors, options: dict, n_systems: int) -> np
     -------
     ndarray of float64
         Header, then the cells sorted by (judge, a, b): ``a, b`` (C each), the counts
-        ``n_A − n_B + s_A − s_B, n_A + n_B + n_T, n_T, s_A + s_B`` (4 rows of C), ``x`` (C × K),
-        the segment starts (E + 1: judge ``e``'s cells are ``[seg[e], seg[e + 1])``), then
-        ``hum_a, hum_b`` (H each), ``hum_n`` (H × 2), ``hum_x`` (H × K) and the tie index of every
-        judge (E; −1: none).
+        ``n_A + n_B + n_T, s_A + s_B`` (2 rows of C), ``x`` (C × K), the segment starts (E + 1:
+        judge ``e``'s cells are ``[seg[e], seg[e + 1])``); the sums of the terms linear in h,
+        with ``Δ = n_A − n_B + s_A − s_B``: ``Σ Δ`` as A minus as B per system (N), ``Σ Δ`` and
+        ``Σ n_T`` per judge (E each), ``Σ Δ x`` (K); then ``hum_a, hum_b`` (H each), ``hum_n``
+        (H × 2), ``hum_x`` (H × K) and the tie index of every judge (E; −1: none).
     """
     if not accepts(priors, options):
         raise ValueError(f"the 'bt' fast path states no difficulty and the declared prior families with scalar "
@@ -102,10 +109,15 @@ def pack_data(arrays: dict, priors: Priors, options: dict, n_systems: int) -> np
     (N, E, C, H, K, T), parts = _cells(arrays, options, n_systems, with_h=False)
     a, b, e, n, x = parts[:5]
     o = np.lexsort((b, a, e))
-    n = n.reshape(C, 5)[o]
-    counts = np.stack([n[:, 0] - n[:, 1] + n[:, 3] - n[:, 4], n[:, 0] + n[:, 1] + n[:, 2], n[:, 2], n[:, 3] + n[:, 4]])
-    seg = np.searchsorted(e[o], np.arange(E + 1)).astype(np.float64)
-    parts = [a[o], b[o], counts.ravel(), x.reshape(C, K)[o].ravel(), seg, *parts[5:]]
+    a, b, e, n, x = a[o], b[o], e[o], n.reshape(C, 5)[o], x.reshape(C, K)[o]
+    # the terms linear in h (module docstring) summed once: per system, judge and covariate
+    dn = n[:, 0] - n[:, 1] + n[:, 3] - n[:, 4]
+    ia, ib, ie = a.astype(np.int64), b.astype(np.int64), e.astype(np.int64)
+    lin = [np.bincount(ia, dn, N) - np.bincount(ib, dn, N), np.bincount(ie, dn, E), np.bincount(ie, n[:, 2], E),
+           dn @ x]
+    seg = np.searchsorted(e, np.arange(E + 1)).astype(np.float64)
+    counts = np.stack([n[:, 0] + n[:, 1] + n[:, 2], n[:, 3] + n[:, 4]])
+    parts = [a, b, counts.ravel(), x.ravel(), seg, *lin, *parts[5:]]
     pr = priors
     header = np.zeros(_HEADER)
     header[:14] = [N, E, C, H, K, T, float(bool(options.get("position_bias", True))),
@@ -116,15 +128,14 @@ def pack_data(arrays: dict, priors: Priors, options: dict, n_systems: int) -> np
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", fastmath=_FM)
-def _block_davidson(W, G, nk, c, hb, nu):
-    """``nk`` cells of one judge (columns of ``W``: P = r_a c, Q = r_b, s_a − s_b [+ x·b], then
-    the four counts): (log-likelihood without ``n_T log ν``, Σ ∂l/∂h, Σ n_h / Z, Σ n_T, count of
-    non-finite normalizers); ``G`` gets ∂l/∂h per cell.  Vectorizable: two divisions a cell."""
+def _block_davidson(W, G, nk, c, nu, soft):
+    """``nk`` cells of one judge (columns of ``W``: ``P = r_a`` (or ``e^{d/2}``), ``Q = r_b`` (or
+    1), ``n_h = n_A + n_B + n_T``, ``s_A + s_B``): (their log-likelihood less the terms linear in
+    h, Σ n_h / Z, count of non-finite normalizers); ``G`` gets ``∂l/∂h`` less its constant part.
+    Vectorizable; without soft rows one log and two divisions a cell."""
     B = _BLOCK
     total = 0.0
-    g_h = 0.0
     s_nz = 0.0
-    s_nt = 0.0
     bad = 0.0
     for k in range(nk):
         P = W[k] * c
@@ -134,31 +145,34 @@ def _block_davidson(W, G, nk, c, hb, nu):
         iu = Q * Q * q  # e^{−h}
         ab = u + iu
         z = ab + nu
-        h = 0.5 * W[2 * B + k] + hb
-        dn = W[3 * B + k]
-        nh = W[4 * B + k]
-        ss = W[6 * B + k]
+        nh = W[2 * B + k]
         bad += 0.0 if z <= 1e300 else 1.0  # also nan
-        lz, lab = _log2(z, ab)
-        total += dn * h - nh * lz - ss * lab
-        rz = 1.0 / (z * ab)
-        diff = u - iu
-        g = 0.5 * (dn - nh * diff * (rz * ab) - ss * diff * (rz * z))
-        G[k] = g
-        g_h += g
-        s_nz += nh * (rz * ab)
-        s_nt += W[5 * B + k]
-    return total, g_h, s_nz, s_nt, bad
+        if soft:
+            ss = W[3 * B + k]
+            lz, lab = _log2(z, ab)
+            rz = 1.0 / (z * ab)
+            iz = rz * ab
+            total -= nh * lz + ss * lab
+            G[k] = -0.5 * (u - iu) * (nh * iz + ss * (rz * z))
+        else:  # log Z and 1 / Z share the division of the log's series
+            ez, mz = _split(z)
+            dz = mz + 1.0
+            rz = 1.0 / (z * dz)
+            iz = rz * dz
+            total -= nh * (ez * _LOG2 + _atanh2((mz - 1.0) * z * rz))
+            G[k] = -0.5 * (u - iu) * nh * iz
+        s_nz += nh * iz
+    return total, s_nz, bad
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _davidson_cells(beff, buf, ca, cb, cn, cx, sg, C, E, K, beta, nu, lnu, tied, r, s, direct,
-                    g_s, g_beta, g_nu, g_eff):
-    """Log-likelihood of the judgment cells (module docstring) in blocks of one judge: a scalar
-    gather, the vectorized :func:`_block_davidson`, a scalar scatter of ∂l/∂h.  A normalizer
-    that overflows gives nan (a divergence for nutpie)."""
+def _davidson_cells(beff, buf, ca, cb, cn, cx, sg, C, E, K, beta, nu, tied, r, s, direct, g_s, g_beta, g_nu,
+                    g_eff):
+    """Log-likelihood of the judgment cells less the terms linear in h (module docstring), in
+    blocks of one judge: a scalar gather, the vectorized :func:`_block_davidson`, a scalar
+    scatter of ∂l/∂h.  A normalizer that overflows gives nan (a divergence for nutpie)."""
     B = _BLOCK
-    W = np.empty(7 * B)
+    W = np.empty(4 * B)
     G = np.empty(B)
     total = 0.0
     bad = 0.0
@@ -168,12 +182,13 @@ def _davidson_cells(beff, buf, ca, cb, cn, cx, sg, C, E, K, beta, nu, lnu, tied,
         c = math.exp(0.5 * beta[e])
         for c0 in range(lo, hi, B):
             nk = min(B, hi - c0)
+            soft = False
             for k in range(nk):  # gather
                 cc = c0 + k
                 a = int(buf[ca + cc])
                 b = int(buf[cb + cc])
-                d = s[a] - s[b]
                 if direct:
+                    d = s[a] - s[b]
                     for j in range(K):
                         d += buf[cx + cc * K + j] * beff[j]
                     W[k] = math.exp(0.5 * d)
@@ -181,21 +196,23 @@ def _davidson_cells(beff, buf, ca, cb, cn, cx, sg, C, E, K, beta, nu, lnu, tied,
                 else:
                     W[k] = r[a]
                     W[B + k] = r[b]
-                W[2 * B + k] = d
-                for j in range(4):
-                    W[(3 + j) * B + k] = buf[cn + j * C + cc]
-            t, gh, snz, snt, bd = _block_davidson(W, G, nk, c, 0.5 * beta[e], nu[e])
-            total += t + (snt * lnu[e] if tied[e] else 0.0)
+                W[2 * B + k] = buf[cn + cc]
+                W[3 * B + k] = buf[cn + C + cc]
+                soft = soft or buf[cn + C + cc] != 0.0
+            t, snz, bd = _block_davidson(W, G, nk, c, nu[e], soft)
+            total += t
             bad += bd
-            g_beta[e] += gh
             if tied[e]:
-                g_nu[e] += snt / nu[e] - snz
+                g_nu[e] -= snz
+            gb = 0.0
             for k in range(nk):  # scatter
                 cc = c0 + k
+                gb += G[k]
                 g_s[int(buf[ca + cc])] += G[k]
                 g_s[int(buf[cb + cc])] -= G[k]
                 for j in range(K):
                     g_eff[j] += G[k] * buf[cx + cc * K + j]
+            g_beta[e] += gb
     if bad != 0.0:
         return math.nan
     return total
@@ -213,9 +230,10 @@ def logp_grad(x, buf, grad):
     mu_s, sd_s, mu_b, sd_b, tau_n, mu_e, sd_e = buf[7], buf[8], buf[9], buf[10], buf[11], buf[12], buf[13]
     ca, cb = _HEADER, _HEADER + C
     cn = cb + C
-    cx = cn + 4 * C
+    cx = cn + 2 * C
     sg = cx + C * K
-    oh = sg + E + 1
+    ol = sg + E + 1  # the linear sums: per system (N), per judge Δ and n_T (E each), per covariate (K)
+    oh = ol + N + 2 * E + K
     hna = oh + 2 * H
     hxo = hna + 2 * H
     tio = hxo + H * K
@@ -252,8 +270,21 @@ def logp_grad(x, buf, grad):
     g_nu = np.zeros(E)
     g_eff = np.zeros(K)
     direct = K > 0 or smax - s.min() > 600.0
-    total += _davidson_cells(x[q_eff:q_eff + K], buf, ca, cb, cn, cx, sg, C, E, K, beta, nu, lnu, tied, r, s,
-                             direct, g_s, g_beta, g_nu, g_eff)
+    total += _davidson_cells(x[q_eff:q_eff + K], buf, ca, cb, cn, cx, sg, C, E, K, beta, nu, tied, r, s, direct,
+                             g_s, g_beta, g_nu, g_eff)
+    # the terms linear in h = (s_a − s_b + x·b + β_e) / 2, and n_T log ν, from the sums packed once
+    for i in range(N):
+        total += 0.5 * s[i] * buf[ol + i]
+        g_s[i] += 0.5 * buf[ol + i]
+    for j in range(E):
+        total += 0.5 * beta[j] * buf[ol + N + j]
+        g_beta[j] += 0.5 * buf[ol + N + j]
+        if tied[j]:
+            total += buf[ol + N + E + j] * lnu[j]
+            g_nu[j] += buf[ol + N + E + j] / nu[j]
+    for k in range(K):
+        total += 0.5 * x[q_eff + k] * buf[ol + N + 2 * E + k]
+        g_eff[k] += 0.5 * buf[ol + N + 2 * E + k]
     total += _human_cells(x, buf, oh, H, K, s, g_s, g_eff)
     _close_scores(grad, g_s, g_eff, N, K)
     for j in range(E):
