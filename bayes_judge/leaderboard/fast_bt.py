@@ -285,7 +285,10 @@ def logp_grad(x, buf, grad):
     for k in range(K):
         total += 0.5 * x[q_eff + k] * buf[ol + N + 2 * E + k]
         g_eff[k] += 0.5 * buf[ol + N + 2 * E + k]
-    total += _human_cells(x, buf, oh, H, K, s, g_s, g_eff)
+    es = np.empty(N)  # e^{s − max s} for the human labels' σ(s_a − s_b)
+    for i in range(N):
+        es[i] = r[i] * r[i]
+    total += _human_cells(x[q_eff:q_eff + K], buf, oh, H, K, s, es, smax, direct, g_s, g_eff)
     _close_scores(grad, g_s, g_eff, N, K)
     for j in range(E):
         if pb:
