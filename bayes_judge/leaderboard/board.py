@@ -127,8 +127,8 @@ def leaderboard(
     fast : bool
         With ``sampler="nutpie"``, use the model's registered fast path where it states the fit
         (``"bt-judges"`` without ``difficulty``: :mod:`bayes_judge.leaderboard.fast`, the same
-        posterior from a hand-written log-density: 3x faster at 10,000 comparisons, 19 s against
-        63 s for 4 x (1000 + 1000) draws, ``benchmarks/bench_leaderboard.py``; ``"bt"`` too);
+        posterior from a hand-written log-density: 4x faster at 10,000 comparisons, 13 s against
+        49 s for 4 x (1000 + 1000) draws, ``benchmarks/bench_leaderboard.py``; ``"bt"`` too);
         ``attrs["sampler"]`` says ``"nutpie (fast path)"`` then.
     pointwise : bool, optional
         Store the per-cell log-likelihood (``log_likelihood`` group, for ``az.loo``); default
