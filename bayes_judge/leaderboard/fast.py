@@ -353,12 +353,32 @@ def _chain(w, w1, gA, gB, a1, a0, b1, b0, da1, da0, db1, db0):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", fastmath=_FM)
+def _soft_normalizer(W, nk, eap, iea, v):
+    """The soft terms' normalizer of a tie block: ``−(s_A + s_B) log S`` with ``S = P_A + P_B``
+    summed (nan for an S below _TINY); the column ``s_A + s_B`` becomes ``(s_A + s_B) / S``."""
+    B = _BLOCK
+    total = 0.0
+    bad = 0.0
+    for k in range(nk):
+        a1, a0, b1, b0, _, _, _, _ = _judge_probs(W[k], eap, iea, v)
+        ss = W[6 * B + k]
+        S = W[B + k] * (a1 + b1) + W[2 * B + k] * (a0 + b0)
+        yS = S if ss != 0.0 else 1.0
+        bad += 0.0 if yS >= _TINY else 1.0
+        total -= ss * _log1(yS)
+        W[6 * B + k] = ss / yS
+    return total if bad == 0.0 else math.nan
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", fastmath=_FM)
 def _block_tie(W, G_sh, G_d, nk, eap, iea, v, soft):
     """``nk`` cells of a judge that ties (columns of ``W``: r, w, 1 − w, n_A + s_A, n_B + s_B,
     n_T, s_A + s_B): (log-likelihood, ∂/∂α, ∂/∂β, ∂/∂t, count of probabilities below _TINY);
-    ``G_sh`` gets ∂l/∂(δ_a − δ_b), ``G_d`` ∂l/∂d per cell."""
+    ``G_sh`` gets ∂l/∂(δ_a − δ_b), ``G_d`` ∂l/∂d per cell.  With ``soft`` rows in the block their
+    normalizer's terms come first, from a pass of their own (the main loop then has no branch to
+    keep it off SIMD code); its ``∂/∂P_A = ∂/∂P_B`` replaces the column ``s_A + s_B``."""
     B = _BLOCK
-    total = 0.0
+    total = _soft_normalizer(W, nk, eap, iea, v) if soft else 0.0
     g_al = 0.0
     g_sh = 0.0
     g_t = 0.0
@@ -385,15 +405,8 @@ def _block_tie(W, G_sh, G_d, nk, eap, iea, v, soft):
         gB = cb * (zAB * yA) - gT
         lA, lB, lT = _log3(yA, yB, yT)
         total += ca * lA + cb * lB + nt * lT
-        if soft:  # the soft terms' normalizer S = P_A + P_B
-            ss = W[6 * B + k]
-            S = pA + pB
-            yS = S if ss != 0.0 else 1.0
-            bad += 0.0 if yS >= _TINY else 1.0
-            total -= ss * _log1(yS)
-            gS = ss / yS
-            gA -= gS
-            gB -= gS
+        gA -= W[6 * B + k]  # the soft normalizer's (0 without soft rows)
+        gB -= W[6 * B + k]
         ga, g, gt, G_d[k] = _chain(wk, wk1, gA, gB, a1, a0, b1, b0, da1, da0, db1, db0)
         g_al += ga
         g_sh += g

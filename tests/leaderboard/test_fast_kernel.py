@@ -107,8 +107,8 @@ def test_the_cell_order_does_not_matter_and_a_lost_probability_is_a_divergence()
     assert np.isnan(lp3) or lp3 == -np.inf
 
 
-@pytest.mark.parametrize("name", ["fast._block_tie", "fast._block_notie", "fast._block_human",
-                                  "fast_bt._block_davidson"])
+@pytest.mark.parametrize("name", ["fast._block_tie", "fast._soft_normalizer", "fast._block_notie",
+                                  "fast._block_human", "fast_bt._block_davidson"])
 def test_the_elementwise_passes_compile_to_simd_loops(name):
     """The blocks exist to be vectorized: a libm call, a data-dependent branch or one more
     possibly-aliased array can leave the loop scalar (and the kernel 2-3x slower) while every
@@ -122,7 +122,8 @@ def test_the_elementwise_passes_compile_to_simd_loops(name):
     B = fast._BLOCK
     W, G, G2 = np.full(7 * B, 0.7), np.empty(B), np.empty(B)
     args = {"_block_tie": (W, G, G2, B, 1.1, 0.9, 1.2, True), "_block_notie": (W, G, G2, B, 1.1, 0.9, 1.0),
-            "_block_human": (W, G, B), "_block_davidson": (W, G, B, 1.1, 0.3, True)}[fn]
+            "_soft_normalizer": (W, B, 1.1, 0.9, 1.2), "_block_human": (W, G, B),
+            "_block_davidson": (W, G, B, 1.1, 0.3, True)}[fn]
     fresh(*args)
     ir = fresh.inspect_llvm(fresh.signatures[0])
     # the Davidson block's loop is unswitched on its soft-rows flag: a vector loop for each value
