@@ -71,6 +71,34 @@ def pack_data(patterns, prior, symmetric: bool = False) -> np.ndarray:
 
 
 @numba.njit(inline="always")
+def read_buffer(buf, head, n_q):
+    """Views of a :func:`pack_buffer` buffer with ``head`` header values after the first four and
+    ``n_q`` per-(pair, judge) Beta priors: ``(P, E, K, log-normalizing constant, α_p, β_p,
+    accuracy priors (2 n_q rows of P·E: α, β of each), counts (K × 2E), label, pair, weight)``."""
+    P = int(buf[0])
+    E = int(buf[1])
+    K = int(buf[2])
+    PE = P * E
+    o = 4 + head
+    ap = buf[o:o + P]
+    bp = buf[o + P:o + 2 * P]
+    o += 2 * P
+    q = buf[o:o + 2 * n_q * PE]
+    o += 2 * n_q * PE
+    cnt = buf[o:o + 2 * K * E]
+    o += 2 * K * E
+    return P, E, K, buf[3], ap, bp, q, cnt, buf[o:o + K], buf[o + K:o + 2 * K], buf[o + 2 * K:o + 3 * K]
+
+
+@numba.njit(inline="always")
+def _mirror_mixture(dl):
+    """The label-switch mixture of a draw and its mirror, whose log-density differs by ``Δ = dl``:
+    ``(log((1 + e^Δ) / 2), σ(Δ))``, σ(Δ) being the derivative, from one exp and one log1p."""
+    t = math.exp(-abs(dl))
+    return max(dl, 0.0) + math.log1p(t) - 0.6931471805599453, (1.0 / (1.0 + t) if dl >= 0.0 else t / (1.0 + t))
+
+
+@numba.njit(inline="always")
 def pattern_mixture(K, E2, pair, weight, cnt, label, la, lb, pv, v0, v1, grad, s0, s1):
     """The verdict patterns' log-likelihood, summed over the latent label (seed 003 eq. 5-6).
 
@@ -153,22 +181,9 @@ def _log_sigmoid(u):
 @numba.njit(cache=True, nogil=True, fastmath={"contract", "reassoc", "arcp", "nsz"}, error_model="numpy")
 def logp_grad(x, buf, grad):
     """Log density on the unconstrained space; writes the gradient into ``grad``."""
-    P = int(buf[0])
-    E = int(buf[1])
-    K = int(buf[2])
-    total = buf[3]
+    P, E, K, total, ap, bp, q, cnt, label, pair, weight = read_buffer(buf, _HEADER - 4, 2)
     PE = P * E
-    o = _HEADER
-    ap = buf[o:o + P]; o += P
-    bp = buf[o:o + P]; o += P
-    a0 = buf[o:o + PE]; o += PE
-    b0 = buf[o:o + PE]; o += PE
-    a1 = buf[o:o + PE]; o += PE
-    b1 = buf[o:o + PE]; o += PE
-    cnt = buf[o:o + 2 * K * E]; o += 2 * K * E
-    label = buf[o:o + K]; o += K
-    pair = buf[o:o + K]; o += K
-    weight = buf[o:o + K]
+    a0, b0, a1, b1 = q[:PE], q[PE:2 * PE], q[2 * PE:3 * PE], q[3 * PE:]
 
     n = P + 2 * PE
     val = np.empty(n)   # constrained value x = sigmoid(u)
@@ -211,9 +226,8 @@ def logp_grad(x, buf, grad):
                 i1 = P + PE + i
                 dl += ((a0[i] - 1.0) * (l1x[i1] - lx[i0]) + (b0[i] - 1.0) * (lx[i1] - l1x[i0])
                        + (a1[i] - 1.0) * (l1x[i0] - lx[i1]) + (b1[i] - 1.0) * (lx[i0] - l1x[i1]))
-            t = math.exp(-abs(dl))
-            total += max(dl, 0.0) + math.log1p(t) - 0.6931471805599453
-            sg = 1.0 / (1.0 + t) if dl >= 0.0 else t / (1.0 + t)
+            lm, sg = _mirror_mixture(dl)
+            total += lm
             grad[j] += sg * (bp[j] - ap[j])
             for e in range(E):
                 i = j * E + e
@@ -277,23 +291,12 @@ def _logs(u):
 @numba.njit(cache=True, nogil=True, fastmath={"contract", "reassoc", "arcp", "nsz"}, error_model="numpy")
 def onecoin_logp_grad(x, buf, grad):
     """Log density on the unconstrained space; writes the gradient into ``grad``."""
-    P = int(buf[0])
-    E = int(buf[1])
-    K = int(buf[2])
-    total = buf[3]
+    P, E, K, total, ap, bp, q, cnt, label, pair, weight = read_buffer(buf, _ONECOIN_HEADER - 4, 1)
     symmetric = buf[4] != 0.0
     consensus = buf[5] != 0.0
     ka = buf[5]  # the consensus model's κ ~ Beta(a, 1)
     PE = P * E
-    o = _ONECOIN_HEADER
-    ap = buf[o:o + P]; o += P
-    bp = buf[o:o + P]; o += P
-    aq = buf[o:o + PE]; o += PE
-    bq = buf[o:o + PE]; o += PE
-    cnt = buf[o:o + 2 * K * E]; o += 2 * K * E
-    label = buf[o:o + K]; o += K
-    pair = buf[o:o + K]; o += K
-    weight = buf[o:o + K]
+    aq, bq = q[:PE], q[PE:]
     oq = 2 * P if consensus else P  # offset of u_q in x
     for i in range(x.shape[0]):
         grad[i] = 0.0
@@ -334,9 +337,8 @@ def onecoin_logp_grad(x, buf, grad):
             for e in range(E):
                 i = j * E + e
                 dl += (aq[i] - bq[i]) * (v1[j * E2 + e] - v0[j * E2 + e])  # log(1 − q) − log q
-            t = math.exp(-abs(dl))
-            total += max(dl, 0.0) + math.log1p(t) - 0.6931471805599453
-            sg = 1.0 / (1.0 + t) if dl >= 0.0 else t / (1.0 + t)
+            lm, sg = _mirror_mixture(dl)
+            total += lm
             grad[j] += sg * (bp[j] - ap[j])
             for e in range(E):
                 i = j * E + e
