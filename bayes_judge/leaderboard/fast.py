@@ -297,18 +297,6 @@ def _log3(p, q, u):
             eu * _LOG2 + _atanh2((mu - 1.0) * dpq * r))
 
 
-@numba.njit(cache=True)
-def log_vectorized(p, out):
-    """``out = log(p)`` by the cell pass's log (1, 2 and 3 at a time; for the tests)."""
-    n = p.shape[0]
-    for k in range(0, n - n % 6, 6):
-        out[k] = _log1(p[k])
-        out[k + 1], out[k + 2] = _log2(p[k + 1], p[k + 2])
-        out[k + 3], out[k + 4], out[k + 5] = _log3(p[k + 3], p[k + 4], p[k + 5])
-    for k in range(n - n % 6, n):
-        out[k] = _log1(p[k])
-
-
 # -- the judgment cells, in blocks of _BLOCK cells of one judge and one label state: a scalar
 # gather (tables to contiguous columns of W), a branch-free elementwise pass (SIMD: probabilities,
 # log-likelihood, gradients; reciprocals batched into one division), a scalar scatter of the

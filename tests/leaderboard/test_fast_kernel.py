@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+import numba
 import numpy as np
 import pytest
 
@@ -18,6 +19,18 @@ from bayes_judge.inference.fit import _build
 from bayes_judge.leaderboard import fast, fast_bt
 from bayes_judge.leaderboard.encode import LeaderboardData, encode_leaderboard
 from bayes_judge.leaderboard.simulate import simulate_leaderboard
+
+
+@numba.njit
+def _logs(p, out):
+    """``out = log(p)`` through the cell passes' logs, one, two and three at a time."""
+    n = p.shape[0]
+    for k in range(0, n - n % 6, 6):
+        out[k] = fast._log1(p[k])
+        out[k + 1], out[k + 2] = fast._log2(p[k + 1], p[k + 2])
+        out[k + 3], out[k + 4], out[k + 5] = fast._log3(p[k + 3], p[k + 4], p[k + 5])
+    for k in range(n - n % 6, n):
+        out[k] = fast._log1(p[k])
 
 
 def test_vectorized_log_matches_libm_over_the_whole_range():
@@ -30,7 +43,7 @@ def test_vectorized_log_matches_libm_over_the_whole_range():
         [2.2250738585072014e-308, 1.0, 2.0, 0.5, 1.7976931348623157e308],
     ])
     out = np.empty_like(p)
-    fast.log_vectorized(p, out)
+    _logs(p, out)
     ref = np.log(p)
     # relative to log p, and absolute where log p is near 0 (there 1 - p is what a product keeps)
     np.testing.assert_allclose(out, ref, rtol=1e-15, atol=2.3e-16)
