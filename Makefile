@@ -8,14 +8,17 @@ STAMP := $(VENV)/.installed-stamp
 
 # llama.cpp (the [server] extra, compiled by pip) is built for x86-64 with AVX2 rather than
 # -march=native: on a virtualized Sapphire Rapids host its AMX kernels segfault at the first
-# multi-token request (llama.cpp issue 20824; every llama-server test failed so at stop 21)
+# multi-token request (llama.cpp issue 20824; every llama-server test failed so at stop 21).
+# --no-cache-dir: pip's wheel cache is keyed by the sdist alone, not CMAKE_ARGS, so a wheel once
+# built -march=native would be reused silently (the CI run of stop 21 failed so)
 LLAMA_CMAKE := $(if $(filter x86_64,$(shell uname -m)),-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON,)
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q torch==2.13.0
-	CMAKE_ARGS="$(LLAMA_CMAKE)" $(BIN)/python -m pip install -q -c constraints.txt -e ".[dev,llm,server,ray]"
+	CMAKE_ARGS="$(LLAMA_CMAKE)" $(BIN)/python -m pip install -q --no-cache-dir -c constraints.txt "llama-cpp-python[server]"
+	$(BIN)/python -m pip install -q -c constraints.txt -e ".[dev,llm,server,ray]"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -43,7 +46,7 @@ bench: $(STAMP)
 # refresh constraints.txt to the newest releases pyproject.toml allows; run make test after it
 lock:
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	CMAKE_ARGS="$(LLAMA_CMAKE)" $(BIN)/python -m pip install -q --upgrade --upgrade-strategy eager torch==2.13.0 -e ".[dev,llm,server,ray]"
+	CMAKE_ARGS="$(LLAMA_CMAKE)" $(BIN)/python -m pip install -q --no-cache-dir --upgrade --upgrade-strategy eager torch==2.13.0 -e ".[dev,llm,server,ray]"
 	{ sed -n '1,3p' constraints.txt; $(BIN)/python -m pip freeze --exclude-editable | grep -v '^-e\|^#\|^llm[-_]smollm2' \
 	  | sed -E 's/^(llama_cpp_python) @ .*-([0-9.]+)\.tar\.gz.*/\1==\2/; s/^torch==([0-9.]+)\+cpu/torch==\1/'; } > constraints.txt.new
 	mv constraints.txt.new constraints.txt

@@ -71,11 +71,33 @@ class LlamaServer:
                 with urllib.request.urlopen(f"{self.url}/models", timeout=2) as r:
                     if r.status == 200:
                         self.start_s = time.perf_counter() - t0
+                        self._smoke()
                         return self
             except OSError:
                 time.sleep(0.2)
         self.stop()
         raise RuntimeError(f"the llama.cpp server did not answer within {timeout} s")
+
+    def _smoke(self) -> None:
+        """One multi-token completion: a llama.cpp built for the wrong CPU features (AMX kernels on
+        a virtualized host, llama.cpp issue 20824) answers ``/models`` and then dies at the first
+        prompt; say so here, with the exit status and the log, not as "connection refused" later."""
+        req = urllib.request.Request(
+            f"{self.url}/completions", method="POST", headers={"Content-Type": "application/json"},
+            data=json.dumps({"model": SERVED, "prompt": "The cat sat on the", "max_tokens": 2}).encode())
+        try:
+            with urllib.request.urlopen(req, timeout=60) as r:
+                r.read()
+        except OSError as err:
+            time.sleep(0.5)
+            code = self.proc.poll() if self.proc is not None else None
+            tail = Path(self.log).read_text(errors="replace")[-2000:] if self.log else ""
+            self.stop()
+            raise RuntimeError(
+                f"the llama.cpp server answered /models but its first completion failed ({err!r}); "
+                f"exit status {code} (negative: killed by that signal); if it segfaulted, llama-cpp-python "
+                f"was likely built -march=native from pip's wheel cache: `pip cache remove llama_cpp_python` "
+                f"and `make clean install`. Log tail: {tail}") from err
 
     def kill(self) -> None:
         """SIGKILL, as a crash would."""
