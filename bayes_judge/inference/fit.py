@@ -17,7 +17,9 @@ that keeps Dawid-Skene's chains out of the label-switched mode (``DESIGN.md``).
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
+import operator
 import os
 import sys
 import warnings
@@ -47,29 +49,92 @@ STAT_NAMES = ("diverging", "energy", "n_steps", "acceptance_rate", "lp", "tree_d
 # one numpy call over all draws, as fast as C for a small model (MT-Bench Dawid-Skene: 0.5 s against
 # 1.7-2.0 s in a fresh process, the same values to 1e-13); but fusion is what keeps a large model's
 # temporaries small, and an op with no numpy ufunc (softplus, log1mexp, a fused Composite) would run
-# one scalar at a time (82 s against 19 s for tests/test_reproduction.py's llmbar case).  So: Python
-# thunks when the evaluation touches at most _PY_THUNK_WORK values (data values × draws) and every
-# elementwise op of the compiled graph has a numpy ufunc; C otherwise.
+# one scalar at a time (82 s against 19 s for tests/test_reproduction.py's llmbar case).  The Python
+# mode therefore restates the scalar ops our declarations use that have no ufunc through ones that
+# have (:func:`_ufunc_rewrite`: softplus, log1mexp, clip, casts).  So: Python thunks when the
+# evaluation touches at most _PY_THUNK_WORK values (data values × draws) and every elementwise op of
+# the compiled graph has a numpy ufunc; C otherwise.
 _DERIVED_MODE = None
 _PY_THUNK_WORK = 5e7
+_UFUNC_REWRITE: Any = None
+
+
+def _ufunc_rewrite():
+    """A graph rewrite for the Python-thunk mode: elementwise softplus, log1mexp, clip and casts,
+    which have no numpy ufunc and would run one scalar at a time there, become ops that have one
+    (the same functions: ``softplus(x) = max(x, 0) + log1p(exp(-|x|))``;
+    ``log1mexp(x) = log(-expm1(x))`` for x > −log 2, else ``log1p(-exp(x))``)."""
+    global _UFUNC_REWRITE
+    if _UFUNC_REWRITE is not None:
+        return _UFUNC_REWRITE
+    import pytensor.tensor as pt
+    from pytensor.graph.basic import Apply
+    from pytensor.graph.op import Op
+    from pytensor.graph.rewriting.basic import in2out, node_rewriter
+    from pytensor.scalar.basic import Add, Cast, Clip, Mul
+    from pytensor.scalar.math import Log1mexp, Softplus
+    from pytensor.tensor.elemwise import Elemwise
+
+    class AsType(Op):
+        """``x.astype(dtype)``: an elementwise cast as one numpy call."""
+
+        __props__ = ("dtype",)
+
+        def __init__(self, dtype: str) -> None:
+            self.dtype = dtype
+
+        def make_node(self, x):
+            x = pt.as_tensor_variable(x)
+            return Apply(self, [x], [pt.tensor(dtype=self.dtype, shape=x.type.shape)])
+
+        def perform(self, node, inputs, output_storage):
+            output_storage[0][0] = np.asarray(inputs[0]).astype(self.dtype)
+
+        def infer_shape(self, fgraph, node, shapes):
+            return shapes
+
+    @node_rewriter([Elemwise])
+    def as_ufuncs(fgraph, node):
+        op = node.op.scalar_op
+        x = node.inputs[0]
+        if isinstance(op, Softplus):
+            out = pt.maximum(x, 0) + pt.log1p(pt.exp(-pt.abs(x)))
+        elif isinstance(op, Log1mexp):
+            out = pt.switch(x > -np.log(2.0), pt.log(-pt.expm1(x)), pt.log1p(-pt.exp(x)))
+        elif isinstance(op, Clip):
+            out = pt.minimum(pt.maximum(x, node.inputs[1]), node.inputs[2])
+        elif isinstance(op, Cast):
+            out = AsType(node.outputs[0].dtype)(x)
+        elif isinstance(op, Add | Mul) and len(node.inputs) > 2:  # the ufunc is binary
+            out = functools.reduce(operator.add if isinstance(op, Add) else operator.mul, node.inputs)
+        else:
+            return None
+        out = pt.cast(out, node.outputs[0].dtype) if out.dtype != node.outputs[0].dtype else out
+        return [out]
+
+    _UFUNC_REWRITE = in2out(as_ufuncs, name="bayes_judge_as_ufuncs")
+    return _UFUNC_REWRITE
 
 
 def _py_thunk_mode():
     from pytensor.compile.mode import Mode
     from pytensor.graph.rewriting.db import RewriteDatabaseQuery
 
-    return Mode(linker="py", optimizer=RewriteDatabaseQuery(include=["fast_run"], exclude=["fusion", "inplace"]))
+    mode = Mode(linker="py", optimizer=RewriteDatabaseQuery(include=["fast_run"], exclude=["fusion", "inplace"]))
+    return mode.register((_ufunc_rewrite(), 48.9))
 
 
 def _all_ufuncs(fn: Any) -> bool:
-    """Whether every elementwise op of the compiled function ``fn`` maps to one numpy call."""
+    """Whether every elementwise op of the compiled function ``fn`` maps to one numpy call (a
+    variadic add or multiply of three or more inputs does not: its ufunc is binary)."""
     from pytensor.scalar.basic import Composite
     from pytensor.tensor.elemwise import Elemwise
 
     for node in fn.maker.fgraph.apply_nodes:
         if isinstance(node.op, Elemwise):
             op = node.op.scalar_op
-            if isinstance(op, Composite) or getattr(op, "nfunc_spec", None) is None:
+            spec = getattr(op, "nfunc_spec", None)
+            if isinstance(op, Composite) or spec is None or spec[1] != len(node.inputs):
                 return False
     return True
 

@@ -31,19 +31,44 @@ def test_small_ufunc_graph_uses_python_thunks_and_matches_c():
 
 def test_op_without_ufunc_falls_back_to_c():
     x = pt.vector("x")
-    out = pt.log(pt.exp(x) + 1.0)  # rewritten to softplus, which has no numpy ufunc
+    out = pt.round(x, mode="half_away_from_zero")  # no numpy ufunc, and no restatement
     fn = F.compile_derived([x], [out], 10, {"x": np.zeros(1)})
     assert not _is_python(fn)
-    v = np.array([0.5, -2.0, 3.0])
-    np.testing.assert_allclose(fn(v)[0], np.logaddexp(0.0, v), rtol=1e-12)
+    np.testing.assert_array_equal(fn(np.array([0.5, -2.5, 3.2]))[0], [1.0, -3.0, 3.0])
 
 
-def test_mt_bench_dawid_skene_derives_in_python_thunks_like_c(monkeypatch):
+def test_ops_without_ufunc_are_restated_as_ufuncs_with_the_same_values():
+    """softplus, log1mexp, clip, casts and a variadic multiply-add (whose ufunc is binary) run as
+    numpy calls in the Python mode, with C's values over the whole range (extremes included)."""
+    x, y, z = pt.vector("x"), pt.vector("y"), pt.vector("z")
+    i = pt.lvector("i")
+    outs = [pt.log1p(pt.exp(x)), pt.softplus(-x), pt.log1mexp(-pt.abs(x) - 1e-300), pt.clip(x, -1.5, 2.0),
+            x * y * z + y + z + pt.cast(i, "float64"), pt.cast(x * 3.0, "int64"), pt.cast(i > 2, "float64")]
+    fn_py = F.compile_derived([x, y, z, i], outs, 10, {"x": np.zeros(1)})
+    fn_c = F.compile_derived([x, y, z, i], outs, int(F._PY_THUNK_WORK) * 2, {"x": np.zeros(1)})
+    assert _is_python(fn_py) and F._all_ufuncs(fn_py) and not _is_python(fn_c)
+    rng = np.random.default_rng(1)
+    v = np.concatenate([[0.0, 1e-12, -1e-12, 0.69, -0.69, 36.0, -36.0, 40.0, -40.0, 700.0, -745.0],
+                        rng.normal(scale=20.0, size=89)])
+    args = (v, rng.normal(size=v.size), rng.normal(size=v.size), rng.integers(-5, 5, size=v.size))
+    for a, b in zip(fn_py(*args), fn_c(*args), strict=True):
+        assert a.dtype == b.dtype
+        np.testing.assert_allclose(a, b, rtol=1e-14, atol=1e-300)
+
+
+LLMBAR8 = [f"{m}/{s}" for m in ("GPT-4", "PaLM2") for s in ("Vanilla_NoRules", "Metrics_Reference", "Metrics", "Reference")]
+
+
+@pytest.mark.parametrize("name, kw", [
+    ("mtbench", dict(method="dawid-skene", prior="none", swap="split")),
+    ("llmbar", dict(judges=LLMBAR8)),  # the default model: softplus, casts, a variadic product
+])
+def test_real_fits_derive_in_python_thunks_like_c(monkeypatch, name, kw):
     """The per-item quantities of a small real fit: Python thunks, the same numbers as C."""
     import bayes_judge as bj
 
-    g = bj.assign_generators(bj.load_dataset("mtbench"), share=0.8, seed=0)
-    kw = dict(method="dawid-skene", prior="none", swap="split", seed=0, chains=2, draws=200, tune=200)
+    g = bj.assign_generators(bj.load_dataset(name), share=0.8, seed=0)
+    kw = dict(kw, seed=0, chains=2, draws=200, tune=200)
     modes = []
     real = F.compile_derived
 
