@@ -8,7 +8,9 @@ returns the draws as plain arrays; :mod:`bayes_judge.inference.idata` makes the 
   hands it the new data (``with_data``).  A registered fast path (hand-written log-density) is
   used instead where one exists (``fast=True``).
 * ``"pymc"``: PyMC's own NUTS (``pm.sample``).
-* ``"numpyro"``: NumPyro's NUTS on the same PyMC model (``pm.sample(nuts_sampler="numpyro")``).
+* ``"numpyro"``: NumPyro's NUTS on the same PyMC model, jaxified once per cache entry with the data
+  as arguments, so a refit of the same shapes runs the compiled program again
+  (:mod:`bayes_judge.inference._numpyro`).
 
 Every chain starts at the declaration's ``init`` (default: the prior means), with no jitter:
 that keeps Dawid-Skene's chains out of the label-switched mode (``DESIGN.md``).
@@ -156,6 +158,7 @@ class _Entry:
     model: Any
     dims: dict[str, tuple[str, ...]]
     nutpie: Any = None
+    numpyro: Any = None
     predict_model: Any = None
     fns: dict[str, Any] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
@@ -356,8 +359,15 @@ def fit_model(
                          seed=seed, target_accept=target_accept, **kw)
     elif sampler == "nutpie":
         post, stats = _sample_nutpie(entry, spec, start, chains, draws, tune, seed, target_accept, arrays)
+    elif sampler == "numpyro":
+        from ._numpyro import NumpyroSampler
+
+        if entry.numpyro is None:
+            entry.numpyro = NumpyroSampler(model, _stored_vars(model, spec))
+        post, stats = entry.numpyro.sample(_unconstrained(model, start), chains=chains, draws=draws, tune=tune,
+                                           seed=seed, target_accept=target_accept)
     else:
-        post, stats = _sample_pymc(model, spec, start, sampler, chains, draws, tune, seed, target_accept)
+        post, stats = _sample_pymc(model, spec, start, chains, draws, tune, seed, target_accept)
     return Fit(post, stats, spec, priors, sampler, fp is not None, entry, arrays, coords, seed)
 
 
@@ -381,16 +391,23 @@ def _sample_nutpie(entry: _Entry, spec, start, chains, draws, tune, seed, target
                read={k: v for k, v in compiled.shapes.items() if k in stored})
 
 
-def _with_start(compiled, model, start):
-    """The compiled model with every chain starting at ``start`` (constrained values)."""
-    import dataclasses
-
+def _unconstrained(model, start) -> dict[str, np.ndarray]:
+    """Every value variable's start (by value-variable name): ``start``'s constrained values
+    transformed, the model's initial point for the others."""
     ip = dict(_initial_point(model))
     for name, val in start.items():
         rv = model[name]
         value_var = model.rvs_to_values[rv]
         tr = model.rvs_to_transforms.get(rv)
         ip[value_var.name] = tr.forward(val, *rv.owner.inputs).eval() if tr is not None else val
+    return ip
+
+
+def _with_start(compiled, model, start):
+    """The compiled model with every chain starting at ``start`` (constrained values)."""
+    import dataclasses
+
+    ip = _unconstrained(model, start)
     flat = np.concatenate([np.ravel(ip[v.name]) for v in model.value_vars]).astype(np.float64)
     if not hasattr(compiled, "initial_point_func") or flat.shape[0] != compiled.n_dim:
         return compiled
@@ -400,7 +417,7 @@ def _with_start(compiled, model, start):
     return dataclasses.replace(compiled, initial_point_func=lambda seed: flat.copy())
 
 
-def _sample_pymc(model, spec, start, sampler, chains, draws, tune, seed, target_accept):
+def _sample_pymc(model, spec, start, chains, draws, tune, seed, target_accept):
     import pymc as pm
 
     names = _stored_vars(model, spec)
@@ -409,11 +426,8 @@ def _sample_pymc(model, spec, start, sampler, chains, draws, tune, seed, target_
         target_accept=target_accept, progressbar=False, compute_convergence_checks=False,
         var_names=names,
     )
-    if sampler == "numpyro":
-        kw.update(nuts_sampler="numpyro", nuts_sampler_kwargs={"chain_method": "vectorized", "jitter": False})
-    else:
-        # forking a process that already runs JAX's thread pool is unsafe: chains in-process then
-        kw.update(init="adapt_diag", cores=1 if "jax" in sys.modules else min(chains, os.cpu_count() or 1))
+    # forking a process that already runs JAX's thread pool is unsafe: chains in-process then
+    kw.update(init="adapt_diag", cores=1 if "jax" in sys.modules else min(chains, os.cpu_count() or 1))
     with model, warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*The number of samples is too small.*")
         warnings.filterwarnings("ignore", message=".*There were .* divergences.*")

@@ -1,0 +1,82 @@
+"""NumPyro's NUTS runs one compiled program per data shapes, with the data as its arguments: a
+refit with new data of the same shapes compiles nothing and follows the new data (the conjugate
+Beta posterior of a binomial, exactly known), and the same seed gives the same draws."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numpyro")
+
+from bayes_judge.generative import (  # noqa: E402
+    Beta,
+    Prior,
+    Priors,
+    generative_model,
+    get_model,
+    unregister_model,
+)
+from bayes_judge.inference import fit as F  # noqa: E402
+
+
+@dataclass(frozen=True)
+class RatePriors(Priors):
+    p: Prior = Beta(1, 1)
+
+
+def binomial_rate(d, prior, *, predict=False):
+    """k_i ~ Binomial(n_i, p), p ~ Beta(1, 1)."""
+    import pymc as pm
+
+    p = prior.p.rv("p")
+    pm.Binomial("y", n=d.n, p=p, observed=d.k, dims="obs")
+
+
+@pytest.fixture(scope="module")
+def spec():
+    generative_model("binomial-rate", task="win-rate", priors=RatePriors, observed=("y",), summary=("p",),
+                     replace=True)(binomial_rate)
+    yield get_model("binomial-rate", "win-rate")
+    unregister_model("binomial-rate", "win-rate")
+    F.clear_compiled()
+
+
+def _fit(spec, y, n, seed=0):
+    arrays = {"k": np.asarray(y), "n": np.asarray(n)}
+    return F.fit_model(spec, arrays, dims={"k": ("obs",), "n": ("obs",)}, coords={}, sampler="numpyro",
+                       chains=2, draws=1500, tune=500, seed=seed)
+
+
+def _check_conjugate(fit, y, n):
+    a, b = 1 + np.sum(y), 1 + np.sum(np.asarray(n) - np.asarray(y))
+    p = fit.posterior["p"].ravel()
+    sd = np.sqrt(a * b / ((a + b) ** 2 * (a + b + 1)))
+    assert abs(p.mean() - a / (a + b)) < 0.1 * sd * 4  # MCSE of ~3000 draws is ~0.02 sd
+    assert abs(p.std() - sd) < 0.1 * sd
+
+
+def test_a_refit_of_the_same_shapes_reuses_the_program_and_follows_the_data(spec):
+    F.clear_compiled()
+    n = [20, 30, 25, 40]
+    first = _fit(spec, [3, 5, 4, 6], n)
+    sampler = next(e for e in F._CACHE.values() if e.numpyro is not None).numpyro
+    traces = sampler.n_traces
+    assert traces > 0 and len(sampler.programs) == 1
+    _check_conjugate(first, [3, 5, 4, 6], n)
+
+    refit = _fit(spec, [15, 22, 20, 33], n)  # same shapes, another rate
+    assert sampler.n_traces == traces and len(sampler.programs) == 1
+    _check_conjugate(refit, [15, 22, 20, 33], n)
+    assert refit.posterior["p"].mean() > first.posterior["p"].mean() + 0.3
+
+    again = _fit(spec, [15, 22, 20, 33], n)
+    np.testing.assert_array_equal(again.posterior["p"], refit.posterior["p"])
+    assert set(again.stats) >= {"diverging", "n_steps", "acceptance_rate", "energy", "step_size", "lp"}
+    assert again.stats["n_steps"].shape == (2, 1500) and not again.stats["diverging"].any()
+
+    other = _fit(spec, [1, 2, 3], [10, 10, 10])  # new shapes: a second program
+    assert len(sampler.programs) == 2 and sampler.n_traces > traces
+    _check_conjugate(other, [1, 2, 3], [10, 10, 10])
