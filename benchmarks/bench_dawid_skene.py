@@ -12,8 +12,8 @@ two simulated generators G0 / G1 with a true win rate of 0.8, seed 003 §4.1), c
                       sampler="numpyro")``, first
                       fit in a fresh process (imports + JAX tracing/compile counted), then a second
                       fit of new data (``assign_generators(df, seed=1)``: 112 verdict patterns
-                      against 109, new shapes for NumPyro's program) and a third of that data
-                      again with another seed (the same shapes: the compiled program reused).
+                      against 109; NumPyro pads both to 112 rows, so its compiled program is
+                      reused) and a third of that data again with another seed.
 * ``ours-nutpie``   : the same call with the package's default ``sampler="nutpie"`` (first and second
                       fit, as for NumPyro).
 * ``ours-pymc``     : the same call with ``sampler="pymc"``, first fit in a fresh process.
@@ -437,9 +437,9 @@ def _table(res: dict) -> str:
         ("ours nutpie: second fit, new data, same process", res["ours_nutpie"]["second"]),
         ("ours nutpie: third fit, the second's data again", res["ours_nutpie"]["third"]),
         ("ours numpyro: first fit (fresh process, import + JIT)", res["ours_numpyro"]["first"]),
-        ("ours numpyro: second fit, new data (new pattern count: compiles), same process",
+        ("ours numpyro: second fit, new data (109 -> 112 patterns, padded alike: no compile), same process",
          res["ours_numpyro"]["second"]),
-        ("ours numpyro: third fit, the second's data again (same shapes: no compile)", res["ours_numpyro"]["third"]),
+        ("ours numpyro: third fit, the second's data again, another seed", res["ours_numpyro"]["third"]),
         ("ours pymc sampler: first fit (fresh process)", res["ours_pymc"]),
         ("no-label default `bj.win_rate(g)` (consensus model, nutpie): first fit (fresh process)",
          res["ours_default"]["first"]),

@@ -60,6 +60,10 @@ class ModelSpec:
         Start of every chain (default: the prior means of the :class:`Priors` fields).
     reference : str
         The paper and equations the declaration implements.
+    padding : tuple of str
+        Data dimensions along which a row of zeros (weight 0, no verdicts) adds nothing to the log
+        density.  A sampler that compiles one program per data shape (NumPyro) pads them to
+        fixed sizes, so that refits of similar data reuse the program.
     """
 
     name: str
@@ -73,6 +77,7 @@ class ModelSpec:
     init: Callable[[Any, Priors], dict[str, Any]] | None = None
     reference: str = ""
     options: dict[str, Any] = field(default_factory=dict)
+    padding: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:
@@ -114,6 +119,7 @@ def generative_model(
     init: Callable[[Any, Priors], dict[str, Any]] | None = None,
     reference: str = "",
     replace: bool = False,
+    padding: Sequence[str] = (),
 ) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Decorator form of :func:`register_model`; returns the declaration unchanged."""
 
@@ -130,6 +136,7 @@ def generative_model(
                 summary=tuple(summary),
                 init=init,
                 reference=reference or _first_line(fn.__doc__),
+                padding=tuple(padding),
             ),
             replace=replace,
         )

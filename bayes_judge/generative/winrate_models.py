@@ -122,7 +122,7 @@ def unfold_label_switch(post: dict[str, np.ndarray], delta: np.ndarray, seed: in
 
 @generative_model(
     "dawid-skene", task="win-rate", priors=DawidSkenePriors, observed=("t",), latent=("h_prob",),
-    summary=("p", "q0", "q1"), reference="seed 003, Model 1 (eq. 5-6), label marginalized",
+    summary=("p", "q0", "q1"), reference="seed 003, Model 1 (eq. 5-6), label marginalized", padding=("pattern",),
 )
 def dawid_skene(d: Any, prior: DawidSkenePriors, *, predict: bool = False, symmetric: bool = False) -> None:
     """Bayesian Dawid-Skene, two coins per judge (seed 003 Model 1).
@@ -159,7 +159,7 @@ class OneCoinPriors(Priors):
 
 @generative_model(
     "one-coin", task="win-rate", priors=OneCoinPriors, observed=("t",), latent=("h_prob",),
-    summary=("p", "q"), reference="seed 003 Model 1 with q0^e = q1^e = q^e",
+    summary=("p", "q"), reference="seed 003 Model 1 with q0^e = q1^e = q^e", padding=("pattern",),
 )
 def one_coin(d: Any, prior: OneCoinPriors, *, predict: bool = False, symmetric: bool = False) -> None:
     """One-coin Dawid-Skene: Model 1 with one accuracy per judge, ``q0^e = q1^e = q^e``
@@ -245,7 +245,7 @@ def _consensus_rate(name: str, a: float, *, dims: Any) -> Any:
 
 @generative_model(
     "consensus", task="win-rate", priors=ConsensusPriors, observed=("t",), latent=("h_prob",),
-    summary=("p", "agreement", "p_consensus", "q"), init=_consensus_init,
+    summary=("p", "agreement", "p_consensus", "q"), init=_consensus_init, padding=("pattern",),
     reference="one-coin Dawid-Skene on the judges' consensus, which agrees with a human with chance c",
 )
 def consensus(d: Any, prior: ConsensusPriors, *, predict: bool = False, symmetric: bool = False) -> None:
@@ -300,7 +300,7 @@ class IndependentPriors(Priors):
 
 
 @generative_model(
-    "independent", task="win-rate", priors=IndependentPriors, observed=("t",), summary=("p", "k"),
+    "independent", task="win-rate", priors=IndependentPriors, observed=("t",), summary=("p", "k"), padding=("pattern",),
     reference="independent raters: the observed win rate (seed 003 eq. 4) as a likelihood",
 )
 def independent(d: Any, prior: IndependentPriors, *, predict: bool = False) -> None:
@@ -399,7 +399,7 @@ def _hierarchical_init(d: Any, prior: Priors) -> dict[str, Any]:
 
 @generative_model(
     "hierarchical", task="win-rate", priors=HierarchicalPriors, observed=("t",), latent=("h_prob",),
-    summary=("p", "q0", "q1", "mu", "sigma", "tau"), init=_hierarchical_init,
+    summary=("p", "q0", "q1", "mu", "sigma", "tau"), init=_hierarchical_init, padding=("pattern",),
     reference="seed 003 Model 1 with judges drawn from a population and class asymmetry shrunk to 0",
 )
 def hierarchical(d: Any, prior: HierarchicalPriors, *, predict: bool = False) -> None:

@@ -11,7 +11,11 @@ of the same shapes reuses the compiled program; new shapes (or new dimension len
 shape constants) compile a new one.
 
 Other shared variables of the graph (the model's dimension lengths) stay constants, with their
-values in the program's key.
+values in the program's key.  A model that declares ``padding`` dimensions
+(:class:`~bayes_judge.generative.registry.ModelSpec`: Dawid-Skene's verdict patterns, whose count
+changes with the data) has its data padded with rows of zeros along them, to the next of eight
+sizes per octave (at most 1/8 more rows), so that refits of similar data reuse one program; the
+padded rows add nothing to the log density and are cut from every output.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ __all__ = ["NumpyroSampler"]
 class _Program:
     run: Any  # jitted (keys, x0, data) -> (z, stats...)
     post: Any  # jitted (z flat draws, data) -> stored variables
+    logp: Any  # jitted (x, data) -> the log density (the Jacobians included)
     n_traces: list[int] = field(default_factory=lambda: [0])
 
 
@@ -43,28 +48,47 @@ class NumpyroSampler:
         The variables returned, by name (free variables and deterministics).
     """
 
-    def __init__(self, model: Any, stored: list[str]) -> None:
+    def __init__(self, model: Any, stored: list[str], padding: tuple[str, ...] = ()) -> None:
         self.model = model
         self.stored = list(stored)
         self.programs: dict[tuple, _Program] = {}
+        dims = model.named_vars_to_dims
+        free = {rv.name for rv in model.free_RVs}
+        # a padded dimension must index data only: a free variable along it would change the start
+        self.padding = tuple(p for p in padding if p in model.dim_lengths
+                             and not any(p in dims.get(n, ()) for n in free))
 
     # -- the jaxified graphs -------------------------------------------------------------------
-    def _key(self) -> tuple:
-        data = [np.asarray(v.get_value(borrow=True)) for v in self.model.data_vars]
-        dims = sorted((k, int(v.get_value())) for k, v in self.model.dim_lengths.items()
-                      if hasattr(v, "get_value"))
-        return tuple((d.shape, d.dtype.str) for d in data), tuple(dims)
+    def _lengths(self) -> dict[str, tuple[int, int]]:
+        """Each padded dimension's (length, padded length)."""
+        out = {}
+        for dim in self.padding:
+            n = int(self.model.dim_lengths[dim].get_value())
+            step = 2 ** max(int(np.log2(max(n, 1))) - 3, 0)
+            out[dim] = (n, -(-n // step) * step)
+        return out
 
-    def _program(self) -> tuple[_Program, list[np.ndarray]]:
-        key = self._key()
-        data = [np.asarray(v.get_value(borrow=True)) for v in self.model.data_vars]
+    def _program(self) -> tuple[_Program, list[np.ndarray], dict[str, tuple[int, int]]]:
+        model, lengths = self.model, self._lengths()
+        data = []
+        for v in model.data_vars:
+            x = np.asarray(v.get_value(borrow=True))
+            widths = [(0, 0)] * x.ndim
+            for ax, dim in enumerate(model.named_vars_to_dims.get(v.name, ())):
+                if dim in lengths:
+                    widths[ax] = (0, lengths[dim][1] - lengths[dim][0])
+            data.append(np.pad(x, widths) if any(w for _, w in widths) else x)
+        dims = sorted((k, lengths[k][1] if k in lengths else int(v.get_value()))
+                      for k, v in model.dim_lengths.items() if hasattr(v, "get_value"))
+        key = (tuple((d.shape, d.dtype.str) for d in data), tuple(dims))
         prog = self.programs.get(key)
         if prog is None:
-            prog = self.programs[key] = self._compile()
-        return prog, data
+            prog = self.programs[key] = self._compile({k: n for k, (_, n) in lengths.items()})
+        return prog, data, lengths
 
-    def _compile(self) -> _Program:
+    def _compile(self, padded: dict[str, int]) -> _Program:
         import jax
+        import pytensor.tensor as pt
         from numpyro.infer.hmc import hmc
         from pymc.sampling.jax import get_jaxified_graph
         from pytensor.graph.replace import graph_replace
@@ -75,8 +99,11 @@ class NumpyroSampler:
         syms = [v.type() for v in shared]
         value_vars = model.value_vars
         outs = model.replace_rvs_by_values([model[n] for n in self.stored])
-        graphs = graph_replace([model.logp(jacobian=True), *outs], dict(zip(shared, syms, strict=True)),
-                               strict=False)
+        swap = dict(zip(shared, syms, strict=True))
+        for dim, n in padded.items():  # shapes along a padded dimension: the padded length
+            length = model.dim_lengths[dim]
+            swap[length] = pt.constant(n, dtype=length.dtype)
+        graphs = graph_replace([model.logp(jacobian=True), *outs], swap, strict=False)
         logp_fn = get_jaxified_graph(inputs=value_vars + syms, outputs=graphs[:1])
         post_fn = get_jaxified_graph(inputs=value_vars + syms, outputs=list(graphs[1:]))
         point = model.initial_point()
@@ -116,7 +143,11 @@ class NumpyroSampler:
         def post(z, data):
             return jax.vmap(lambda x: post_fn(*split(x), *data))(z)
 
-        return _Program(run=run, post=post, n_traces=n_traces)
+        @jax.jit
+        def logp(x, data):
+            return -potential_gen(*data)(x)
+
+        return _Program(run=run, post=post, logp=logp, n_traces=n_traces)
 
     # -- sampling ------------------------------------------------------------------------------
     def sample(self, start: dict[str, np.ndarray], *, chains: int, draws: int, tune: int, seed: int,
@@ -128,19 +159,30 @@ class NumpyroSampler:
         """
         import jax
 
-        prog, data = self._program()
+        prog, data, lengths = self._program()
         x0 = np.concatenate([np.ravel(start[v.name]) for v in self.model.value_vars]).astype(np.float64)
         keys = jax.random.split(jax.random.key(int(seed)), chains)
         z, div, n_steps, acc, energy, step, lp = prog.run(keys, np.tile(x0, (chains, 1)), data, tune=int(tune),
                                                           draws=int(draws), target_accept=float(target_accept))
         flat = prog.post(z.reshape((chains * draws, -1)), data)
-        post = {n: np.asarray(v).reshape((chains, draws) + np.shape(v)[1:]) for n, v in zip(self.stored, flat,
-                                                                                            strict=True)}
+        post = {}
+        for name, v in zip(self.stored, flat, strict=True):
+            v = np.asarray(v).reshape((chains, draws) + np.shape(v)[1:])
+            for ax, dim in enumerate(self.model.named_vars_to_dims.get(name, ())):
+                if dim in lengths:  # the padded rows cut off
+                    v = np.take(v, np.arange(lengths[dim][0]), axis=2 + ax)
+            post[name] = v
         n_steps = np.asarray(n_steps)
         stats = {"diverging": np.asarray(div), "n_steps": n_steps, "acceptance_rate": np.asarray(acc),
                  "energy": np.asarray(energy), "step_size": np.asarray(step), "lp": np.asarray(lp),
                  "tree_depth": np.floor(np.log2(np.maximum(n_steps, 1))).astype(int) + 1}
         return post, stats
+
+    def log_density(self, x: np.ndarray) -> float:
+        """The program's log density at the unconstrained point ``x`` (value variables flattened
+        in ``model.value_vars`` order), on the model's current data (padded as sampled)."""
+        prog, data, _ = self._program()
+        return float(prog.logp(np.asarray(x, dtype=np.float64), data))
 
     @property
     def n_traces(self) -> int:

@@ -363,7 +363,7 @@ def fit_model(
         from ._numpyro import NumpyroSampler
 
         if entry.numpyro is None:
-            entry.numpyro = NumpyroSampler(model, _stored_vars(model, spec))
+            entry.numpyro = NumpyroSampler(model, _stored_vars(model, spec), spec.padding)
         post, stats = entry.numpyro.sample(_unconstrained(model, start), chains=chains, draws=draws, tune=tune,
                                            seed=seed, target_accept=target_accept)
     else:

@@ -80,3 +80,30 @@ def test_a_refit_of_the_same_shapes_reuses_the_program_and_follows_the_data(spec
     other = _fit(spec, [1, 2, 3], [10, 10, 10])  # new shapes: a second program
     assert len(sampler.programs) == 2 and sampler.n_traces > traces
     _check_conjugate(other, [1, 2, 3], [10, 10, 10])
+
+
+def test_padded_verdict_patterns_keep_the_log_density_and_share_one_program():
+    """Dawid-Skene's pattern count changes with the data (MT-Bench: 109 and 112 patterns for two
+    generator draws); NumPyro pads the patterns with weight-0 rows to one size, and its log density
+    equals the model's own (unpadded, PyTensor) at random points."""
+    import bayes_judge as bj
+
+    F.clear_compiled()
+    df = bj.load_dataset("mtbench")
+    kw = dict(method="dawid-skene", prior="none", swap="split", sampler="numpyro", chains=2, draws=300, tune=300)
+    counts = []
+    for seed in (0, 1):
+        fit = bj.win_rate(bj.assign_generators(df, share=0.8, seed=seed), seed=seed, **kw)
+        entry = next(e for e in F._CACHE.values() if e.numpyro is not None)
+        sampler, model = entry.numpyro, entry.model
+        counts.append(int(model.dim_lengths["pattern"].get_value()))
+        assert fit.attrs["n_patterns"] == counts[-1] and fit.posterior["h_prob"].sizes["item"] > 0
+        logp = model.compile_logp(jacobian=True)
+        rng = np.random.default_rng(seed)
+        start = model.initial_point()
+        for _ in range(3):
+            point = {v.name: rng.normal(scale=0.7, size=np.shape(start[v.name])) for v in model.value_vars}
+            x = np.concatenate([np.ravel(point[v.name]) for v in model.value_vars])
+            np.testing.assert_allclose(sampler.log_density(x), logp(point), rtol=1e-10)
+    assert counts == [109, 112] and len(sampler.programs) == 1  # both padded to 112 rows
+    F.clear_compiled()
