@@ -83,6 +83,16 @@ def test_a_refit_of_the_same_shapes_reuses_the_program_and_follows_the_data(spec
     _check_conjugate(other, [1, 2, 3], [10, 10, 10])
 
 
+def _assert_log_density_is_the_models(sampler, model, seed: int) -> None:
+    """NumPyro's (padded) log density against the model's own, unpadded, at three random points."""
+    logp = model.compile_logp(jacobian=True, mode="FAST_COMPILE")  # Python thunks: no C to build
+    start, rng = model.initial_point(), np.random.default_rng(seed)
+    for _ in range(3):
+        point = {v.name: rng.normal(scale=0.7, size=np.shape(start[v.name])) for v in model.value_vars}
+        x = np.concatenate([np.ravel(point[v.name]) for v in model.value_vars])
+        np.testing.assert_allclose(sampler.log_density(x), logp(point), rtol=1e-10)
+
+
 def test_padded_verdict_patterns_keep_the_log_density_and_share_one_program():
     """Dawid-Skene's pattern count changes with the data (MT-Bench: 109 and 112 patterns for two
     generator draws); NumPyro pads the patterns with weight-0 rows to one size, and its log density
@@ -99,13 +109,7 @@ def test_padded_verdict_patterns_keep_the_log_density_and_share_one_program():
         sampler, model = entry.numpyro, entry.model
         counts.append(int(model.dim_lengths["pattern"].get_value()))
         assert fit.attrs["n_patterns"] == counts[-1] and fit.posterior["h_prob"].sizes["item"] > 0
-        logp = model.compile_logp(jacobian=True, mode="FAST_COMPILE")  # Python thunks: no C to build
-        rng = np.random.default_rng(seed)
-        start = model.initial_point()
-        for _ in range(3):
-            point = {v.name: rng.normal(scale=0.7, size=np.shape(start[v.name])) for v in model.value_vars}
-            x = np.concatenate([np.ravel(point[v.name]) for v in model.value_vars])
-            np.testing.assert_allclose(sampler.log_density(x), logp(point), rtol=1e-10)
+        _assert_log_density_is_the_models(sampler, model, seed)
     assert counts == [109, 112] and len(sampler.programs) == 1  # both padded to 112 rows
     F.clear_compiled()
 
@@ -130,10 +134,5 @@ def test_every_padded_model_keeps_its_log_density(method):
     sampler = NumpyroSampler(model, [rv.name for rv in model.free_RVs], spec.padding)
     (n, padded), = sampler._lengths().values()
     assert padded > n
-    logp = model.compile_logp(jacobian=True, mode="FAST_COMPILE")  # Python thunks: no C to build
-    start, rng = model.initial_point(), np.random.default_rng(3)
-    for _ in range(3):
-        point = {v.name: rng.normal(scale=0.7, size=np.shape(start[v.name])) for v in model.value_vars}
-        x = np.concatenate([np.ravel(point[v.name]) for v in model.value_vars])
-        np.testing.assert_allclose(sampler.log_density(x), logp(point), rtol=1e-10)
+    _assert_log_density_is_the_models(sampler, model, 3)
     F.clear_compiled()
