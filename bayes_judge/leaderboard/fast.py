@@ -264,10 +264,12 @@ def _atanh2(z):
 
 
 @numba.njit(inline="always", fastmath={"contract"})
-def _log1(p):
-    """``log p`` for a normal positive ``p``."""
+def _log_inv(p):
+    """``(log p, 1 / p)`` for a normal positive ``p``, with one division (the log's)."""
     e, m = _split(p)
-    return e * _LOG2 + _atanh2((m - 1.0) / (m + 1.0))
+    dm = m + 1.0
+    r = 1.0 / (p * dm)
+    return e * _LOG2 + _atanh2((m - 1.0) * p * r), r * dm
 
 
 @numba.njit(inline="always", fastmath={"contract"})
@@ -353,8 +355,9 @@ def _soft_normalizer(W, nk, eap, iea, v):
         S = W[B + k] * (a1 + b1) + W[2 * B + k] * (a0 + b0)
         yS = S if ss != 0.0 else 1.0
         bad += 0.0 if yS >= _TINY else 1.0
-        total -= ss * _log1(yS)
-        W[6 * B + k] = ss / yS
+        lS, iS = _log_inv(yS)
+        total -= ss * lS
+        W[6 * B + k] = ss * iS
     return total if bad == 0.0 else math.nan
 
 
@@ -446,12 +449,7 @@ def _block_human(W, G, nk):
         eb = W[B + k]
         m1 = W[4 * B + k]
         m0 = W[5 * B + k]
-        z = ea + eb
-        ez, mz = _split(z)
-        dz = mz + 1.0
-        r = 1.0 / (z * dz)
-        iz = r * dz
-        lz = ez * _LOG2 + _atanh2((mz - 1.0) * z * r)
+        lz, iz = _log_inv(ea + eb)
         total += m1 * (W[2 * B + k] - lz) + m0 * (W[3 * B + k] - lz)
         G[k] = (m1 * eb - m0 * ea) * iz
     return total

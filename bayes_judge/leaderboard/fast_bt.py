@@ -43,17 +43,15 @@ from ..generative.priors import HalfNormal, Normal, Prior, Priors
 from .fast import (
     _BLOCK,
     _FM,
-    _LOG2,
-    _atanh2,
     _cells,
     _close_scores,
     _half_normal_logp,
     _human_cells,
     _log2,
+    _log_inv,
     _par,
     _scalar,
     _scores_and_effects,
-    _split,
     register_kernel,
 )
 
@@ -155,11 +153,8 @@ def _block_davidson(W, G, nk, c, nu, soft):
             total -= nh * lz + ss * lab
             G[k] = -0.5 * (u - iu) * (nh * iz + ss * (rz * z))
         else:  # log Z and 1 / Z share the division of the log's series
-            ez, mz = _split(z)
-            dz = mz + 1.0
-            rz = 1.0 / (z * dz)
-            iz = rz * dz
-            total -= nh * (ez * _LOG2 + _atanh2((mz - 1.0) * z * rz))
+            lz, iz = _log_inv(z)
+            total -= nh * lz
             G[k] = -0.5 * (u - iu) * nh * iz
         s_nz += nh * iz
     return total, s_nz, bad

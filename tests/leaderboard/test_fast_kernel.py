@@ -22,15 +22,18 @@ from bayes_judge.leaderboard.simulate import simulate_leaderboard
 
 
 @numba.njit
-def _logs(p, out):
-    """``out = log(p)`` through the cell passes' logs, one, two and three at a time."""
+def _logs(p, out, inv):
+    """``out = log(p)`` through the cell passes' logs, one (with ``inv = 1 / p``), two and three at
+    a time."""
     n = p.shape[0]
+    for k in range(n):
+        inv[k] = np.nan
     for k in range(0, n - n % 6, 6):
-        out[k] = fast._log1(p[k])
+        out[k], inv[k] = fast._log_inv(p[k])
         out[k + 1], out[k + 2] = fast._log2(p[k + 1], p[k + 2])
         out[k + 3], out[k + 4], out[k + 5] = fast._log3(p[k + 3], p[k + 4], p[k + 5])
     for k in range(n - n % 6, n):
-        out[k] = fast._log1(p[k])
+        out[k], inv[k] = fast._log_inv(p[k])
 
 
 def test_vectorized_log_matches_libm_over_the_whole_range():
@@ -42,12 +45,15 @@ def test_vectorized_log_matches_libm_over_the_whole_range():
         np.sqrt([0.5, 2.0]), np.nextafter(np.sqrt([0.5, 2.0]), 0.0),  # the mantissa fold
         [2.2250738585072014e-308, 1.0, 2.0, 0.5, 1.7976931348623157e308],
     ])
-    out = np.empty_like(p)
-    _logs(p, out)
+    out, inv = np.empty_like(p), np.empty_like(p)
+    _logs(p, out, inv)
     ref = np.log(p)
     # relative to log p, and absolute where log p is near 0 (there 1 - p is what a product keeps)
     np.testing.assert_allclose(out, ref, rtol=1e-15, atol=2.3e-16)
     assert out[p == 1.0].tolist() == [0.0]
+    has = ~np.isnan(inv) & (p < 1e308)  # 1 / p of the largest floats is subnormal
+    assert has.sum() > 7_000
+    np.testing.assert_allclose(inv[has], 1.0 / p[has], rtol=1e-15, atol=0)
 
 
 def _large_case(seed: int = 3, model: str = "bt-judges"):
