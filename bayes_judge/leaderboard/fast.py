@@ -466,6 +466,8 @@ def _human_cells(beff, buf, oh, H, K, s, es, smax, direct, g_s, g_eff):
     hxo = hna + 2 * H
     W = np.empty(6 * B)
     G = np.empty(B)
+    IA = np.empty(B, dtype=np.int64)
+    IB = np.empty(B, dtype=np.int64)
     total = 0.0
     for c0 in range(0, H, B):
         nk = min(B, H - c0)
@@ -473,6 +475,8 @@ def _human_cells(beff, buf, oh, H, K, s, es, smax, direct, g_s, g_eff):
             c = c0 + k
             a = int(buf[oh + c])
             b = int(buf[oh + H + c])
+            IA[k] = a
+            IB[k] = b
             if direct:  # σ(d) = e_a / (e_a + e_b) with the larger of e_a, e_b equal to 1
                 d = s[a] - s[b]
                 for j in range(K):
@@ -492,8 +496,8 @@ def _human_cells(beff, buf, oh, H, K, s, es, smax, direct, g_s, g_eff):
         total += _block_human(W, G, nk)
         for k in range(nk):  # scatter
             c = c0 + k
-            g_s[int(buf[oh + c])] += G[k]
-            g_s[int(buf[oh + H + c])] -= G[k]
+            g_s[IA[k]] += G[k]
+            g_s[IB[k]] -= G[k]
             for j in range(K):
                 g_eff[j] += G[k] * buf[hxo + c * K + j]
     return total
@@ -508,6 +512,8 @@ def _judgment_cells(beff, buf, ca, cb, cn, cx, sg, C, E, K, tied, ea, ev, qa, qb
     W = np.empty(7 * B)
     G_sh = np.empty(B)
     G_d = np.empty(B)
+    IA = np.empty(B, dtype=np.int64)  # the block's systems, read once for gather and scatter
+    IB = np.empty(B, dtype=np.int64)
     total = 0.0
     bad = 0.0
     for h in range(3):
@@ -524,6 +530,8 @@ def _judgment_cells(beff, buf, ca, cb, cn, cx, sg, C, E, K, tied, ea, ev, qa, qb
                     c = c0 + k
                     a = int(buf[ca + c])
                     b = int(buf[cb + c])
+                    IA[k] = a
+                    IB[k] = b
                     W[k] = qa[e, a] * qb[e, b]
                     if h == 0:
                         if direct:
@@ -552,8 +560,8 @@ def _judgment_cells(beff, buf, ca, cb, cn, cx, sg, C, E, K, tied, ea, ev, qa, qb
                 g_tau[e] += gt
                 for k in range(nk):  # scatter
                     c = c0 + k
-                    a = int(buf[ca + c])
-                    b = int(buf[cb + c])
+                    a = IA[k]
+                    b = IB[k]
                     g_d[e, a] += G_sh[k]
                     g_d[e, b] -= G_sh[k]
                     if h == 0:

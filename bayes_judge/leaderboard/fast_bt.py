@@ -169,6 +169,8 @@ def _davidson_cells(beff, buf, ca, cb, cn, cx, sg, C, E, K, beta, nu, tied, r, s
     B = _BLOCK
     W = np.empty(4 * B)
     G = np.empty(B)
+    IA = np.empty(B, dtype=np.int64)  # the block's systems, read once for gather and scatter
+    IB = np.empty(B, dtype=np.int64)
     total = 0.0
     bad = 0.0
     for e in range(E):
@@ -182,6 +184,8 @@ def _davidson_cells(beff, buf, ca, cb, cn, cx, sg, C, E, K, beta, nu, tied, r, s
                 cc = c0 + k
                 a = int(buf[ca + cc])
                 b = int(buf[cb + cc])
+                IA[k] = a
+                IB[k] = b
                 if direct:
                     d = s[a] - s[b]
                     for j in range(K):
@@ -203,8 +207,8 @@ def _davidson_cells(beff, buf, ca, cb, cn, cx, sg, C, E, K, beta, nu, tied, r, s
             for k in range(nk):  # scatter
                 cc = c0 + k
                 gb += G[k]
-                g_s[int(buf[ca + cc])] += G[k]
-                g_s[int(buf[cb + cc])] -= G[k]
+                g_s[IA[k]] += G[k]
+                g_s[IB[k]] -= G[k]
                 for j in range(K):
                     g_eff[j] += G[k] * buf[cx + cc * K + j]
             g_beta[e] += gb
