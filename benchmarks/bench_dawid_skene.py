@@ -437,8 +437,9 @@ def _table(res: dict) -> str:
         ("ours nutpie: second fit, new data, same process", res["ours_nutpie"]["second"]),
         ("ours nutpie: third fit, the second's data again", res["ours_nutpie"]["third"]),
         ("ours numpyro: first fit (fresh process, import + JIT)", res["ours_numpyro"]["first"]),
-        ("ours numpyro: second fit, new data (109 -> 112 patterns, padded alike: no compile), same process",
-         res["ours_numpyro"]["second"]),
+        (f"ours numpyro: second fit, new data ({res['ours_numpyro']['first']['n_patterns']} -> "
+         f"{res['ours_numpyro']['second']['n_patterns']} patterns; programs compiled in all: "
+         f"{res['ours_numpyro'].get('numpyro_programs_compiled')}), same process", res["ours_numpyro"]["second"]),
         ("ours numpyro: third fit, the second's data again, another seed", res["ours_numpyro"]["third"]),
         ("ours pymc sampler: first fit (fresh process)", res["ours_pymc"]),
         ("no-label default `bj.win_rate(g)` (consensus model, nutpie): first fit (fresh process)",

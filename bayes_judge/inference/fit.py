@@ -58,17 +58,14 @@ STAT_NAMES = ("diverging", "energy", "n_steps", "acceptance_rate", "lp", "tree_d
 # the compiled graph has a numpy ufunc; C otherwise.
 _DERIVED_MODE = None
 _PY_THUNK_WORK = 5e7
-_UFUNC_REWRITE: Any = None
 
 
+@functools.cache
 def _ufunc_rewrite():
     """A graph rewrite for the Python-thunk mode: elementwise softplus, log1mexp, clip and casts,
     which have no numpy ufunc and would run one scalar at a time there, become ops that have one
     (the same functions: ``softplus(x) = max(x, 0) + log1p(exp(-|x|))``;
     ``log1mexp(x) = log(-expm1(x))`` for x > −log 2, else ``log1p(-exp(x))``)."""
-    global _UFUNC_REWRITE
-    if _UFUNC_REWRITE is not None:
-        return _UFUNC_REWRITE
     import pytensor.tensor as pt
     from pytensor.graph.basic import Apply
     from pytensor.graph.op import Op
@@ -114,8 +111,7 @@ def _ufunc_rewrite():
         out = pt.cast(out, node.outputs[0].dtype) if out.dtype != node.outputs[0].dtype else out
         return [out]
 
-    _UFUNC_REWRITE = in2out(as_ufuncs, name="bayes_judge_as_ufuncs")
-    return _UFUNC_REWRITE
+    return in2out(as_ufuncs, name="bayes_judge_as_ufuncs")
 
 
 def _py_thunk_mode():

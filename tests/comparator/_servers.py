@@ -65,8 +65,7 @@ class LlamaServer:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                tail = Path(self.log).read_text()[-2000:] if self.log else ""
-                raise RuntimeError(f"the llama.cpp server exited with {self.proc.returncode}: {tail}")
+                raise RuntimeError(f"the llama.cpp server exited with {self.proc.returncode}: {self._log_tail()}")
             try:
                 with urllib.request.urlopen(f"{self.url}/models", timeout=2) as r:
                     if r.status == 200:
@@ -77,6 +76,9 @@ class LlamaServer:
                 time.sleep(0.2)
         self.stop()
         raise RuntimeError(f"the llama.cpp server did not answer within {timeout} s")
+
+    def _log_tail(self) -> str:
+        return Path(self.log).read_text(errors="replace")[-2000:] if self.log else ""
 
     def _smoke(self) -> None:
         """One multi-token completion: a llama.cpp built for the wrong CPU features (AMX kernels on
@@ -91,7 +93,7 @@ class LlamaServer:
         except OSError as err:
             time.sleep(0.5)
             code = self.proc.poll() if self.proc is not None else None
-            tail = Path(self.log).read_text(errors="replace")[-2000:] if self.log else ""
+            tail = self._log_tail()
             self.stop()
             raise RuntimeError(
                 f"the llama.cpp server answered /models but its first completion failed ({err!r}); "
