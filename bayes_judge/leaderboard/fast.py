@@ -34,9 +34,13 @@ A cell computes no exp: ``u± = e^{η±} = e^{±α_e} e^{β_e} e^{δ_{e,a}} / e^
 sorted by (label, judge) and read in blocks: a scalar gather from the tables, a branch-free
 elementwise pass that LLVM compiles to SIMD code (the reciprocals of a cell share one division,
 its logs another, through a bit-level log: libm's is a call per value and keeps a loop scalar),
-and a scalar scatter of the per-cell gradients.  About 19 ns a cell at 1,000,000 comparisons,
-against 32 ns for a plain loop over cells with libm's log (``benchmarks/bench_leaderboard.py``
-reports the evaluation's time).  A human label scores
+and a scalar scatter of the per-cell gradients.  About 17 ns a cell at 1,000,000 comparisons,
+against 32 ns for a plain loop over cells with libm's log.  A judge whose unlabelled cells fill
+at least half of the N × N grid of (A, B) (the arena case) has them stored as that dense grid
+instead (:func:`_sorted_cells`, :func:`_dense_cells`): a grid row is read in contiguous blocks
+with no gather, its gradients land on contiguous runs of systems with no scatter, and the row's
+``σ(s_a − s_b)`` serves every judge, about 8 ns a place of the grid (empty places included).
+``benchmarks/bench_leaderboard.py`` reports the evaluation's time.  A human label scores
 ``log σ(±d)``.  Scores ``s = s_raw − mean(s_raw)`` and ``δ_e = σ_δ (z_e −
 mean(z_e))`` are centring projections, so their gradients are centred the same way; the
 HalfNormal sites are sampled on the log scale with the log-Jacobian (PyMC's log transform).
@@ -60,7 +64,7 @@ from ..inference.fastpaths import register_fast_path
 __all__ = ["pack_data", "logp_grad", "expand", "accepts", "fast_path", "register_kernel"]
 
 # N, E, C, H, K, T, position bias, system bias, then mu_s, sd_s, tau_a, mu_b, sd_b, tau_t, tau_d,
-# mu_e, sd_e
+# mu_e, sd_e, then D (judges with a dense grid)
 _HEADER = 20
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 _LOG2 = math.log(2.0)
@@ -109,19 +113,22 @@ def pack_data(arrays: dict, priors: Priors, options: dict, n_systems: int) -> np
     Returns
     -------
     ndarray of float64
-        Header (``_HEADER``), then the judgment cells sorted by (human label, judge, a, b):
+        Header (``_HEADER``; ``buf[17]`` the number D of judges with a dense grid), then the
+        listed judgment cells sorted by (human label, judge, a, b):
         ``a, b`` (C each), the counts ``n_A + s_A, n_B + s_B, n_T, s_A + s_B`` (4 rows of C),
         ``x`` (C × K), the segment starts (3E + 1: cells of label ``h`` and judge ``e`` are
         ``[seg[hE + e], seg[hE + e + 1])``), then ``hum_a, hum_b`` (H each), ``hum_n`` (H × 2),
-        ``hum_x`` (H × K) and the tie index of every judge (E; −1 for a judge that never ties).
+        ``hum_x`` (H × K), the tie index of every judge (E; −1 for a judge that never ties) and
+        the dense section of :func:`_sorted_cells`.
     """
     if not accepts(priors, options):
         raise ValueError(f"the 'bt-judges' fast path states no difficulty and the declared prior families "
                          f"with scalar parameters; got options {options} and\n{priors}")
     (N, E, C, H, K, T), parts = _cells(arrays, options, n_systems, with_h=True)
-    parts = _sorted_cells(parts, N, E, C, H, K)
+    parts, C, D = _sorted_cells(parts, N, E, C, H, K)
     pr = priors
     header = np.zeros(_HEADER)
+    header[17] = D
     header[:17] = [N, E, C, H, K, T, float(bool(options.get("position_bias", True))),
                    float(bool(options.get("system_bias", True))),
                    _par(pr.scores, "mu"), _par(pr.scores, "sigma"), _par(pr.alpha, "sigma"),  # type: ignore[attr-defined]
@@ -151,17 +158,63 @@ def _cells(arrays: dict, options: dict, n_systems: int, *, with_h: bool) -> tupl
     return (N, E, C, H, K, len(ties)), parts
 
 
-def _sorted_cells(parts: list[np.ndarray], N: int, E: int, C: int, H: int, K: int) -> list[np.ndarray]:
+#: a judge's unlabelled cells are read from a dense N x N grid when they fill at least this share
+#: of it (and the model has no covariates): rows of the grid are contiguous, so the cell pass needs
+#: no gather or scatter of system indices (about 2x fewer ns a cell); sparse cells cost a gather
+#: and a scatter each, dense ones cost the empty places too
+_DENSE_FILL = 0.5
+_DENSE_MAX_N = 2000  # 4 N^2 floats a judge: 128 MB at N = 2000
+
+
+@numba.njit(inline="always")
+def _row_length(N):
+    """A grid row's length: ``N`` padded to a multiple of 16 (empty places), so that every block
+    of a row is whole vector iterations (LLVM's vector loop takes 16 cells an iteration here; a
+    remainder runs scalar)."""
+    return (N + 15) // 16 * 16
+
+
+def _dense_judges(a: np.ndarray, e: np.ndarray, h: np.ndarray, N: int, E: int, K: int) -> np.ndarray:
+    """The judges whose unlabelled cells go to a dense grid (:data:`_DENSE_FILL`)."""
+    if K or N > _DENSE_MAX_N or N < 2:
+        return np.zeros(E, dtype=bool)
+    per_judge = np.bincount(e[h == 0].astype(np.int64), minlength=E)
+    return per_judge >= _DENSE_FILL * N * (N - 1)
+
+
+def _sorted_cells(parts: list[np.ndarray], N: int, E: int, C: int, H: int, K: int
+                  ) -> tuple[list[np.ndarray], int, int]:
     """The kernel's cell layout from :func:`_cells`' parts: cells sorted by (h, e, a, b) and cut
     into segments of one label state and one judge (judge constants are scalars in a segment),
-    the five counts folded into the four the likelihood reads."""
+    the five counts folded into the four the likelihood reads.  The unlabelled cells of the
+    :func:`_dense_judges` leave the list for a dense section after the other parts: the dense
+    index of every judge (E; −1 for a sparse one), a flag per grid row (D × N: 0 empty, 1 hard
+    counts only, 2 with soft rows) and the four count grids ``[judge, count, a, b]`` (D × 4 × N × P, rows padded to P = :func:`_row_length`).
+    Returns the parts, the number of listed cells and D."""
     a, b, e, h, n, x = parts[:6]
+    n = n.reshape(C, 5)
+    counts = np.stack([n[:, 0] + n[:, 3], n[:, 1] + n[:, 4], n[:, 2], n[:, 3] + n[:, 4]])
+    dense = _dense_judges(a, e, h, N, E, K)
+    into = dense[e.astype(np.int64)] & (h == 0)
+    index = np.full(E, -1.0)
+    index[dense] = np.arange(int(dense.sum()))
+    D = int(dense.sum())
+    P = _row_length(N)
+    grid = np.zeros((D, 4, N * P))
+    ai, bi, ki = a[into].astype(np.int64), b[into].astype(np.int64), index[e[into].astype(np.int64)].astype(np.int64)
+    for j in range(4):  # a cell is one (h, e, a, b): each place of the grid is set once
+        grid[ki, j, ai * P + bi] = counts[j, into]
+    row_total = grid[:, :3].sum(axis=1).reshape(D, N, P).sum(axis=2)
+    row_soft = grid[:, 3].reshape(D, N, P).any(axis=2)
+    row_flag = np.where(row_soft, 2.0, np.where(row_total > 0, 1.0, 0.0))
+    keep = ~into
+    a, b, e, h, counts, x = a[keep], b[keep], e[keep], h[keep], counts[:, keep], x.reshape(C, K)[keep]
+    C = int(keep.sum())
     o = np.lexsort((b, a, e, h))
-    n = n.reshape(C, 5)[o]
     key = h[o].astype(np.int64) * E + e[o].astype(np.int64)
     seg = np.searchsorted(key, np.arange(3 * E + 1)).astype(np.float64)
-    counts = np.stack([n[:, 0] + n[:, 3], n[:, 1] + n[:, 4], n[:, 2], n[:, 3] + n[:, 4]])
-    return [a[o], b[o], counts.ravel(), x.reshape(C, K)[o].ravel(), seg, *parts[6:]]
+    out = [a[o], b[o], counts[:, o].ravel(), x[o].ravel(), seg, *parts[6:], index, row_flag.ravel(), grid.ravel()]
+    return out, C, D
 
 
 @numba.njit(inline="always")
@@ -342,22 +395,68 @@ def _chain(w, w1, gA, gB, a1, a0, b1, b0, da1, da0, db1, db0):
     return ge_p - ge_m, ge_p + ge_m, g_t, w * w1 * (gA * (a1 - a0) + gB * (b1 - b0))
 
 
+@numba.njit(inline="always", fastmath=_FM)
+def _soft_cell(r, wk, wk1, ss, eap, iea, v):
+    """A cell's soft normalizer ``−(s_A + s_B) log S``, ``S = P_A + P_B``: (term, ``(s_A + s_B) / S``,
+    1.0 for an S below _TINY)."""
+    a1, a0, b1, b0, _, _, _, _ = _judge_probs(r, eap, iea, v)
+    S = wk * (a1 + b1) + wk1 * (a0 + b0)
+    yS = S if ss != 0.0 else 1.0
+    lS, iS = _log_inv(yS)
+    return -ss * lS, ss * iS, 0.0 if yS >= _TINY else 1.0
+
+
+@numba.njit(inline="always", fastmath=_FM)
+def _tie_cell(r, wk, wk1, ca, cb, nt, sn, eap, iea, v):
+    """A cell of a judge that ties (module docstring; ``sn`` the soft normalizer's ``∂/∂P_A``):
+    (log-likelihood, ∂/∂α, ∂/∂(δ_a − δ_b), ∂/∂t, ∂/∂d, count of probabilities below _TINY)."""
+    a1, a0, b1, b0, da1, da0, db1, db0 = _judge_probs(r, eap, iea, v)
+    pA = wk * a1 + wk1 * a0
+    pB = wk * b1 + wk1 * b0
+    pT = 1.0 - pA - pB
+    yA = pA if ca != 0.0 else 1.0  # an outcome never seen scores 0 whatever its probability
+    yB = pB if cb != 0.0 else 1.0
+    yT = pT if nt != 0.0 else 1.0
+    bad = (0.0 if yA >= _TINY else 1.0) + (0.0 if yB >= _TINY else 1.0) + (0.0 if yT >= _TINY else 1.0)
+    yAB = yA * yB
+    z = 1.0 / (yAB * yT)
+    zAB = z * yT
+    gT = nt * (z * yAB)
+    gA = ca * (zAB * yB) - gT - sn
+    gB = cb * (zAB * yA) - gT - sn
+    lA, lB, lT = _log3(yA, yB, yT)
+    ga, g, gt, gd = _chain(wk, wk1, gA, gB, a1, a0, b1, b0, da1, da0, db1, db0)
+    return ca * lA + cb * lB + nt * lT, ga, g, gt, gd, bad
+
+
+@numba.njit(inline="always", fastmath=_FM)
+def _notie_cell(r, wk, wk1, ca, cb, eap, iea, v):
+    """As :func:`_tie_cell` for a judge that never ties (t = 0, ``b = 1 − a``, no tie count)."""
+    a1, a0, b1, b0, da1, da0, db1, db0 = _judge_probs(r, eap, iea, v)  # v = 1: b = 1 − a
+    pA = wk * a1 + wk1 * a0
+    pB = wk * b1 + wk1 * b0
+    yA = pA if ca != 0.0 else 1.0
+    yB = pB if cb != 0.0 else 1.0
+    bad = (0.0 if yA >= _TINY else 1.0) + (0.0 if yB >= _TINY else 1.0)
+    z = 1.0 / (yA * yB)
+    gA = ca * (z * yB)
+    gB = cb * (z * yA)
+    lA, lB = _log2(yA, yB)
+    ga, g, _, gd = _chain(wk, wk1, gA, gB, a1, a0, b1, b0, da1, da0, db1, db0)
+    return ca * lA + cb * lB, ga, g, gd, bad
+
+
 @numba.njit(cache=True, nogil=True, error_model="numpy", fastmath=_FM)
 def _soft_normalizer(W, nk, eap, iea, v):
-    """The soft terms' normalizer of a tie block: ``−(s_A + s_B) log S`` with ``S = P_A + P_B``
-    summed (nan for an S below _TINY); the column ``s_A + s_B`` becomes ``(s_A + s_B) / S``."""
+    """The soft terms' normalizer of a tie block (:func:`_soft_cell`) summed (nan for an S below
+    _TINY); the column ``s_A + s_B`` becomes ``(s_A + s_B) / S``."""
     B = _BLOCK
     total = 0.0
     bad = 0.0
     for k in range(nk):
-        a1, a0, b1, b0, _, _, _, _ = _judge_probs(W[k], eap, iea, v)
-        ss = W[6 * B + k]
-        S = W[B + k] * (a1 + b1) + W[2 * B + k] * (a0 + b0)
-        yS = S if ss != 0.0 else 1.0
-        bad += 0.0 if yS >= _TINY else 1.0
-        lS, iS = _log_inv(yS)
-        total -= ss * lS
-        W[6 * B + k] = ss * iS
+        t, W[6 * B + k], bd = _soft_cell(W[k], W[B + k], W[2 * B + k], W[6 * B + k], eap, iea, v)
+        total += t
+        bad += bd
     return total if bad == 0.0 else math.nan
 
 
@@ -375,30 +474,11 @@ def _block_tie(W, G_sh, G_d, nk, eap, iea, v, soft):
     g_t = 0.0
     bad = 0.0
     for k in range(nk):
-        a1, a0, b1, b0, da1, da0, db1, db0 = _judge_probs(W[k], eap, iea, v)
-        wk = W[B + k]
-        wk1 = W[2 * B + k]
-        pA = wk * a1 + wk1 * a0
-        pB = wk * b1 + wk1 * b0
-        pT = 1.0 - pA - pB
-        ca = W[3 * B + k]
-        cb = W[4 * B + k]
-        nt = W[5 * B + k]
-        yA = pA if ca != 0.0 else 1.0  # an outcome never seen scores 0 whatever its probability
-        yB = pB if cb != 0.0 else 1.0
-        yT = pT if nt != 0.0 else 1.0
-        bad += (0.0 if yA >= _TINY else 1.0) + (0.0 if yB >= _TINY else 1.0) + (0.0 if yT >= _TINY else 1.0)
-        yAB = yA * yB
-        z = 1.0 / (yAB * yT)
-        zAB = z * yT
-        gT = nt * (z * yAB)
-        gA = ca * (zAB * yB) - gT
-        gB = cb * (zAB * yA) - gT
-        lA, lB, lT = _log3(yA, yB, yT)
-        total += ca * lA + cb * lB + nt * lT
-        gA -= W[6 * B + k]  # the soft normalizer's (0 without soft rows)
-        gB -= W[6 * B + k]
-        ga, g, gt, G_d[k] = _chain(wk, wk1, gA, gB, a1, a0, b1, b0, da1, da0, db1, db0)
+        # the soft normalizer's column (s_A + s_B, all 0 without soft rows)
+        lk, ga, g, gt, G_d[k], bd = _tie_cell(W[k], W[B + k], W[2 * B + k], W[3 * B + k], W[4 * B + k],
+                                              W[5 * B + k], W[6 * B + k], eap, iea, v)
+        total += lk
+        bad += bd
         g_al += ga
         g_sh += g
         G_sh[k] = g
@@ -415,25 +495,63 @@ def _block_notie(W, G_sh, G_d, nk, eap, iea, v):
     g_sh = 0.0
     bad = 0.0
     for k in range(nk):
-        a1, a0, b1, b0, da1, da0, db1, db0 = _judge_probs(W[k], eap, iea, v)  # v = 1: b = 1 − a
-        wk = W[B + k]
-        wk1 = W[2 * B + k]
-        pA = wk * a1 + wk1 * a0
-        pB = wk * b1 + wk1 * b0
-        ca = W[3 * B + k]
-        cb = W[4 * B + k]
-        yA = pA if ca != 0.0 else 1.0
-        yB = pB if cb != 0.0 else 1.0
-        bad += (0.0 if yA >= _TINY else 1.0) + (0.0 if yB >= _TINY else 1.0)
-        z = 1.0 / (yA * yB)
-        gA = ca * (z * yB)
-        gB = cb * (z * yA)
-        lA, lB = _log2(yA, yB)
-        total += ca * lA + cb * lB
-        ga, g, _, G_d[k] = _chain(wk, wk1, gA, gB, a1, a0, b1, b0, da1, da0, db1, db0)
+        lk, ga, g, G_d[k], bd = _notie_cell(W[k], W[B + k], W[2 * B + k], W[3 * B + k], W[4 * B + k], eap, iea, v)
+        total += lk
+        bad += bd
         g_al += ga
         g_sh += g
         G_sh[k] = g
+    return total, g_al, g_sh, 0.0, bad
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", fastmath=_FM)
+def _row_tie(qb, r0, wr, wr1, nA, nB, nT, nS, G, nk, eap, iea, v, soft):
+    """``nk`` cells of a dense grid row (:func:`_dense_cells`) of a judge that ties, read in place:
+    ``r = r0 qb[k]``, ``w = wr[k]``, ``1 − w = wr1[k]`` and the four counts (arrays that start at
+    the block's first cell: indexed from 0, no negative-index fix-up per access keeps the loop
+    off SIMD code); as :func:`_block_tie`, ``G[k]`` gets ∂l/∂(δ_a − δ_b) and ``G[B + k]`` ∂l/∂d
+    (``G[2B + k]`` holds the soft normalizer's column)."""
+    B = _BLOCK
+    total = 0.0
+    bad = 0.0
+    if soft:
+        for k in range(nk):
+            t, G[2 * B + k], bd = _soft_cell(r0 * qb[k], wr[k], wr1[k], nS[k], eap, iea, v)
+            total += t
+            bad += bd
+    else:
+        for k in range(nk):
+            G[2 * B + k] = 0.0
+    g_al = 0.0
+    g_sh = 0.0
+    g_t = 0.0
+    for k in range(nk):
+        lk, ga, g, gt, G[B + k], bd = _tie_cell(r0 * qb[k], wr[k], wr1[k], nA[k], nB[k], nT[k], G[2 * B + k],
+                                                eap, iea, v)
+        total += lk
+        bad += bd
+        g_al += ga
+        g_sh += g
+        G[k] = g
+        g_t += gt
+    return total, g_al, g_sh, g_t, bad
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", fastmath=_FM)
+def _row_notie(qb, r0, wr, wr1, nA, nB, G, nk, eap, iea, v):
+    """As :func:`_row_tie` for a judge that never ties."""
+    B = _BLOCK
+    total = 0.0
+    bad = 0.0
+    g_al = 0.0
+    g_sh = 0.0
+    for k in range(nk):
+        lk, ga, g, G[B + k], bd = _notie_cell(r0 * qb[k], wr[k], wr1[k], nA[k], nB[k], eap, iea, v)
+        total += lk
+        bad += bd
+        g_al += ga
+        g_sh += g
+        G[k] = g
     return total, g_al, g_sh, 0.0, bad
 
 
@@ -575,6 +693,84 @@ def _judgment_cells(beff, buf, ca, cb, cn, cx, sg, C, E, K, tied, ea, ev, qa, qb
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
+def _dense_cells(buf, do, N, E, D, tied, ea, ev, qa, qb, es, s, direct, g_s, g_d, g_alpha, g_shift, g_tau):
+    """As :func:`_judgment_cells` for the unlabelled cells of the dense judges (the section at
+    ``do``, :func:`_sorted_cells`): grid row ``a`` of judge ``e`` is read in blocks of contiguous
+    ``b``, the row's ``σ(s_a − s_b)`` is made once for all judges, and the per-cell gradients go
+    to contiguous runs of ``g_d[e]`` and ``g_s`` (the row's own sums to ``a``)."""
+    B = _BLOCK
+    P = _row_length(N)
+    G = np.empty(3 * B)
+    wr = np.full(P, 0.5)  # the padding's values: finite, and its counts are 0
+    wr1 = np.full(P, 0.5)
+    qbp = np.ones((E, P))
+    qbp[:, :N] = qb
+    NN = N * P
+    fo = do + E
+    co = fo + D * N
+    total = 0.0
+    bad = 0.0
+    for a in range(N):
+        used = False
+        for e in range(E):
+            k = int(buf[do + e])
+            used = used or (k >= 0 and buf[fo + k * N + a] != 0.0)
+        if not used:
+            continue
+        if direct:
+            for b in range(N):
+                wr[b], wr1[b] = _sig_pair(s[a] - s[b])
+        else:
+            esa = es[a]
+            for b in range(N):
+                z = 1.0 / (esa + es[b])
+                wr[b] = esa * z
+                wr1[b] = es[b] * z
+        for e in range(E):
+            k = int(buf[do + e])
+            if k < 0:
+                continue
+            flag = buf[fo + k * N + a]
+            if flag == 0.0:
+                continue
+            soft = flag == 2.0
+            eap = ea[e]
+            iea = 1.0 / eap
+            v = ev[e]
+            r0 = qa[e, a]
+            base = co + k * 4 * NN + a * P
+            g_row = 0.0
+            gs_row = 0.0
+            qbe = qbp[e]
+            for b0 in range(0, P, B):
+                nk = min(B, P - b0)
+                o = base + b0
+                if tied[e]:
+                    t, gal, gsh, gt, bd = _row_tie(qbe[b0:], r0, wr[b0:], wr1[b0:], buf[o:], buf[o + NN:],
+                                                   buf[o + 2 * NN:], buf[o + 3 * NN:], G, nk, eap, iea, v, soft)
+                else:
+                    t, gal, gsh, gt, bd = _row_notie(qbe[b0:], r0, wr[b0:], wr1[b0:], buf[o:], buf[o + NN:], G, nk,
+                                                     eap, iea, v)
+                total += t
+                bad += bd
+                g_alpha[e] += gal
+                g_shift[e] += gsh
+                g_tau[e] += gt
+                g_row += gsh
+                gde = g_d[e, b0:]
+                gse = g_s[b0:]
+                for j in range(min(nk, N - b0)):  # contiguous runs: no scatter
+                    gde[j] -= G[j]
+                    gse[j] -= G[B + j]
+                    gs_row += G[B + j]
+            g_d[e, a] += g_row
+            g_s[a] += gs_row
+    if bad != 0.0:
+        return math.nan
+    return total
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def logp_grad(x, buf, grad):  # noqa: C901 (one pass over the cells, written out)
     """Log-density of the unconstrained vector ``x`` (module docstring); fills ``grad``.
 
@@ -582,6 +778,7 @@ def logp_grad(x, buf, grad):  # noqa: C901 (one pass over the cells, written out
     exception in the callback), which nutpie counts as a divergence, as it does the declaration's.
     """
     N, E, C, H, K, T = int(buf[0]), int(buf[1]), int(buf[2]), int(buf[3]), int(buf[4]), int(buf[5])
+    D = int(buf[17])
     pb, sb = buf[6] != 0.0, buf[7] != 0.0
     mu_s, sd_s, tau_a, mu_b, sd_b, tau_t, tau_d, mu_e, sd_e = (
         buf[8], buf[9], buf[10], buf[11], buf[12], buf[13], buf[14], buf[15], buf[16])
@@ -670,6 +867,9 @@ def logp_grad(x, buf, grad):  # noqa: C901 (one pass over the cells, written out
     direct = K > 0 or smax - s.min() > 700.0
     total += _judgment_cells(x[q_eff:q_eff + K], buf, ca, cb, cn, cx, sg, C, E, K, tied, ea, ev, qa, qb, es, s,
                              direct, g_s, g_d, g_alpha, g_shift, g_tau, g_eff)
+    if D:
+        total += _dense_cells(buf, tio + E, N, E, D, tied, ea, ev, qa, qb, es, s, direct, g_s, g_d, g_alpha, g_shift,
+                              g_tau)
     total += _human_cells(x[q_eff:q_eff + K], buf, oh, H, K, s, es, smax, direct, g_s, g_eff)
     _close_scores(grad, g_s, g_eff, N, K)
     for j in range(E):

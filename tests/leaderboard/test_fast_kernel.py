@@ -76,7 +76,8 @@ def _large_case(seed: int = 3, model: str = "bt-judges"):
 
 
 @pytest.mark.parametrize(("model", "kernel"), [("bt-judges", fast), ("bt", fast_bt)])
-def test_segments_spanning_blocks_match_the_declaration(model, kernel):
+def test_segments_spanning_blocks_match_the_declaration(model, kernel, monkeypatch):
+    monkeypatch.setattr(fast, "_DENSE_FILL", np.inf)  # every cell listed (the dense grid: below)
     data, coords, options = _large_case(model=model)
     arrays = data.arrays()
     buf = kernel.pack_data(arrays, get_model(model, "leaderboard").default_priors(), options, len(data.systems))
@@ -105,6 +106,84 @@ def test_segments_spanning_blocks_match_the_declaration(model, kernel):
             assert lp - got0 == pytest.approx(float(logp(point)) - ref0, rel=1e-10, abs=1e-8)
 
 
+def _dense_case(n_systems: int = 150, m: int = 6000, seed: int = 7):
+    """Rows of the dense grid longer than a block (150 systems: 160 places a row), three judges
+    (judge 1 ties), some soft rows, 5% labelled (listed cells beside the grid), empty rows."""
+    df, _ = simulate_leaderboard(n_systems, m, alpha=(1.5, 1.0, 0.7), beta=(0.3, -0.2, 0.0), tau=[0.0, 0.6, 0.0],
+                                 label_share=0.05, design="one-judge", seed=seed)
+    df = df[df["a"] != "S003"]  # an empty row in every judge's grid (S003 is only ever shown second)
+    rng = np.random.default_rng(seed)
+    soft = (rng.random(len(df)) < 0.05) & (df["winner"] != "tie").to_numpy()
+    df = df.assign(p_a=np.where(soft, rng.uniform(0.05, 0.95, len(df)), np.nan),
+                   winner=df["winner"].where(~soft, None))
+    data = encode_leaderboard(df)
+    coords = data.coords()
+    ties = tuple(int(e) for e in np.flatnonzero(data.has_ties))
+    coords["tie_judge"] = [data.judges[e] for e in ties] or ["none"]
+    return data, coords, {"position_bias": True, "tie_judges": ties, "n_judges": 3, "system_bias": True}
+
+
+def _two_layouts(monkeypatch, data, coords, options, x):
+    """The kernel's value and gradient at ``x`` with every judge's cells listed and with every
+    unlabelled cell in the dense grid."""
+    priors = get_model("bt-judges", "leaderboard").default_priors()
+    out = []
+    for fill, n_dense in ((np.inf, 0), (0.0, 3)):
+        monkeypatch.setattr(fast, "_DENSE_FILL", fill)
+        buf = fast.pack_data(data.arrays(), priors, options, len(data.systems))
+        assert int(buf[17]) == n_dense
+        out.append(fast.fast_path.logp_grad(x, data.arrays(), coords, priors, options=options))
+    return out
+
+
+@pytest.mark.parametrize("options", [
+    {},
+    {"position_bias": False, "system_bias": False},
+    {"tie_judges": ()},  # judge 1's ties then count nowhere: only its other verdicts are read
+])
+def test_the_dense_grid_gives_the_listed_cells_value_and_gradient(monkeypatch, options):
+    data, coords, base = _dense_case()
+    options = {**base, **options}
+    N = len(data.systems)
+    n = N + 3 + (3 if options["position_bias"] else 0) + len(options["tie_judges"])
+    n += (1 + 3 * N) if options["system_bias"] else 0
+    x = np.random.default_rng(3).normal(0.0, 0.5, n)
+    (lp0, g0), (lp1, g1) = _two_layouts(monkeypatch, data, coords, options, x)
+    assert np.isfinite(lp0)
+    assert lp1 == pytest.approx(lp0, rel=1e-12)
+    np.testing.assert_allclose(g1, g0, rtol=1e-9, atol=1e-9)
+
+
+def test_the_dense_grid_layout_and_its_extremes(monkeypatch):
+    data, coords, options = _dense_case()
+    N, D = len(data.systems), 3
+    monkeypatch.setattr(fast, "_DENSE_FILL", 0.0)
+    priors = get_model("bt-judges", "leaderboard").default_priors()
+    buf = fast.pack_data(data.arrays(), priors, options, N)
+    P = fast._row_length(N)
+    assert P == 160 > fast._BLOCK
+    C, H = int(buf[2]), int(buf[3])
+    assert C == int((data.arrays()["h"] != 0).sum())  # the labelled cells stay listed
+    do = fast._HEADER + 6 * C + 3 * 3 + 1 + 4 * H + 3
+    flags = buf[do + 3:do + 3 + D * N]
+    assert {0.0, 1.0, 2.0} <= set(flags.tolist())  # empty rows, hard rows, rows with soft judgments
+    grid = buf[do + 3 + D * N:].reshape(D, 4, N, P)
+    assert grid[..., N:].sum() == 0 and grid.shape[0] * grid.shape[1] * N * P == len(buf) - do - 3 - D * N
+    n = N + 3 + 3 + 1 + 1 + 3 * N
+    x = np.random.default_rng(4).normal(0.0, 0.5, n)
+    # scores more than 700 apart: σ(s_a − s_b) from the differences, not from the exp table
+    x[:N] = np.linspace(-450.0, 450.0, N)
+    (lp0, g0), (lp1, g1) = _two_layouts(monkeypatch, data, coords, options, x)
+    assert np.isfinite(lp0) and lp1 == pytest.approx(lp0, rel=1e-12)
+    np.testing.assert_allclose(g1, g0, rtol=1e-9, atol=1e-6)
+    # a tie threshold so high (τ = e^7) that a verdict for A or B has probability below e^-1000:
+    # a divergence in both layouts
+    x = np.random.default_rng(4).normal(0.0, 0.5, n)
+    x[N + 6] = 7.0
+    (lp0, _), (lp1, _) = _two_layouts(monkeypatch, data, coords, options, x)
+    assert np.isnan(lp0) and np.isnan(lp1)
+
+
 def test_the_cell_order_does_not_matter_and_a_lost_probability_is_a_divergence():
     data, coords, options = _large_case(seed=5)
     arrays = data.arrays()
@@ -127,7 +206,8 @@ def test_the_cell_order_does_not_matter_and_a_lost_probability_is_a_divergence()
 
 
 @pytest.mark.parametrize("name", ["fast._block_tie", "fast._soft_normalizer", "fast._block_notie",
-                                  "fast._block_human", "fast_bt._block_davidson"])
+                                  "fast._row_tie", "fast._row_notie", "fast._block_human",
+                                  "fast_bt._block_davidson"])
 def test_the_elementwise_passes_compile_to_simd_loops(name):
     """The blocks exist to be vectorized: a libm call, a data-dependent branch or one more
     possibly-aliased array can leave the loop scalar (and the kernel 2-3x slower) while every
@@ -142,10 +222,13 @@ def test_the_elementwise_passes_compile_to_simd_loops(name):
     W, G, G2 = np.full(7 * B, 0.7), np.empty(B), np.empty(B)
     args = {"_block_tie": (W, G, G2, B, 1.1, 0.9, 1.2, True), "_block_notie": (W, G, G2, B, 1.1, 0.9, 1.0),
             "_soft_normalizer": (W, B, 1.1, 0.9, 1.2), "_block_human": (W, G, B),
-            "_block_davidson": (W, G, B, 1.1, 0.3, True)}[fn]
+            "_block_davidson": (W, G, B, 1.1, 0.3, True),
+            "_row_tie": (G, 1.1, G, G, G, G, G, G, W, B, 1.1, 0.9, 1.2, True),
+            "_row_notie": (G, 1.1, G, G, G, G, W, B, 1.1, 0.9, 1.0)}[fn]
     fresh(*args)
     ir = fresh.inspect_llvm(fresh.signatures[0])
-    # the Davidson block's loop is unswitched on its soft-rows flag: a vector loop for each value
-    assert len(re.findall(r"^vector\.body\d*:", ir, re.M)) >= (2 if fn == "_block_davidson" else 1)
+    # the Davidson block's loop is unswitched on its soft-rows flag: a vector loop for each value;
+    # a tie row has its soft normalizer's loop and its main loop
+    assert len(re.findall(r"^vector\.body\d*:", ir, re.M)) >= (2 if fn in ("_block_davidson", "_row_tie") else 1)
     # LLVM vectorizes a libm log as llvm.log.v4f64, which it lowers to a scalar call per lane
     assert not re.search(r"@llvm\.(log|exp|pow)\.v|call double @(log|exp)\b", ir)
