@@ -36,10 +36,11 @@ elementwise pass that LLVM compiles to SIMD code (the reciprocals of a cell shar
 its logs another, through a bit-level log: libm's is a call per value and keeps a loop scalar),
 and a scalar scatter of the per-cell gradients.  About 17 ns a cell at 1,000,000 comparisons,
 against 32 ns for a plain loop over cells with libm's log.  A judge whose unlabelled cells fill
-at least half of the N × N grid of (A, B) (the arena case) has them stored as that dense grid
-instead (:func:`_sorted_cells`, :func:`_dense_cells`): a grid row is read in contiguous blocks
-with no gather, its gradients land on contiguous runs of systems with no scatter, and the row's
-``σ(s_a − s_b)`` serves every judge, about 8 ns a place of the grid (empty places included).
+at least half of the N (N − 1) ordered pairs (A, B) (the arena case; no covariates) has them
+stored as an N × N grid instead (:func:`_sorted_cells`, :func:`_dense_cells`): a grid row is
+read in contiguous blocks with no gather, its gradients land on contiguous runs of systems with
+no scatter, and the row's ``σ(s_a − s_b)`` serves every judge, about 8 ns a place of the grid
+(empty places included, their gradient terms masked).
 ``benchmarks/bench_leaderboard.py`` reports the evaluation's time.  A human label scores
 ``log σ(±d)``.  Scores ``s = s_raw − mean(s_raw)`` and ``δ_e = σ_δ (z_e −
 mean(z_e))`` are centring projections, so their gradients are centred the same way; the
@@ -159,9 +160,11 @@ def _cells(arrays: dict, options: dict, n_systems: int, *, with_h: bool) -> tupl
 
 
 #: a judge's unlabelled cells are read from a dense N x N grid when they fill at least this share
-#: of it (and the model has no covariates): rows of the grid are contiguous, so the cell pass needs
-#: no gather or scatter of system indices (about 2x fewer ns a cell); sparse cells cost a gather
-#: and a scatter each, dense ones cost the empty places too
+#: of its N (N − 1) ordered pairs (and the model has no covariates): rows of the grid are
+#: contiguous, so the cell pass needs no gather or scatter of system indices (about 2x fewer ns
+#: a cell); listed cells cost a gather and a scatter each, the grid costs its empty places too.
+#: At this share the grid (4 floats a place) takes at most 4/3 of the listed cells' memory (6
+#: floats a cell).
 _DENSE_FILL = 0.5
 _DENSE_MAX_N = 2000  # 4 N^2 floats a judge: 128 MB at N = 2000
 
@@ -174,11 +177,16 @@ def _row_length(N):
     return (N + 15) // 16 * 16
 
 
-def _dense_judges(a: np.ndarray, e: np.ndarray, h: np.ndarray, N: int, E: int, K: int) -> np.ndarray:
-    """The judges whose unlabelled cells go to a dense grid (:data:`_DENSE_FILL`)."""
+def _dense_judges(a: np.ndarray, b: np.ndarray, e: np.ndarray, h: np.ndarray, N: int, E: int, K: int
+                  ) -> np.ndarray:
+    """The judges whose unlabelled cells go to a dense grid: distinct (A, B) places that fill
+    :data:`_DENSE_FILL` of the ordered pairs; none with covariates (a cell's ``x`` is its own),
+    fewer than 2 or more than :data:`_DENSE_MAX_N` systems."""
     if K or N > _DENSE_MAX_N or N < 2:
         return np.zeros(E, dtype=bool)
-    per_judge = np.bincount(e[h == 0].astype(np.int64), minlength=E)
+    u = h == 0
+    places = np.unique((e[u].astype(np.int64) * N + a[u].astype(np.int64)) * N + b[u].astype(np.int64))
+    per_judge = np.bincount(places // (N * N), minlength=E)
     return per_judge >= _DENSE_FILL * N * (N - 1)
 
 
@@ -189,21 +197,25 @@ def _sorted_cells(parts: list[np.ndarray], N: int, E: int, C: int, H: int, K: in
     the five counts folded into the four the likelihood reads.  The unlabelled cells of the
     :func:`_dense_judges` leave the list for a dense section after the other parts: the dense
     index of every judge (E; −1 for a sparse one), a flag per grid row (D × N: 0 empty, 1 hard
-    counts only, 2 with soft rows) and the four count grids ``[judge, count, a, b]`` (D × 4 × N × P, rows padded to P = :func:`_row_length`).
-    Returns the parts, the number of listed cells and D."""
+    counts only, 2 with soft rows) and the four count grids ``[judge, count, a, b]``
+    (D × 4 × N × P, rows padded to P = :func:`_row_length`; cells of one place are summed, as the
+    listed cells' terms add up).  Empty and padding places hold zero counts: the kernel still
+    computes them, and masks their gradient terms.  Returns the parts, the number of listed
+    cells and D."""
     a, b, e, h, n, x = parts[:6]
     n = n.reshape(C, 5)
     counts = np.stack([n[:, 0] + n[:, 3], n[:, 1] + n[:, 4], n[:, 2], n[:, 3] + n[:, 4]])
-    dense = _dense_judges(a, e, h, N, E, K)
+    dense = _dense_judges(a, b, e, h, N, E, K)
     into = dense[e.astype(np.int64)] & (h == 0)
     index = np.full(E, -1.0)
     index[dense] = np.arange(int(dense.sum()))
     D = int(dense.sum())
     P = _row_length(N)
-    grid = np.zeros((D, 4, N * P))
     ai, bi, ki = a[into].astype(np.int64), b[into].astype(np.int64), index[e[into].astype(np.int64)].astype(np.int64)
-    for j in range(4):  # a cell is one (h, e, a, b): each place of the grid is set once
-        grid[ki, j, ai * P + bi] = counts[j, into]
+    grid = np.zeros((D, 4, N * P))
+    for j in range(4):  # summed: one (h, e, a, b) may come as several cells (a prompt's, a covariate's)
+        grid[:, j] = np.bincount(ki * (N * P) + ai * P + bi, weights=counts[j, into],
+                                 minlength=D * N * P).reshape(D, N * P)
     row_total = grid[:, :3].sum(axis=1).reshape(D, N, P).sum(axis=2)
     row_soft = grid[:, 3].reshape(D, N, P).any(axis=2)
     row_flag = np.where(row_soft, 2.0, np.where(row_total > 0, 1.0, 0.0))
@@ -526,14 +538,16 @@ def _row_tie(qb, r0, wr, wr1, nA, nB, nT, nS, G, nk, eap, iea, v, soft):
     g_sh = 0.0
     g_t = 0.0
     for k in range(nk):
-        lk, ga, g, gt, G[B + k], bd = _tie_cell(r0 * qb[k], wr[k], wr1[k], nA[k], nB[k], nT[k], G[2 * B + k],
-                                                eap, iea, v)
+        lk, ga, g, gt, gd, bd = _tie_cell(r0 * qb[k], wr[k], wr1[k], nA[k], nB[k], nT[k], G[2 * B + k], eap, iea, v)
+        # an empty place adds nothing, also where its σ overflow (0 · nan): masked, branch-free
+        seen = nA[k] + nB[k] + nT[k] != 0.0
         total += lk
         bad += bd
-        g_al += ga
-        g_sh += g
-        G[k] = g
-        g_t += gt
+        g_al += ga if seen else 0.0
+        g_sh += g if seen else 0.0
+        g_t += gt if seen else 0.0
+        G[k] = g if seen else 0.0
+        G[B + k] = gd if seen else 0.0
     return total, g_al, g_sh, g_t, bad
 
 
@@ -546,12 +560,14 @@ def _row_notie(qb, r0, wr, wr1, nA, nB, G, nk, eap, iea, v):
     g_al = 0.0
     g_sh = 0.0
     for k in range(nk):
-        lk, ga, g, G[B + k], bd = _notie_cell(r0 * qb[k], wr[k], wr1[k], nA[k], nB[k], eap, iea, v)
+        lk, ga, g, gd, bd = _notie_cell(r0 * qb[k], wr[k], wr1[k], nA[k], nB[k], eap, iea, v)
+        seen = nA[k] + nB[k] != 0.0  # as in _row_tie
         total += lk
         bad += bd
-        g_al += ga
-        g_sh += g
-        G[k] = g
+        g_al += ga if seen else 0.0
+        g_sh += g if seen else 0.0
+        G[k] = g if seen else 0.0
+        G[B + k] = gd if seen else 0.0
     return total, g_al, g_sh, 0.0, bad
 
 

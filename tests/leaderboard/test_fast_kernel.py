@@ -176,12 +176,78 @@ def test_the_dense_grid_layout_and_its_extremes(monkeypatch):
     (lp0, g0), (lp1, g1) = _two_layouts(monkeypatch, data, coords, options, x)
     assert np.isfinite(lp0) and lp1 == pytest.approx(lp0, rel=1e-12)
     np.testing.assert_allclose(g1, g0, rtol=1e-9, atol=1e-6)
-    # a tie threshold so high (τ = e^7) that a verdict for A or B has probability below e^-1000:
-    # a divergence in both layouts
+    # a tie threshold so high (τ = e^7) that a verdict for A or B has probability below e^-1000
+    # (σ overflows on the way): nan in both layouts; the grid's own check alone is tested below
     x = np.random.default_rng(4).normal(0.0, 0.5, n)
     x[N + 6] = 7.0
     (lp0, _), (lp1, _) = _two_layouts(monkeypatch, data, coords, options, x)
     assert np.isnan(lp0) and np.isnan(lp1)
+
+
+def test_the_dense_grid_sums_cells_of_one_place(monkeypatch):
+    """Cells of one (label, judge, A, B) (a prompt's or a covariate's own, in tables encoded with
+    them) add their terms: listed twice, a cell counts twice in both layouts."""
+    data, coords, options = _dense_case(seed=8)
+    arrays = data.arrays()
+    twice = {k: (np.concatenate([np.asarray(v), np.asarray(v)])
+                 if k in ("sys_a", "sys_b", "judge", "h", "n", "x", "item") else v) for k, v in arrays.items()}
+    N = len(data.systems)
+    x = np.random.default_rng(5).normal(0.0, 0.5, N + 3 + 3 + 1 + 1 + 3 * N)
+    priors = get_model("bt-judges", "leaderboard").default_priors()
+    out = []
+    for fill in (np.inf, 0.0):
+        monkeypatch.setattr(fast, "_DENSE_FILL", fill)
+        once = fast.fast_path.logp_grad(x, arrays, coords, priors, options=options)
+        out.append(fast.fast_path.logp_grad(x, twice, coords, priors, options=options))
+        # the labelled cells (listed in both) and the unlabelled ones (in the grid in the second)
+        assert out[-1][0] < once[0]
+    assert out[1][0] == pytest.approx(out[0][0], rel=1e-12)
+    np.testing.assert_allclose(out[1][1], out[0][1], rtol=1e-9, atol=1e-9)
+
+
+def test_an_empty_place_of_the_grid_adds_nothing_where_its_probabilities_overflow(monkeypatch):
+    """A pair a judge never compared still has its place in the grid.  Its judge preferences may
+    differ by more than the cells' σ can hold: judge 0 compared only pairs whose δ differ by at
+    most 160 (δ = 240, −240, 80, −80, 0, 0 for S000 … S005), never S000 with S001 (480 apart).
+    Those empty places' terms must stay 0, not 0 · nan."""
+    df, _ = simulate_leaderboard(6, 6000, alpha=(0.5, 1.0, 0.7), beta=(0.0, -0.2, 0.0), tau=[0.0, 0.6, 0.0],
+                                 label_share=0.0, design="one-judge", seed=5)
+    near = {(0, 2), (2, 3), (3, 1), (2, 4), (2, 5), (3, 4), (3, 5), (4, 5)}
+    near = {f"S{i:03d}-S{j:03d}" for i, j in near | {(j, i) for i, j in near}}
+    data = encode_leaderboard(df[(df["judge"] != "j0") | (df["a"] + "-" + df["b"]).isin(near)])
+    assert 0.5 * 6 * 5 <= int(((data.arrays()["judge"] == 0) & (data.arrays()["h"] == 0)).sum()) < 30
+    coords = data.coords()
+    coords["tie_judge"] = [data.judges[1]]
+    options = {"position_bias": True, "tie_judges": (1,), "n_judges": 3, "system_bias": True}
+    N, E = 6, 3
+    x = np.zeros(N + E + E + 1 + 1 + E * N)
+    x[N:N + E] = np.log(0.5)
+    x[N + 7] = np.log(240.0)  # σ_δ
+    x[N + 8:N + 8 + N] = [1.0, -1.0, 1 / 3, -1 / 3, 0.0, 0.0]  # judge 0: δ = 240, −240, 80, −80, 0, 0
+    (lp0, g0), (lp1, g1) = _two_layouts(monkeypatch, data, coords, options, x)
+    assert np.isfinite(lp0) and np.isfinite(g0).all()
+    assert lp1 == pytest.approx(lp0, rel=1e-12)
+    np.testing.assert_allclose(g1, g0, rtol=1e-9, atol=1e-9)
+
+
+def test_a_probability_lost_in_the_grid_is_a_divergence(monkeypatch):
+    """No labels, so every judgment is in the grid: a judge with α = 709 gives a verdict against
+    the preference a probability of about e^-709, under the smallest normal float (σ itself does
+    not overflow at 709).  The grid's own check must turn that into nan, as the listed cells' does."""
+    data, coords, _ = _dense_case(seed=9)
+    df, _ = simulate_leaderboard(40, 8000, alpha=(1.5, 1.0, 0.7), beta=(0.0, 0.0, 0.0), tau=[0.0, 0.0, 0.0],
+                                 label_share=0.0, design="one-judge", seed=9)
+    data = encode_leaderboard(df)
+    coords = data.coords()
+    coords["tie_judge"] = ["none"]
+    options = {"position_bias": False, "tie_judges": (), "n_judges": 3, "system_bias": False}
+    N = len(data.systems)
+    x = np.random.default_rng(6).normal(0.0, 0.3, N + 3)
+    lp = [out[0] for out in _two_layouts(monkeypatch, data, coords, options, x)]
+    assert np.isfinite(lp).all()
+    x[N] = np.log(709.0)
+    lp = [out[0] for out in _two_layouts(monkeypatch, data, coords, options, x)]
+    assert np.isnan(lp).all(), lp
 
 
 def test_the_cell_order_does_not_matter_and_a_lost_probability_is_a_divergence():
