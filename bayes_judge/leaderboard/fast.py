@@ -129,12 +129,12 @@ def pack_data(arrays: dict, priors: Priors, options: dict, n_systems: int) -> np
     parts, C, D = _sorted_cells(parts, N, E, C, H, K)
     pr = priors
     header = np.zeros(_HEADER)
-    header[17] = D
-    header[:17] = [N, E, C, H, K, T, float(bool(options.get("position_bias", True))),
+    header[:18] = [N, E, C, H, K, T, float(bool(options.get("position_bias", True))),
                    float(bool(options.get("system_bias", True))),
                    _par(pr.scores, "mu"), _par(pr.scores, "sigma"), _par(pr.alpha, "sigma"),  # type: ignore[attr-defined]
                    _par(pr.beta, "mu"), _par(pr.beta, "sigma"), _par(pr.tau, "sigma"),  # type: ignore[attr-defined]
-                   _par(pr.system_bias, "sigma"), _par(pr.effect, "mu"), _par(pr.effect, "sigma")]  # type: ignore[attr-defined]
+                   _par(pr.system_bias, "sigma"), _par(pr.effect, "mu"), _par(pr.effect, "sigma"),  # type: ignore[attr-defined]
+                   D]
     return np.concatenate([header, *parts])
 
 
@@ -366,8 +366,8 @@ def _log3(p, q, u):
 
 # -- the judgment cells, in blocks of _BLOCK cells of one judge and one label state: a scalar
 # gather (tables to contiguous columns of W), a branch-free elementwise pass (SIMD: probabilities,
-# log-likelihood, gradients; reciprocals batched into one division), a scalar scatter of the
-# per-cell gradients (G_sh, G_d) onto systems.
+# log-likelihood, gradients; reciprocals batched into one division: _tie_pass, _notie_pass, which
+# also run over the dense grid's rows), a scalar scatter of the per-cell gradients onto systems.
 _BLOCK = 128
 _TINY = 2.2250738585072014e-308  # the smallest normal float64: a probability below it (or nan) is a divergence
 _FM = {"contract", "reassoc"}
@@ -459,70 +459,16 @@ def _notie_cell(r, wk, wk1, ca, cb, eap, iea, v):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", fastmath=_FM)
-def _soft_normalizer(W, nk, eap, iea, v):
-    """The soft terms' normalizer of a tie block (:func:`_soft_cell`) summed (nan for an S below
-    _TINY); the column ``s_A + s_B`` becomes ``(s_A + s_B) / S``."""
-    B = _BLOCK
-    total = 0.0
-    bad = 0.0
-    for k in range(nk):
-        t, W[6 * B + k], bd = _soft_cell(W[k], W[B + k], W[2 * B + k], W[6 * B + k], eap, iea, v)
-        total += t
-        bad += bd
-    return total if bad == 0.0 else math.nan
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy", fastmath=_FM)
-def _block_tie(W, G_sh, G_d, nk, eap, iea, v, soft):
-    """``nk`` cells of a judge that ties (columns of ``W``: r, w, 1 − w, n_A + s_A, n_B + s_B,
-    n_T, s_A + s_B): (log-likelihood, ∂/∂α, ∂/∂β, ∂/∂t, count of probabilities below _TINY);
-    ``G_sh`` gets ∂l/∂(δ_a − δ_b), ``G_d`` ∂l/∂d per cell.  With ``soft`` rows in the block their
-    normalizer's terms come first, from a pass of their own (the main loop then has no branch to
-    keep it off SIMD code); its ``∂/∂P_A = ∂/∂P_B`` replaces the column ``s_A + s_B``."""
-    B = _BLOCK
-    total = _soft_normalizer(W, nk, eap, iea, v) if soft else 0.0
-    g_al = 0.0
-    g_sh = 0.0
-    g_t = 0.0
-    bad = 0.0
-    for k in range(nk):
-        # the soft normalizer's column (s_A + s_B, all 0 without soft rows)
-        lk, ga, g, gt, G_d[k], bd = _tie_cell(W[k], W[B + k], W[2 * B + k], W[3 * B + k], W[4 * B + k],
-                                              W[5 * B + k], W[6 * B + k], eap, iea, v)
-        total += lk
-        bad += bd
-        g_al += ga
-        g_sh += g
-        G_sh[k] = g
-        g_t += gt
-    return total, g_al, g_sh, g_t, bad
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy", fastmath=_FM)
-def _block_notie(W, G_sh, G_d, nk, eap, iea, v):
-    """As :func:`_block_tie` for a judge that never ties (t = 0, ``b = 1 − a``, no tie count)."""
-    B = _BLOCK
-    total = 0.0
-    g_al = 0.0
-    g_sh = 0.0
-    bad = 0.0
-    for k in range(nk):
-        lk, ga, g, G_d[k], bd = _notie_cell(W[k], W[B + k], W[2 * B + k], W[3 * B + k], W[4 * B + k], eap, iea, v)
-        total += lk
-        bad += bd
-        g_al += ga
-        g_sh += g
-        G_sh[k] = g
-    return total, g_al, g_sh, 0.0, bad
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy", fastmath=_FM)
-def _row_tie(qb, r0, wr, wr1, nA, nB, nT, nS, G, nk, eap, iea, v, soft):
-    """``nk`` cells of a dense grid row (:func:`_dense_cells`) of a judge that ties, read in place:
-    ``r = r0 qb[k]``, ``w = wr[k]``, ``1 − w = wr1[k]`` and the four counts (arrays that start at
-    the block's first cell: indexed from 0, no negative-index fix-up per access keeps the loop
-    off SIMD code); as :func:`_block_tie`, ``G[k]`` gets ∂l/∂(δ_a − δ_b) and ``G[B + k]`` ∂l/∂d
-    (``G[2B + k]`` holds the soft normalizer's column)."""
+def _tie_pass(qb, r0, wr, wr1, nA, nB, nT, nS, G, nk, eap, iea, v, soft):
+    """The elementwise pass over ``nk`` cells of a judge that ties, each given by column arrays
+    that start at the block's first cell (a listed block's gathered columns, or a stretch of a
+    dense grid row read in place; indexed from 0, so no negative-index fix-up per access keeps
+    the loop off SIMD code): ``r = r0 qb[k]``, ``w = wr[k]``, ``1 − w = wr1[k]``, the counts
+    ``n_A + s_A, n_B + s_B, n_T, s_A + s_B``.  Returns (log-likelihood, ∂/∂α, ∂/∂β, ∂/∂t, count
+    of lost probabilities); ``G[k]`` gets ∂l/∂(δ_a − δ_b) and ``G[B + k]`` ∂l/∂d of cell ``k``.
+    With ``soft`` rows their normalizer's terms come first, from a loop of their own (the main
+    loop then has no branch to keep it off SIMD code); its ``∂/∂P_A = ∂/∂P_B`` is kept in
+    ``G[2B + k]``."""
     B = _BLOCK
     total = 0.0
     bad = 0.0
@@ -539,7 +485,7 @@ def _row_tie(qb, r0, wr, wr1, nA, nB, nT, nS, G, nk, eap, iea, v, soft):
     g_t = 0.0
     for k in range(nk):
         lk, ga, g, gt, gd, bd = _tie_cell(r0 * qb[k], wr[k], wr1[k], nA[k], nB[k], nT[k], G[2 * B + k], eap, iea, v)
-        # an empty place adds nothing, also where its σ overflow (0 · nan): masked, branch-free
+        # an empty place of a grid adds nothing, also where its σ overflow (0 · nan): masked
         seen = nA[k] + nB[k] + nT[k] != 0.0
         total += lk
         bad += bd
@@ -552,8 +498,8 @@ def _row_tie(qb, r0, wr, wr1, nA, nB, nT, nS, G, nk, eap, iea, v, soft):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", fastmath=_FM)
-def _row_notie(qb, r0, wr, wr1, nA, nB, G, nk, eap, iea, v):
-    """As :func:`_row_tie` for a judge that never ties."""
+def _notie_pass(qb, r0, wr, wr1, nA, nB, G, nk, eap, iea, v):
+    """As :func:`_tie_pass` for a judge that never ties (t = 0, ``b = 1 − a``, no tie count)."""
     B = _BLOCK
     total = 0.0
     bad = 0.0
@@ -561,7 +507,7 @@ def _row_notie(qb, r0, wr, wr1, nA, nB, G, nk, eap, iea, v):
     g_sh = 0.0
     for k in range(nk):
         lk, ga, g, gd, bd = _notie_cell(r0 * qb[k], wr[k], wr1[k], nA[k], nB[k], eap, iea, v)
-        seen = nA[k] + nB[k] != 0.0  # as in _row_tie
+        seen = nA[k] + nB[k] != 0.0  # as in _tie_pass
         total += lk
         bad += bd
         g_al += ga if seen else 0.0
@@ -644,8 +590,7 @@ def _judgment_cells(beff, buf, ca, cb, cn, cx, sg, C, E, K, tied, ea, ev, qa, qb
     probability below the smallest normal float gives nan (a divergence for nutpie)."""
     B = _BLOCK
     W = np.empty(7 * B)
-    G_sh = np.empty(B)
-    G_d = np.empty(B)
+    G = np.empty(3 * B)
     IA = np.empty(B, dtype=np.int64)  # the block's systems, read once for gather and scatter
     IB = np.empty(B, dtype=np.int64)
     total = 0.0
@@ -684,9 +629,11 @@ def _judgment_cells(beff, buf, ca, cb, cn, cx, sg, C, E, K, tied, ea, ev, qa, qb
                         W[(3 + j) * B + k] = buf[cn + j * C + c]
                     soft = soft or buf[cn + 3 * C + c] != 0.0
                 if tied[e]:
-                    t, gal, gsh, gt, bd = _block_tie(W, G_sh, G_d, nk, eap, iea, v, soft)
+                    t, gal, gsh, gt, bd = _tie_pass(W, 1.0, W[B:], W[2 * B:], W[3 * B:], W[4 * B:], W[5 * B:],
+                                                    W[6 * B:], G, nk, eap, iea, v, soft)
                 else:
-                    t, gal, gsh, gt, bd = _block_notie(W, G_sh, G_d, nk, eap, iea, v)
+                    t, gal, gsh, gt, bd = _notie_pass(W, 1.0, W[B:], W[2 * B:], W[3 * B:], W[4 * B:], G, nk,
+                                                      eap, iea, v)
                 total += t
                 bad += bd
                 g_alpha[e] += gal
@@ -696,13 +643,13 @@ def _judgment_cells(beff, buf, ca, cb, cn, cx, sg, C, E, K, tied, ea, ev, qa, qb
                     c = c0 + k
                     a = IA[k]
                     b = IB[k]
-                    g_d[e, a] += G_sh[k]
-                    g_d[e, b] -= G_sh[k]
+                    g_d[e, a] += G[k]
+                    g_d[e, b] -= G[k]
                     if h == 0:
-                        g_s[a] += G_d[k]
-                        g_s[b] -= G_d[k]
+                        g_s[a] += G[B + k]
+                        g_s[b] -= G[B + k]
                         for j in range(K):
-                            g_eff[j] += G_d[k] * buf[cx + c * K + j]
+                            g_eff[j] += G[B + k] * buf[cx + c * K + j]
     if bad != 0.0:
         return math.nan
     return total
@@ -762,10 +709,10 @@ def _dense_cells(buf, do, N, E, D, tied, ea, ev, qa, qb, es, s, direct, g_s, g_d
                 nk = min(B, P - b0)
                 o = base + b0
                 if tied[e]:
-                    t, gal, gsh, gt, bd = _row_tie(qbe[b0:], r0, wr[b0:], wr1[b0:], buf[o:], buf[o + NN:],
+                    t, gal, gsh, gt, bd = _tie_pass(qbe[b0:], r0, wr[b0:], wr1[b0:], buf[o:], buf[o + NN:],
                                                    buf[o + 2 * NN:], buf[o + 3 * NN:], G, nk, eap, iea, v, soft)
                 else:
-                    t, gal, gsh, gt, bd = _row_notie(qbe[b0:], r0, wr[b0:], wr1[b0:], buf[o:], buf[o + NN:], G, nk,
+                    t, gal, gsh, gt, bd = _notie_pass(qbe[b0:], r0, wr[b0:], wr1[b0:], buf[o:], buf[o + NN:], G, nk,
                                                      eap, iea, v)
                 total += t
                 bad += bd

@@ -234,7 +234,6 @@ def test_a_probability_lost_in_the_grid_is_a_divergence(monkeypatch):
     """No labels, so every judgment is in the grid: a judge with α = 709 gives a verdict against
     the preference a probability of about e^-709, under the smallest normal float (σ itself does
     not overflow at 709).  The grid's own check must turn that into nan, as the listed cells' does."""
-    data, coords, _ = _dense_case(seed=9)
     df, _ = simulate_leaderboard(40, 8000, alpha=(1.5, 1.0, 0.7), beta=(0.0, 0.0, 0.0), tau=[0.0, 0.0, 0.0],
                                  label_share=0.0, design="one-judge", seed=9)
     data = encode_leaderboard(df)
@@ -271,11 +270,10 @@ def test_the_cell_order_does_not_matter_and_a_lost_probability_is_a_divergence()
     assert np.isnan(lp3) or lp3 == -np.inf
 
 
-@pytest.mark.parametrize("name", ["fast._block_tie", "fast._soft_normalizer", "fast._block_notie",
-                                  "fast._row_tie", "fast._row_notie", "fast._block_human",
+@pytest.mark.parametrize("name", ["fast._tie_pass", "fast._notie_pass", "fast._block_human",
                                   "fast_bt._block_davidson"])
 def test_the_elementwise_passes_compile_to_simd_loops(name):
-    """The blocks exist to be vectorized: a libm call, a data-dependent branch or one more
+    """The passes exist to be vectorized: a libm call, a data-dependent branch or one more
     possibly-aliased array can leave the loop scalar (and the kernel 2-3x slower) while every
     value stays right, so the loop vectorizer's output is checked in a fresh compile (a variant
     with libm's log instead of the module's fails the second assertion)."""
@@ -285,16 +283,15 @@ def test_the_elementwise_passes_compile_to_simd_loops(name):
     f = getattr({"fast": fast, "fast_bt": fast_bt}[mod], fn)
     fresh = numba.njit(**{k: v for k, v in f.targetoptions.items() if k not in ("cache", "nopython")})(f.py_func)
     B = fast._BLOCK
-    W, G, G2 = np.full(7 * B, 0.7), np.empty(B), np.empty(B)
-    args = {"_block_tie": (W, G, G2, B, 1.1, 0.9, 1.2, True), "_block_notie": (W, G, G2, B, 1.1, 0.9, 1.0),
-            "_soft_normalizer": (W, B, 1.1, 0.9, 1.2), "_block_human": (W, G, B),
-            "_block_davidson": (W, G, B, 1.1, 0.3, True),
-            "_row_tie": (G, 1.1, G, G, G, G, G, G, W, B, 1.1, 0.9, 1.2, True),
-            "_row_notie": (G, 1.1, G, G, G, G, W, B, 1.1, 0.9, 1.0)}[fn]
+    W, G = np.full(7 * B, 0.7), np.empty(B)
+    col = [W[j * B:] for j in range(7)]  # a listed block's columns, as _judgment_cells passes them
+    args = {"_block_human": (W, G, B), "_block_davidson": (W, G, B, 1.1, 0.3, True),
+            "_tie_pass": (col[0], 1.0, *col[1:7], np.empty(3 * B), B, 1.1, 0.9, 1.2, True),
+            "_notie_pass": (col[0], 1.0, *col[1:5], np.empty(3 * B), B, 1.1, 0.9, 1.0)}[fn]
     fresh(*args)
     ir = fresh.inspect_llvm(fresh.signatures[0])
     # the Davidson block's loop is unswitched on its soft-rows flag: a vector loop for each value;
-    # a tie row has its soft normalizer's loop and its main loop
-    assert len(re.findall(r"^vector\.body\d*:", ir, re.M)) >= (2 if fn in ("_block_davidson", "_row_tie") else 1)
+    # the tie pass has its soft normalizer's loop and its main loop
+    assert len(re.findall(r"^vector\.body\d*:", ir, re.M)) >= (2 if fn in ("_block_davidson", "_tie_pass") else 1)
     # LLVM vectorizes a libm log as llvm.log.v4f64, which it lowers to a scalar call per lane
     assert not re.search(r"@llvm\.(log|exp|pow)\.v|call double @(log|exp)\b", ir)
