@@ -36,7 +36,7 @@ elementwise pass that LLVM compiles to SIMD code (the reciprocals of a cell shar
 its logs another, through a bit-level log: libm's is a call per value and keeps a loop scalar),
 and a scalar scatter of the per-cell gradients.  About 17 ns a cell at 1,000,000 comparisons,
 against 32 ns for a plain loop over cells with libm's log.  A judge whose unlabelled cells fill
-at least half of the N (N − 1) ordered pairs (A, B) (the arena case; no covariates) has them
+at least 55% of the N (N − 1) ordered pairs (A, B) (the arena case; no covariates) has them
 stored as an N × N grid instead (:func:`_sorted_cells`, :func:`_dense_cells`): a grid row is
 read in contiguous blocks with no gather, its gradients land on contiguous runs of systems with
 no scatter, and the row's ``σ(s_a − s_b)`` serves every judge, about 8 ns a place of the grid
@@ -163,9 +163,11 @@ def _cells(arrays: dict, options: dict, n_systems: int, *, with_h: bool) -> tupl
 #: of its N (N − 1) ordered pairs (and the model has no covariates): rows of the grid are
 #: contiguous, so the cell pass needs no gather or scatter of system indices (about 2x fewer ns
 #: a cell); listed cells cost a gather and a scatter each, the grid costs its empty places too.
-#: At this share the grid (4 floats a place) takes at most 4/3 of the listed cells' memory (6
-#: floats a cell).
-_DENSE_FILL = 0.5
+#: The two cost about the same at 56% (``benchmarks/bench_leaderboard_kernel.py``, 100,000
+#: comparisons of 200 systems: 1.09 ms listed against 1.14 dense; at 39%, 0.77 against 1.13; at
+#: 92%, 1.82 against 1.18).  At this share the grid (4 floats a place) takes at most 6/5 of the
+#: listed cells' memory (6 floats a cell).
+_DENSE_FILL = 0.55
 _DENSE_MAX_N = 2000  # 4 N^2 floats a judge: 128 MB at N = 2000
 
 

