@@ -371,6 +371,13 @@ def _log3(p, q, u):
 # log-likelihood, gradients; reciprocals batched into one division: _tie_pass, _notie_pass, which
 # also run over the dense grid's rows), a scalar scatter of the per-cell gradients onto systems.
 _BLOCK = 128
+#: unsigned offsets of the block's columns, ``j · _BLOCK``.  The passes index with unsigned
+#: integers: with a signed index numba adds a negative-index fix-up, and LLVM's runtime alias
+#: check then also tests the range one array length past each array, which an adjacent
+#: allocation can fall in; the loop then runs scalar, slower and with its sums in another order
+#: (the same seed gave log densities one ulp apart, so different draws, depending on where
+#: malloc put the scratch arrays: on a nutpie thread, not on the main thread)
+_UB = tuple(np.uint64(j * _BLOCK) for j in range(8))
 _TINY = 2.2250738585072014e-308  # the smallest normal float64: a probability below it (or nan) is a divergence
 _FM = {"contract", "reassoc"}
 
@@ -471,22 +478,21 @@ def _tie_pass(qb, r0, wr, wr1, nA, nB, nT, nS, G, nk, eap, iea, v, soft):
     With ``soft`` rows their normalizer's terms come first, from a loop of their own (the main
     loop then has no branch to keep it off SIMD code); its ``∂/∂P_A = ∂/∂P_B`` is kept in
     ``G[2B + k]``."""
-    B = _BLOCK
     total = 0.0
     bad = 0.0
     if soft:
-        for k in range(nk):
-            t, G[2 * B + k], bd = _soft_cell(r0 * qb[k], wr[k], wr1[k], nS[k], eap, iea, v)
+        for k in range(np.uint64(nk)):
+            t, G[_UB[2] + k], bd = _soft_cell(r0 * qb[k], wr[k], wr1[k], nS[k], eap, iea, v)
             total += t
             bad += bd
     else:
-        for k in range(nk):
-            G[2 * B + k] = 0.0
+        for k in range(np.uint64(nk)):
+            G[_UB[2] + k] = 0.0
     g_al = 0.0
     g_sh = 0.0
     g_t = 0.0
-    for k in range(nk):
-        lk, ga, g, gt, gd, bd = _tie_cell(r0 * qb[k], wr[k], wr1[k], nA[k], nB[k], nT[k], G[2 * B + k], eap, iea, v)
+    for k in range(np.uint64(nk)):
+        lk, ga, g, gt, gd, bd = _tie_cell(r0 * qb[k], wr[k], wr1[k], nA[k], nB[k], nT[k], G[_UB[2] + k], eap, iea, v)
         # an empty place of a grid adds nothing, also where its σ overflow (0 · nan): masked
         seen = nA[k] + nB[k] + nT[k] != 0.0
         total += lk
@@ -495,19 +501,18 @@ def _tie_pass(qb, r0, wr, wr1, nA, nB, nT, nS, G, nk, eap, iea, v, soft):
         g_sh += g if seen else 0.0
         g_t += gt if seen else 0.0
         G[k] = g if seen else 0.0
-        G[B + k] = gd if seen else 0.0
+        G[_UB[1] + k] = gd if seen else 0.0
     return total, g_al, g_sh, g_t, bad
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", fastmath=_FM)
 def _notie_pass(qb, r0, wr, wr1, nA, nB, G, nk, eap, iea, v):
     """As :func:`_tie_pass` for a judge that never ties (t = 0, ``b = 1 − a``, no tie count)."""
-    B = _BLOCK
     total = 0.0
     bad = 0.0
     g_al = 0.0
     g_sh = 0.0
-    for k in range(nk):
+    for k in range(np.uint64(nk)):
         lk, ga, g, gd, bd = _notie_cell(r0 * qb[k], wr[k], wr1[k], nA[k], nB[k], eap, iea, v)
         seen = nA[k] + nB[k] != 0.0  # as in _tie_pass
         total += lk
@@ -515,7 +520,7 @@ def _notie_pass(qb, r0, wr, wr1, nA, nB, G, nk, eap, iea, v):
         g_al += ga if seen else 0.0
         g_sh += g if seen else 0.0
         G[k] = g if seen else 0.0
-        G[B + k] = gd if seen else 0.0
+        G[_UB[1] + k] = gd if seen else 0.0
     return total, g_al, g_sh, 0.0, bad
 
 
@@ -524,15 +529,14 @@ def _block_human(W, G, nk):
     """``nk`` human-label cells (columns of ``W``: ``e_a, e_b`` with ``σ(d) = e_a / (e_a + e_b)``,
     their logs ``l_a, l_b``, the counts ``m_A, m_B``): ``Σ m_A log σ(d) + m_B log σ(−d)``; ``G``
     gets ``∂/∂d``.  One log and two divisions a cell, vectorizable."""
-    B = _BLOCK
     total = 0.0
-    for k in range(nk):
+    for k in range(np.uint64(nk)):
         ea = W[k]
-        eb = W[B + k]
-        m1 = W[4 * B + k]
-        m0 = W[5 * B + k]
+        eb = W[_UB[1] + k]
+        m1 = W[_UB[4] + k]
+        m0 = W[_UB[5] + k]
         lz, iz = _log_inv(ea + eb)
-        total += m1 * (W[2 * B + k] - lz) + m0 * (W[3 * B + k] - lz)
+        total += m1 * (W[_UB[2] + k] - lz) + m0 * (W[_UB[3] + k] - lz)
         G[k] = (m1 * eb - m0 * ea) * iz
     return total
 
@@ -724,10 +728,10 @@ def _dense_cells(buf, do, N, E, D, tied, ea, ev, qa, qb, es, s, direct, g_s, g_d
                 g_row += gsh
                 gde = g_d[e, b0:]
                 gse = g_s[b0:]
-                for j in range(min(nk, N - b0)):  # contiguous runs: no scatter
+                for j in range(np.uint64(min(nk, N - b0))):  # contiguous runs: no scatter (unsigned: _UB)
                     gde[j] -= G[j]
-                    gse[j] -= G[B + j]
-                    gs_row += G[B + j]
+                    gse[j] -= G[_UB[1] + j]
+                    gs_row += G[_UB[1] + j]
             g_d[e, a] += g_row
             g_s[a] += gs_row
     if bad != 0.0:

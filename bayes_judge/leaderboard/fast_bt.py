@@ -43,6 +43,7 @@ from ..generative.priors import HalfNormal, Normal, Prior, Priors
 from .fast import (
     _BLOCK,
     _FM,
+    _UB,
     _cells,
     _close_scores,
     _half_normal_logp,
@@ -131,22 +132,21 @@ def _block_davidson(W, G, nk, c, nu, soft):
     1), ``n_h = n_A + n_B + n_T``, ``s_A + s_B``): (their log-likelihood less the terms linear in
     h, Σ n_h / Z, count of non-finite normalizers); ``G`` gets ``∂l/∂h`` less its constant part.
     Vectorizable; without soft rows one log and two divisions a cell."""
-    B = _BLOCK
     total = 0.0
     s_nz = 0.0
     bad = 0.0
-    for k in range(nk):
+    for k in range(np.uint64(nk)):  # unsigned: see fast._UB
         P = W[k] * c
-        Q = W[B + k]
+        Q = W[_UB[1] + k]
         q = 1.0 / (P * Q)
         u = P * P * q  # e^h
         iu = Q * Q * q  # e^{−h}
         ab = u + iu
         z = ab + nu
-        nh = W[2 * B + k]
+        nh = W[_UB[2] + k]
         bad += 0.0 if z <= 1e300 else 1.0  # also nan
         if soft:
-            ss = W[3 * B + k]
+            ss = W[_UB[3] + k]
             lz, lab = _log2(z, ab)
             rz = 1.0 / (z * ab)
             iz = rz * ab
