@@ -41,9 +41,12 @@ def gguf_path() -> Path:
 class LlamaServer:
     """``python -m llama_cpp.server`` on 127.0.0.1 serving the embedded judge's GGUF as ``smollm2``."""
 
-    def __init__(self, *, logits_all: bool = True, threads: int = 2, log: Path | None = None,
+    def __init__(self, *, logits_all: bool = True, threads: int | None = None, log: Path | None = None,
                  extra: tuple[str, ...] = ()) -> None:
         self.port = free_port()
+        # OMP_NUM_THREADS is 1 under pytest-xdist (tests/conftest.py): two spinning threads beside
+        # the other worker would slow every completion many times over
+        threads = threads or int(os.environ.get("OMP_NUM_THREADS") or min(2, os.cpu_count() or 1))
         self.logits_all, self.threads, self.extra = logits_all, threads, extra
         self.log = log
         self.proc: subprocess.Popen | None = None
