@@ -292,20 +292,36 @@ def _close_scores(grad, g_s, g_eff, N, K):
 # float's bits (exponent, mantissa m in [√½, √2)) and sum 2 atanh((m − 1)/(m + 1)) as a series,
 # several logs sharing one division.  Relative error within 1e-15 of libm's (tests/leaderboard).
 
+#: the integer type of a float's width, for the bit casts
+_SAME_WIDTH = {types.float64: types.int64, types.float32: types.int32}
+
+
 @intrinsic
 def _f2i(typingctx, x):
-    """The bits of a float64 as an int64 (a bit cast)."""
+    """The bits of a float as the integer of its width (a bit cast): float64 -> int64, float32 ->
+    int32 (``benchmarks/bench_leaderboard_precision.py`` restates the log in float32)."""
+    if x not in _SAME_WIDTH:
+        return None
+    out = _SAME_WIDTH[x]
+
     def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], ir.IntType(64))
-    return types.int64(types.float64), codegen
+        return builder.bitcast(args[0], ir.IntType(out.bitwidth))
+    return out(x), codegen
 
 
 @intrinsic
 def _i2f(typingctx, x):
-    """The float64 whose bits are an int64 (a bit cast)."""
+    """The float whose bits are an integer of its width (a bit cast; :func:`_f2i` reversed): the
+    integer's type picks the float's, and numba widens int32 arithmetic to int64, so a float32's
+    bits computed from an int32 must be cast back to ``np.int32`` first."""
+    back = {i: f for f, i in _SAME_WIDTH.items()}
+    if x not in back:
+        return None
+    out = back[x]
+
     def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], ir.DoubleType())
-    return types.float64(types.int64), codegen
+        return builder.bitcast(args[0], ir.DoubleType() if out.bitwidth == 64 else ir.FloatType())
+    return out(x), codegen
 
 
 _MANT = 0x000FFFFFFFFFFFFF
