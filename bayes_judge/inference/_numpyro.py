@@ -9,8 +9,9 @@ log density is jaxified once per cache entry with the ``pm.Data`` as inputs
 warm-up and draws as two ``lax.scan`` loops, the chains one after another (``lax.map``, as
 ``numpyro.infer.MCMC`` runs them on one CPU device).  Under ``vmap`` every chain ran each
 transition as long as the longest tree of any chain, and the batching rules of NUTS's loops took
-seconds to trace: MT-Bench Dawid-Skene, 4 chains, first fit 10.7 -> 7.6 s, refits 1.5-3.5 ->
-1.2 s (``benchmarks/bench_dawid_skene.py``'s numpyro worker, one after the other).  A refit with data
+seconds to trace: MT-Bench Dawid-Skene, 4 chains, first fit 11.7 -> 7.6 s, a refit with another
+seed 1.7 -> 1.2 s, one with new data 1.6 -> 2.0 s (``benchmarks/results/bench_dawid_skene.md``,
+before and after this change).  A refit with data
 of the same shapes reuses the compiled program; new shapes (or new dimension lengths, which are
 shape constants) compile a new one.
 
