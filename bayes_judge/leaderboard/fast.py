@@ -626,7 +626,7 @@ def _judgment_cells(beff, buf, ca, cb, cn, cx, sg, C, E, K, tied, ea, ev, qa, qb
             v = ev[e]
             for c0 in range(lo, hi, B):
                 nk = min(B, hi - c0)
-                soft = False
+                soft = bool(0)  # a bool: with the literal False numba compiles _tie_pass twice
                 for k in range(nk):  # gather
                     c = c0 + k
                     a = int(buf[ca + c])
@@ -689,7 +689,9 @@ def _dense_cells(buf, do, N, E, D, tied, ea, ev, qa, qb, es, s, direct, g_s, g_d
     wr = np.full(P, 0.5)  # the padding's values: finite, and its counts are 0
     wr1 = np.full(P, 0.5)
     qbp = np.ones((E, P))
-    qbp[:, :N] = qb
+    for e in range(E):  # element by element: a slice assignment compiles numba's shape-error
+        for k in range(N):  # message formatting, 5 s of a cold compile
+            qbp[e, k] = qb[e, k]
     NN = N * P
     fo = do + E
     co = fo + D * N

@@ -179,7 +179,7 @@ def _davidson_cells(beff, buf, ca, cb, cn, cx, sg, C, E, K, beta, nu, tied, r, s
         c = math.exp(0.5 * beta[e])
         for c0 in range(lo, hi, B):
             nk = min(B, hi - c0)
-            soft = False
+            soft = bool(0)  # a bool: with the literal False numba compiles _block_davidson twice
             for k in range(nk):  # gather
                 cc = c0 + k
                 a = int(buf[ca + cc])
