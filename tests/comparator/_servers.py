@@ -172,7 +172,9 @@ class FakeServer:
         self.httpd = ThreadingHTTPServer((HOST, 0), _H)
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        # shutdown() waits for serve_forever's next poll: 0.5 s by default, paid by every test
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02},
+                                       daemon=True)
 
     @property
     def url(self) -> str:
