@@ -35,8 +35,8 @@ test: models
 	$(BIN)/python -m ruff check bayes_judge tests benchmarks
 	$(BIN)/python -m mypy bayes_judge
 	# worksteal: a worker that runs out of tests takes half of the other's queue (with the default
-	# scheduling one worker sat idle while the other ran the notebooks, 171 -> 128 s on the files
-	# of c86e79d; one thread per worker: tests/conftest.py)
+	# scheduling one worker sat idle while the other ran the notebooks; one thread per worker:
+	# tests/conftest.py)
 	$(BIN)/python -m pytest -n 2 --dist worksteal
 
 test-slow: models

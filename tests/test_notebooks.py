@@ -12,9 +12,9 @@ The notebooks of one test worker share one kernel, as a user runs them one after
 Jupyter session: before each notebook, ``%reset -f`` empties the namespace (so a notebook that
 uses a name it does not import or define still fails), figures are closed and the working folder
 becomes the notebook's own.  What a fresh kernel would pay again for each notebook, the imports
-(PyMC, ArviZ, torch) and the compiled samplers, is paid once per worker: the six notebooks took
-70 s of the default run in six kernels (``pytest -n 2 --durations=0``).  A notebook that fails
-restarts the kernel, so the next one starts clean.
+(PyMC, ArviZ, torch) and the compiled samplers, is paid once per worker
+(``pytest tests/test_notebooks.py --durations=0`` gives each notebook's time).  A notebook that
+fails restarts the kernel, so the next one starts clean.
 
 Notebook 03 runs the embedded LLM judge: it needs the ``llm`` extra (skipped without torch) and
 the installed model (``bayes-judge models install``, run by ``make test``; missing, it fails with
