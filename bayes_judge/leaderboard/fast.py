@@ -56,7 +56,7 @@ import numba
 import numpy as np
 from llvmlite import ir  # type: ignore[import-untyped]
 from numba.core import types
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
 from .._nutpie import make_model, run
 from ..generative.priors import HalfNormal, Normal, Prior, Priors
@@ -114,19 +114,22 @@ def pack_data(arrays: dict, priors: Priors, options: dict, n_systems: int) -> np
     Returns
     -------
     ndarray of float64
-        Header (``_HEADER``; ``buf[17]`` the number D of judges with a dense grid), then the
+        Header (``_HEADER``; ``buf[17]`` the number D of judges with a dense grid, ``buf[18]``
+        1 where the cells run in single precision, :func:`_single`), then the
         listed judgment cells sorted by (human label, judge, a, b):
         ``a, b`` (C each), the counts ``n_A + s_A, n_B + s_B, n_T, s_A + s_B`` (4 rows of C),
         ``x`` (C × K), the segment starts (3E + 1: cells of label ``h`` and judge ``e`` are
         ``[seg[hE + e], seg[hE + e + 1])``), then ``hum_a, hum_b`` (H each), ``hum_n`` (H × 2),
         ``hum_x`` (H × K), the tie index of every judge (E; −1 for a judge that never ties) and
-        the dense section of :func:`_sorted_cells`.
+        the dense section of :func:`_sorted_cells` (its count grids as float32, two to a
+        float64 of the buffer, where ``buf[18]`` is 1).
     """
     if not accepts(priors, options):
         raise ValueError(f"the 'bt-judges' fast path states no difficulty and the declared prior families "
                          f"with scalar parameters; got options {options} and\n{priors}")
     (N, E, C, H, K, T), parts = _cells(arrays, options, n_systems, with_h=True)
-    parts, C, D = _sorted_cells(parts, N, E, C, H, K)
+    single = _single(parts[4], N, C)
+    parts, C, D = _sorted_cells(parts, N, E, C, H, K, single=single)
     pr = priors
     header = np.zeros(_HEADER)
     header[:18] = [N, E, C, H, K, T, float(bool(options.get("position_bias", True))),
@@ -135,6 +138,7 @@ def pack_data(arrays: dict, priors: Priors, options: dict, n_systems: int) -> np
                    _par(pr.beta, "mu"), _par(pr.beta, "sigma"), _par(pr.tau, "sigma"),  # type: ignore[attr-defined]
                    _par(pr.system_bias, "sigma"), _par(pr.effect, "mu"), _par(pr.effect, "sigma"),  # type: ignore[attr-defined]
                    D]
+    header[18] = float(single)
     return np.concatenate([header, *parts])
 
 
@@ -192,7 +196,29 @@ def _dense_judges(a: np.ndarray, b: np.ndarray, e: np.ndarray, h: np.ndarray, N:
     return per_judge >= _DENSE_FILL * N * (N - 1)
 
 
-def _sorted_cells(parts: list[np.ndarray], N: int, E: int, C: int, H: int, K: int
+#: the judgment cells run in single precision (float32: twice the SIMD lanes, half the grid's
+#: memory) from this many cells on, listed cells and grid places together: below it an
+#: evaluation takes well under a millisecond either way, and float64 keeps small fits' log
+#: densities equal to the declaration's to 1e-12 (:func:`_single`)
+_SINGLE_MIN = 20_000
+
+
+def _single(n: np.ndarray, N: int, C: int) -> bool:
+    """Whether the cells of a table run in single precision: at least :data:`_SINGLE_MIN` of
+    them (at most ``C`` listed cells and the grid's places, ``N (N − 1)`` a judge: counted as
+    listed here, an upper bound of the work either way), and every count exact in float32 (whole
+    counts below 2^24; soft sums are not, so tables with soft rows stay in float64).
+
+    In float32 a cell's terms carry a relative rounding of about 1e-7 and a block's sum about
+    ``_BLOCK`` times that (``tests/leaderboard/test_fast_kernel.py`` bounds the difference from
+    float64); NUTS reads the log density through differences of order one along a trajectory,
+    far above that.  A block whose probabilities leave float32's normal range, or a judge whose
+    exp tables could overflow it, runs again in float64 (:func:`_dense_cells`)."""
+    counts = np.asarray(n, dtype=np.float64).reshape(C, 5)
+    return C >= _SINGLE_MIN and bool(np.all(counts.astype(np.float32) == counts))
+
+
+def _sorted_cells(parts: list[np.ndarray], N: int, E: int, C: int, H: int, K: int, *, single: bool = False
                   ) -> tuple[list[np.ndarray], int, int]:
     """The kernel's cell layout from :func:`_cells`' parts: cells sorted by (h, e, a, b) and cut
     into segments of one label state and one judge (judge constants are scalars in a segment),
@@ -202,8 +228,8 @@ def _sorted_cells(parts: list[np.ndarray], N: int, E: int, C: int, H: int, K: in
     counts only, 2 with soft rows) and the four count grids ``[judge, count, a, b]``
     (D × 4 × N × P, rows padded to P = :func:`_row_length`; cells of one place are summed, as the
     listed cells' terms add up).  Empty and padding places hold zero counts: the kernel still
-    computes them, and masks their gradient terms.  Returns the parts, the number of listed
-    cells and D."""
+    computes them, and masks their gradient terms.  With ``single`` the grids are stored as
+    float32, two to a float64 slot.  Returns the parts, the number of listed cells and D."""
     a, b, e, h, n, x = parts[:6]
     n = n.reshape(C, 5)
     counts = np.stack([n[:, 0] + n[:, 3], n[:, 1] + n[:, 4], n[:, 2], n[:, 3] + n[:, 4]])
@@ -227,7 +253,8 @@ def _sorted_cells(parts: list[np.ndarray], N: int, E: int, C: int, H: int, K: in
     o = np.lexsort((b, a, e, h))
     key = h[o].astype(np.int64) * E + e[o].astype(np.int64)
     seg = np.searchsorted(key, np.arange(3 * E + 1)).astype(np.float64)
-    out = [a[o], b[o], counts[:, o].ravel(), x[o].ravel(), seg, *parts[6:], index, row_flag.ravel(), grid.ravel()]
+    cells = grid.ravel().astype(np.float32).view(np.float64) if single else grid.ravel()  # P is even
+    out = [a[o], b[o], counts[:, o].ravel(), x[o].ravel(), seg, *parts[6:], index, row_flag.ravel(), cells]
     return out, C, D
 
 
@@ -324,62 +351,128 @@ def _i2f(typingctx, x):
     return out(x), codegen
 
 
-_MANT = 0x000FFFFFFFFFFFFF
-_SQRT2_MANT = 0x6A09E667F3BCD  # mantissa bits of √2
+#: a float type's numpy scalar type: the constants of a generic cell function take the type of
+#: its arguments (a float64 literal would widen float32 arithmetic to float64)
+_NP = {types.float64: np.float64, types.float32: np.float32}
 
 
-@numba.njit(inline="always")
+def _c(x, value):
+    """``value`` as a constant of the float type of ``x`` (in numba code)."""
+    return value
+
+
+@overload(_c, inline="always")
+def _ol_c(x, value):
+    if x in _NP:
+        cast = _NP[x]
+        return lambda x, value: cast(value)
+    return None
+
+
+def _tiny(x):
+    """The smallest normal float of the type of ``x``: a probability below it is lost."""
+    return np.finfo(np.float64).tiny
+
+
+@overload(_tiny, inline="always")
+def _ol_tiny(x):
+    if x in _NP:
+        tiny = np.finfo(_NP[x]).tiny
+        return lambda x: tiny
+    return None
+
+
 def _split(p):
-    """``p = 2^e m`` with ``m`` in [√½, √2), for a normal positive ``p``: ``(e, m)``."""
-    bits = _f2i(p)
-    mant = bits & _MANT
-    up = np.int64(mant > _SQRT2_MANT)
-    return np.float64((bits >> 52) - 1023 + up), _i2f(mant | ((np.int64(1023) - up) << 52))
+    """``p = 2^e m`` with ``m`` in [√½, √2), for a normal positive ``p``: ``(e, m)`` (numba code)."""
+    return p
 
 
-@numba.njit(inline="always", fastmath={"contract"})
+@overload(_split, inline="always")
+def _ol_split(p):
+    if p == types.float64:
+        mant_bits, sqrt2, bias, width, i = 0x000FFFFFFFFFFFFF, 0x6A09E667F3BCD, 1023, 52, np.int64
+    elif p == types.float32:
+        mant_bits, sqrt2, bias, width, i = 0x007FFFFF, 0x3504F3, 127, 23, np.int32
+    else:
+        return None
+    f = _NP[p]
+    MANT, SQRT2, BIAS, WIDTH = i(mant_bits), i(sqrt2), i(bias), i(width)  # mantissa bits of √2: SQRT2
+
+    def impl(p):
+        bits = _f2i(p)
+        mant = bits & MANT
+        up = i(mant > SQRT2)
+        # numba widens int32 arithmetic to int64: cast back before the bit cast (_i2f)
+        return f((bits >> WIDTH) - BIAS + up), _i2f(i(mant | ((BIAS - up) << WIDTH)))
+    return impl
+
+
 def _atanh2(z):
-    """``2 atanh(z)`` for ``|z| ≤ 3 − 2√2`` (the series to z^23: remainder below 1e-17)."""
-    t = z * z
-    return 2.0 * z * (((((((((((1.0 / 23 * t + 1.0 / 21) * t + 1.0 / 19) * t + 1.0 / 17) * t + 1.0 / 15) * t
-                          + 1.0 / 13) * t + 1.0 / 11) * t + 1.0 / 9) * t + 1.0 / 7) * t + 1.0 / 5) * t
-                      + 1.0 / 3) * t + 1.0)
+    """``2 atanh(z)`` for ``|z| ≤ 3 − 2√2`` (numba code): the odd series to z^23 in float64
+    (remainder below 1e-17), to z^9 in float32 (below its ulp)."""
+    return z
+
+
+@overload(_atanh2, inline="always")
+def _ol_atanh2(z):
+    if z == types.float64:
+        def impl64(z):
+            t = z * z
+            return 2.0 * z * (((((((((((1.0 / 23 * t + 1.0 / 21) * t + 1.0 / 19) * t + 1.0 / 17) * t
+                                      + 1.0 / 15) * t + 1.0 / 13) * t + 1.0 / 11) * t + 1.0 / 9) * t
+                                  + 1.0 / 7) * t + 1.0 / 5) * t + 1.0 / 3) * t + 1.0)
+        return impl64
+    if z == types.float32:
+        F = np.float32
+        c9, c7, c5, c3, one, two = F(1 / 9), F(1 / 7), F(1 / 5), F(1 / 3), F(1), F(2)
+
+        def impl32(z):
+            t = z * z
+            return two * z * ((((c9 * t + c7) * t + c5) * t + c3) * t + one)
+        return impl32
+    return None
 
 
 @numba.njit(inline="always", fastmath={"contract"})
 def _log_inv(p):
-    """``(log p, 1 / p)`` for a normal positive ``p``, with one division (the log's)."""
+    """``(log p, 1 / p)`` for a normal positive ``p``, with one division (the log's); float64 or
+    float32, as ``p``."""
+    one = _c(p, 1.0)
     e, m = _split(p)
-    dm = m + 1.0
-    r = 1.0 / (p * dm)
-    return e * _LOG2 + _atanh2((m - 1.0) * p * r), r * dm
+    dm = m + one
+    r = one / (p * dm)
+    return e * _c(p, _LOG2) + _atanh2((m - one) * p * r), r * dm
 
 
 @numba.njit(inline="always", fastmath={"contract"})
 def _log2(p, q):
     """``(log p, log q)`` with one division."""
+    one = _c(p, 1.0)
     ep, mp = _split(p)
     eq, mq = _split(q)
-    dp = mp + 1.0
-    dq = mq + 1.0
-    r = 1.0 / (dp * dq)
-    return ep * _LOG2 + _atanh2((mp - 1.0) * dq * r), eq * _LOG2 + _atanh2((mq - 1.0) * dp * r)
+    dp = mp + one
+    dq = mq + one
+    r = one / (dp * dq)
+    ln2 = _c(p, _LOG2)
+    return ep * ln2 + _atanh2((mp - one) * dq * r), eq * ln2 + _atanh2((mq - one) * dp * r)
 
 
 @numba.njit(inline="always", fastmath={"contract"})
 def _log3(p, q, u):
     """``(log p, log q, log u)`` with one division."""
+    one = _c(p, 1.0)
     ep, mp = _split(p)
     eq, mq = _split(q)
     eu, mu = _split(u)
-    dp = mp + 1.0
-    dq = mq + 1.0
-    du = mu + 1.0
+    dp = mp + one
+    dq = mq + one
+    du = mu + one
     dpq = dp * dq
-    r = 1.0 / (dpq * du)
+    r = one / (dpq * du)
     rpq = r * du
-    return (ep * _LOG2 + _atanh2((mp - 1.0) * dq * rpq), eq * _LOG2 + _atanh2((mq - 1.0) * dp * rpq),
-            eu * _LOG2 + _atanh2((mu - 1.0) * dpq * r))
+    ln2 = _c(p, _LOG2)
+    return (ep * ln2 + _atanh2((mp - one) * dq * rpq), eq * ln2 + _atanh2((mq - one) * dp * rpq),
+            eu * ln2 + _atanh2((mu - one) * dpq * r))
 
 
 # -- the judgment cells, in blocks of _BLOCK cells of one judge and one label state: a scalar
@@ -394,7 +487,6 @@ _BLOCK = 128
 #: (the same seed gave log densities one ulp apart, so different draws, depending on where
 #: malloc put the scratch arrays: on a nutpie thread, not on the main thread)
 _UB = tuple(np.uint64(j * _BLOCK) for j in range(8))
-_TINY = 2.2250738585072014e-308  # the smallest normal float64: a probability below it (or nan) is a divergence
 _FM = {"contract", "reassoc"}
 
 
@@ -402,15 +494,16 @@ _FM = {"contract", "reassoc"}
 def _judge_probs(r, eap, iea, v):
     """``a± = σ(η± − t)``, ``b± = σ(−η± − t)`` and their derivatives in η, from ``r = u/e^{±α}``
     (one division for the four reciprocals)."""
+    one = _c(v, 1.0)
     up = eap * r
     um = iea * r
     x1 = up + v
     x2 = um + v
-    x3 = 1.0 + v * up
-    x4 = 1.0 + v * um
+    x3 = one + v * up
+    x4 = one + v * um
     p12 = x1 * x2
     p34 = x3 * x4
-    q = 1.0 / (p12 * p34)
+    q = one / (p12 * p34)
     q12 = q * p34
     q34 = q * p12
     i1 = q12 * x2
@@ -433,49 +526,81 @@ def _chain(w, w1, gA, gB, a1, a0, b1, b0, da1, da0, db1, db0):
 
 
 @numba.njit(inline="always", fastmath=_FM)
-def _soft_cell(r, wk, wk1, ss, eap, iea, v):
-    """A cell's soft normalizer ``−(s_A + s_B) log S``, ``S = P_A + P_B``: (term, ``(s_A + s_B) / S``,
-    1.0 for an S below _TINY)."""
-    a1, a0, b1, b0, _, _, _, _ = _judge_probs(r, eap, iea, v)
-    S = wk * (a1 + b1) + wk1 * (a0 + b0)
-    yS = S if ss != 0.0 else 1.0
-    lS, iS = _log_inv(yS)
-    return -ss * lS, ss * iS, 0.0 if yS >= _TINY else 1.0
+def _chain_tie(w, w1, gA, gB, gC, a1, a0, b1, b0, c1, c0, da1, da0, db1, db0):
+    """:func:`_chain` for a judge that ties, from ``g_A = ∂l/∂P_A``, ``g_B = ∂l/∂P_B`` and
+    ``g_C = ∂l/∂P_T`` taken as three separate probabilities, ``c = 1 − a − b = (v² − 1) a b`` per
+    position: ``∂c/∂η = c (b − a)``, ``∂c/∂t = a(1 − a) + b(1 − b)``.  Written through
+    ``P_T = 1 − P_A − P_B`` instead, ``g_A − g_T`` and ``g_B − g_T`` would subtract terms of
+    order ``n_T / P_T``, which cancel as t → 0 (a relative error of ε / P_T, 1e-3 in float32
+    at P_T = 1e-4); here no term larger than the result is subtracted."""
+    ge_p = w * (gA * da1 - gB * db1 + gC * c1 * (b1 - a1))
+    ge_m = w1 * (gA * da0 - gB * db0 + gC * c0 * (b0 - a0))
+    g_t = (w * ((gC - gA) * da1 + (gC - gB) * db1) + w1 * ((gC - gA) * da0 + (gC - gB) * db0))
+    gd = w * w1 * (gA * (a1 - a0) + gB * (b1 - b0) + gC * (c1 - c0))
+    return ge_p - ge_m, ge_p + ge_m, g_t, gd
 
 
 @numba.njit(inline="always", fastmath=_FM)
-def _tie_cell(r, wk, wk1, ca, cb, nt, sn, eap, iea, v):
-    """A cell of a judge that ties (module docstring; ``sn`` the soft normalizer's ``∂/∂P_A``):
-    (log-likelihood, ∂/∂α, ∂/∂(δ_a − δ_b), ∂/∂t, ∂/∂d, count of probabilities below _TINY)."""
+def _soft_cell(r, wk, wk1, ss, eap, iea, v):
+    """A cell's soft normalizer ``−(s_A + s_B) log S``, ``S = P_A + P_B``: (term, ``(s_A + s_B) / S``,
+    1 for an S below the smallest normal float)."""
+    zero, one = _c(v, 0.0), _c(v, 1.0)
+    a1, a0, b1, b0, _, _, _, _ = _judge_probs(r, eap, iea, v)
+    S = wk * (a1 + b1) + wk1 * (a0 + b0)
+    yS = S if ss != zero else one
+    lS, iS = _log_inv(yS)
+    return -ss * lS, ss * iS, zero if yS >= _tiny(v) else one
+
+
+@numba.njit(inline="always", fastmath=_FM)
+def _tie_cell(r, wk, wk1, ca, cb, nt, sn, eap, iea, v, vm):
+    """A cell of a judge that ties (module docstring; ``sn`` the soft normalizer's ``∂/∂P_A``,
+    ``vm = v² − 1 = expm1(2t)``): (log-likelihood, ∂/∂α, ∂/∂(δ_a − δ_b), ∂/∂t, ∂/∂d, 1 where the
+    product of its probabilities is below the smallest normal float, else 0).  Every value in
+    the float type of its arguments (float64 or float32).
+
+    ``P_T`` is not ``1 − P_A − P_B``, which keeps only the float's absolute precision (in float32
+    a tie probability of 1e-4 would carry a relative error near 1e-3): per position
+    ``1 − σ(η − t) − σ(−η − t) = u (v² − 1) / ((u + v)(1 + v u)) = (v² − 1) a b``, so
+    ``P_T = (v² − 1)(w a₁ b₁ + (1 − w) a₀ b₀)``, to full relative precision; the gradient
+    likewise (:func:`_chain_tie`)."""
+    zero, one, tiny = _c(v, 0.0), _c(v, 1.0), _tiny(v)
     a1, a0, b1, b0, da1, da0, db1, db0 = _judge_probs(r, eap, iea, v)
     pA = wk * a1 + wk1 * a0
     pB = wk * b1 + wk1 * b0
-    pT = 1.0 - pA - pB
-    yA = pA if ca != 0.0 else 1.0  # an outcome never seen scores 0 whatever its probability
-    yB = pB if cb != 0.0 else 1.0
-    yT = pT if nt != 0.0 else 1.0
-    bad = (0.0 if yA >= _TINY else 1.0) + (0.0 if yB >= _TINY else 1.0) + (0.0 if yT >= _TINY else 1.0)
+    c1 = vm * a1 * b1
+    c0 = vm * a0 * b0
+    pT = wk * c1 + wk1 * c0
+    yA = pA if ca != zero else one  # an outcome never seen scores 0 whatever its probability
+    yB = pB if cb != zero else one
+    yT = pT if nt != zero else one
     yAB = yA * yB
-    z = 1.0 / (yAB * yT)
+    yABT = yAB * yT
+    # each is at most 1: a product below the smallest normal float means one of them is lost, or
+    # that 1 / product, below, would be inexact (a subnormal) or infinite
+    bad = zero if yABT >= tiny else one
+    z = one / yABT
     zAB = z * yT
-    gT = nt * (z * yAB)
-    gA = ca * (zAB * yB) - gT - sn
-    gB = cb * (zAB * yA) - gT - sn
+    gC = nt * (z * yAB)
+    gA = ca * (zAB * yB) - sn
+    gB = cb * (zAB * yA) - sn
     lA, lB, lT = _log3(yA, yB, yT)
-    ga, g, gt, gd = _chain(wk, wk1, gA, gB, a1, a0, b1, b0, da1, da0, db1, db0)
+    ga, g, gt, gd = _chain_tie(wk, wk1, gA, gB, gC, a1, a0, b1, b0, c1, c0, da1, da0, db1, db0)
     return ca * lA + cb * lB + nt * lT, ga, g, gt, gd, bad
 
 
 @numba.njit(inline="always", fastmath=_FM)
 def _notie_cell(r, wk, wk1, ca, cb, eap, iea, v):
     """As :func:`_tie_cell` for a judge that never ties (t = 0, ``b = 1 − a``, no tie count)."""
+    zero, one, tiny = _c(v, 0.0), _c(v, 1.0), _tiny(v)
     a1, a0, b1, b0, da1, da0, db1, db0 = _judge_probs(r, eap, iea, v)  # v = 1: b = 1 − a
     pA = wk * a1 + wk1 * a0
     pB = wk * b1 + wk1 * b0
-    yA = pA if ca != 0.0 else 1.0
-    yB = pB if cb != 0.0 else 1.0
-    bad = (0.0 if yA >= _TINY else 1.0) + (0.0 if yB >= _TINY else 1.0)
-    z = 1.0 / (yA * yB)
+    yA = pA if ca != zero else one
+    yB = pB if cb != zero else one
+    yAB = yA * yB
+    bad = zero if yAB >= tiny else one  # as in _tie_cell
+    z = one / yAB
     gA = ca * (z * yB)
     gB = cb * (z * yA)
     lA, lB = _log2(yA, yB)
@@ -484,18 +609,20 @@ def _notie_cell(r, wk, wk1, ca, cb, eap, iea, v):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", fastmath=_FM)
-def _tie_pass(qb, r0, wr, wr1, nA, nB, nT, nS, G, nk, eap, iea, v, soft):
+def _tie_pass(qb, r0, wr, wr1, nA, nB, nT, nS, G, nk, eap, iea, v, vm, soft):
     """The elementwise pass over ``nk`` cells of a judge that ties, each given by column arrays
     that start at the block's first cell (a listed block's gathered columns, or a stretch of a
     dense grid row read in place; indexed from 0, so no negative-index fix-up per access keeps
     the loop off SIMD code): ``r = r0 qb[k]``, ``w = wr[k]``, ``1 − w = wr1[k]``, the counts
-    ``n_A + s_A, n_B + s_B, n_T, s_A + s_B``.  Returns (log-likelihood, ∂/∂α, ∂/∂β, ∂/∂t, count
+    ``n_A + s_A, n_B + s_B, n_T, s_A + s_B`` (and the judge's ``e^{±α}``, ``v = e^t``, ``v² − 1``).  Returns (log-likelihood, ∂/∂α, ∂/∂β, ∂/∂t, count
     of lost probabilities); ``G[k]`` gets ∂l/∂(δ_a − δ_b) and ``G[B + k]`` ∂l/∂d of cell ``k``.
     With ``soft`` rows their normalizer's terms come first, from a loop of their own (the main
     loop then has no branch to keep it off SIMD code); its ``∂/∂P_A = ∂/∂P_B`` is kept in
-    ``G[2B + k]``."""
-    total = 0.0
-    bad = 0.0
+    ``G[2B + k]``.  The arithmetic and the block's sums are in the float type of the arguments
+    (:func:`_single`: float32 at arena scale, twice the SIMD lanes)."""
+    zero = _c(v, 0.0)
+    total = zero
+    bad = zero
     if soft:
         for k in range(np.uint64(nk)):
             t, G[_UB[2] + k], bd = _soft_cell(r0 * qb[k], wr[k], wr1[k], nS[k], eap, iea, v)
@@ -503,41 +630,43 @@ def _tie_pass(qb, r0, wr, wr1, nA, nB, nT, nS, G, nk, eap, iea, v, soft):
             bad += bd
     else:
         for k in range(np.uint64(nk)):
-            G[_UB[2] + k] = 0.0
-    g_al = 0.0
-    g_sh = 0.0
-    g_t = 0.0
+            G[_UB[2] + k] = zero
+    g_al = zero
+    g_sh = zero
+    g_t = zero
     for k in range(np.uint64(nk)):
-        lk, ga, g, gt, gd, bd = _tie_cell(r0 * qb[k], wr[k], wr1[k], nA[k], nB[k], nT[k], G[_UB[2] + k], eap, iea, v)
+        lk, ga, g, gt, gd, bd = _tie_cell(r0 * qb[k], wr[k], wr1[k], nA[k], nB[k], nT[k], G[_UB[2] + k], eap, iea, v,
+                                          vm)
         # an empty place of a grid adds nothing, also where its σ overflow (0 · nan): masked
-        seen = nA[k] + nB[k] + nT[k] != 0.0
+        seen = nA[k] + nB[k] + nT[k] != zero
         total += lk
         bad += bd
-        g_al += ga if seen else 0.0
-        g_sh += g if seen else 0.0
-        g_t += gt if seen else 0.0
-        G[k] = g if seen else 0.0
-        G[_UB[1] + k] = gd if seen else 0.0
+        g_al += ga if seen else zero
+        g_sh += g if seen else zero
+        g_t += gt if seen else zero
+        G[k] = g if seen else zero
+        G[_UB[1] + k] = gd if seen else zero
     return total, g_al, g_sh, g_t, bad
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", fastmath=_FM)
 def _notie_pass(qb, r0, wr, wr1, nA, nB, G, nk, eap, iea, v):
     """As :func:`_tie_pass` for a judge that never ties (t = 0, ``b = 1 − a``, no tie count)."""
-    total = 0.0
-    bad = 0.0
-    g_al = 0.0
-    g_sh = 0.0
+    zero = _c(v, 0.0)
+    total = zero
+    bad = zero
+    g_al = zero
+    g_sh = zero
     for k in range(np.uint64(nk)):
         lk, ga, g, gd, bd = _notie_cell(r0 * qb[k], wr[k], wr1[k], nA[k], nB[k], eap, iea, v)
-        seen = nA[k] + nB[k] != 0.0  # as in _tie_pass
+        seen = nA[k] + nB[k] != zero  # as in _tie_pass
         total += lk
         bad += bd
-        g_al += ga if seen else 0.0
-        g_sh += g if seen else 0.0
-        G[k] = g if seen else 0.0
-        G[_UB[1] + k] = gd if seen else 0.0
-    return total, g_al, g_sh, 0.0, bad
+        g_al += ga if seen else zero
+        g_sh += g if seen else zero
+        G[k] = g if seen else zero
+        G[_UB[1] + k] = gd if seen else zero
+    return total, g_al, g_sh, zero, bad
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", fastmath=_FM)
@@ -605,14 +734,53 @@ def _human_cells(beff, buf, oh, H, K, s, es, smax, direct, g_s, g_eff):
     return total
 
 
+#: a judge's cells run in float32 while ``|log u±| + t``, over its exp tables, stays below this:
+#: a cell's largest product, ``(u + v)(u' + v)(1 + v u)(1 + v u')``, is then below e^{4 · 20 + 3},
+#: inside float32's range (e^{88.7}); beyond it (far from any posterior) float64 takes the judge
+_SINGLE_LOG_RANGE = 20.0
+
+
+@numba.njit(inline="always")
+def _single_safe(e, ea, ev, qa, qb):
+    """Whether judge ``e``'s cells stay inside float32's range (:data:`_SINGLE_LOG_RANGE`)."""
+    hi = max(qa[e].max() * ea[e], 1.0 / (qa[e].min() / ea[e]))
+    hi_b = max(qb[e].max(), 1.0 / qb[e].min())
+    return math.log(hi) + math.log(hi_b) + math.log(ev[e]) < _SINGLE_LOG_RANGE
+
+
+
+@numba.njit(inline="always")
+def _cell_scatter(G, IA, IB, nk, e, h, c0, K, buf, cx, g_d, g_s, g_eff):
+    """A listed block's per-cell gradients (float64 or float32) onto its systems: ``∂/∂(δ_a −
+    δ_b)`` to ``g_d[e]``, and for unlabelled cells ``∂/∂d`` to ``g_s`` and the effects."""
+    B = _BLOCK
+    for k in range(nk):
+        c = c0 + k
+        a = IA[k]
+        b = IB[k]
+        g_d[e, a] += G[k]
+        g_d[e, b] -= G[k]
+        if h == 0:
+            g_s[a] += G[B + k]
+            g_s[b] -= G[B + k]
+            for j in range(K):
+                g_eff[j] += G[B + k] * buf[cx + c * K + j]
+
+
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _judgment_cells(beff, buf, ca, cb, cn, cx, sg, C, E, K, tied, ea, ev, qa, qb, es, s, direct,
+def _judgment_cells(beff, buf, ca, cb, cn, cx, sg, C, E, K, single, tied, ea, ev, evm, qa, qb, es, s, direct,
                     g_s, g_d, g_alpha, g_shift, g_tau, g_eff):
     """Log-likelihood of the judgment cells (module docstring); adds to the gradients.  A
-    probability below the smallest normal float gives nan (a divergence for nutpie)."""
+    probability below the smallest normal float gives nan (a divergence for nutpie).
+
+    With ``single`` a block of hard counts runs in float32 (its gathered columns converted) where
+    its judge is inside :data:`_SINGLE_LOG_RANGE`; a block with soft rows, or one that loses a
+    probability in float32, runs in float64."""
     B = _BLOCK
     W = np.empty(7 * B)
+    W32 = np.empty(7 * B, dtype=np.float32)
     G = np.empty(3 * B)
+    G32 = np.empty(3 * B, dtype=np.float32)
     IA = np.empty(B, dtype=np.int64)  # the block's systems, read once for gather and scatter
     IB = np.empty(B, dtype=np.int64)
     total = 0.0
@@ -624,6 +792,10 @@ def _judgment_cells(beff, buf, ca, cb, cn, cx, sg, C, E, K, tied, ea, ev, qa, qb
             eap = ea[e]
             iea = 1.0 / eap
             v = ev[e]
+            vm = evm[e]
+            f32 = single and lo < hi and _single_safe(e, ea, ev, qa, qb)
+            eap32, iea32, v32, vm32, one32 = np.float32(eap), np.float32(iea), np.float32(v), np.float32(vm), \
+                np.float32(1.0)
             for c0 in range(lo, hi, B):
                 nk = min(B, hi - c0)
                 soft = bool(0)  # a bool: with the literal False numba compiles _tie_pass twice
@@ -650,9 +822,27 @@ def _judgment_cells(beff, buf, ca, cb, cn, cx, sg, C, E, K, tied, ea, ev, qa, qb
                     for j in range(4):
                         W[(3 + j) * B + k] = buf[cn + j * C + c]
                     soft = soft or buf[cn + 3 * C + c] != 0.0
+                if f32 and not soft:
+                    for j in range(6):
+                        for k in range(nk):
+                            W32[j * B + k] = np.float32(W[j * B + k])
+                    if tied[e]:
+                        t, gal, gsh, gt, bd = _tie_pass(W32, one32, W32[B:], W32[2 * B:], W32[3 * B:], W32[4 * B:],
+                                                        W32[5 * B:], W32[6 * B:], G32, nk, eap32, iea32, v32, vm32,
+                                                        soft)
+                    else:
+                        t, gal, gsh, gt, bd = _notie_pass(W32, one32, W32[B:], W32[2 * B:], W32[3 * B:], W32[4 * B:],
+                                                          G32, nk, eap32, iea32, v32)
+                    if bd == 0.0 and math.isfinite(t + gal + gsh + gt):
+                        total += t
+                        g_alpha[e] += gal
+                        g_shift[e] += gsh
+                        g_tau[e] += gt
+                        _cell_scatter(G32, IA, IB, nk, e, h, c0, K, buf, cx, g_d, g_s, g_eff)
+                        continue
                 if tied[e]:
                     t, gal, gsh, gt, bd = _tie_pass(W, 1.0, W[B:], W[2 * B:], W[3 * B:], W[4 * B:], W[5 * B:],
-                                                    W[6 * B:], G, nk, eap, iea, v, soft)
+                                                    W[6 * B:], G, nk, eap, iea, v, vm, soft)
                 else:
                     t, gal, gsh, gt, bd = _notie_pass(W, 1.0, W[B:], W[2 * B:], W[3 * B:], W[4 * B:], G, nk,
                                                       eap, iea, v)
@@ -661,40 +851,58 @@ def _judgment_cells(beff, buf, ca, cb, cn, cx, sg, C, E, K, tied, ea, ev, qa, qb
                 g_alpha[e] += gal
                 g_shift[e] += gsh
                 g_tau[e] += gt
-                for k in range(nk):  # scatter
-                    c = c0 + k
-                    a = IA[k]
-                    b = IB[k]
-                    g_d[e, a] += G[k]
-                    g_d[e, b] -= G[k]
-                    if h == 0:
-                        g_s[a] += G[B + k]
-                        g_s[b] -= G[B + k]
-                        for j in range(K):
-                            g_eff[j] += G[B + k] * buf[cx + c * K + j]
+                _cell_scatter(G, IA, IB, nk, e, h, c0, K, buf, cx, g_d, g_s, g_eff)
     if bad != 0.0:
         return math.nan
     return total
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def _dense_cells(buf, do, N, E, D, tied, ea, ev, qa, qb, es, s, direct, g_s, g_d, g_alpha, g_shift, g_tau):
+@numba.njit(inline="always")
+def _row_scatter(G, gde, gse, n):
+    """A grid block's per-cell gradients (float64 or float32) onto contiguous runs of systems:
+    ``∂/∂(δ_a − δ_b)`` to ``gde``, ``∂/∂d`` to ``gse``; returns the ∂/∂d sum, the row's own."""
+    acc = 0.0
+    for j in range(np.uint64(n)):  # unsigned: _UB
+        gde[j] -= G[j]
+        gse[j] -= G[_UB[1] + j]
+        acc += G[_UB[1] + j]
+    return acc
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", fastmath=_FM)
+def _dense_cells(buf, do, N, E, D, single, tied, ea, ev, evm, qa, qb, es, s, direct, g_s, g_d, g_alpha,
+                 g_shift, g_tau):
     """As :func:`_judgment_cells` for the unlabelled cells of the dense judges (the section at
     ``do``, :func:`_sorted_cells`): grid row ``a`` of judge ``e`` is read in blocks of contiguous
     ``b``, the row's ``σ(s_a − s_b)`` is made once for all judges, and the per-cell gradients go
-    to contiguous runs of ``g_d[e]`` and ``g_s`` (the row's own sums to ``a``)."""
+    to contiguous runs of ``g_d[e]`` and ``g_s`` (the row's own sums to ``a``).
+
+    With ``single`` the grids are float32 and a block's pass runs in float32 (:func:`_single`);
+    a block that loses a probability there (below float32's smallest normal, or not finite), or
+    a judge outside :data:`_SINGLE_LOG_RANGE`, runs in float64 on the same counts (exact in both)."""
     B = _BLOCK
     P = _row_length(N)
     G = np.empty(3 * B)
+    G32 = np.empty(3 * B, dtype=np.float32)
+    C64 = np.empty(4 * B)  # a float32 block's counts, widened for its float64 run
     wr = np.full(P, 0.5)  # the padding's values: finite, and its counts are 0
     wr1 = np.full(P, 0.5)
+    wr32 = np.full(P, np.float32(0.5))
+    wr1_32 = np.full(P, np.float32(0.5))
     qbp = np.ones((E, P))
+    qbp32 = np.ones((E, P), dtype=np.float32)
     for e in range(E):  # element by element: a slice assignment compiles numba's shape-error
         for k in range(N):  # message formatting, 5 s of a cold compile
             qbp[e, k] = qb[e, k]
+            qbp32[e, k] = np.float32(qb[e, k])
     NN = N * P
     fo = do + E
     co = fo + D * N
+    # float32 grids: two to a float64 slot of the buffer (offsets below count float32s)
+    g32 = buf[co:co + 2 * D * NN].view(np.float32) if single else np.empty(0, dtype=np.float32)
+    safe = np.zeros(E, dtype=np.bool_)
+    for e in range(E):
+        safe[e] = single and _single_safe(e, ea, ev, qa, qb)
     total = 0.0
     bad = 0.0
     for a in range(N):
@@ -713,6 +921,10 @@ def _dense_cells(buf, do, N, E, D, tied, ea, ev, qa, qb, es, s, direct, g_s, g_d
                 z = 1.0 / (esa + es[b])
                 wr[b] = esa * z
                 wr1[b] = es[b] * z
+        if single:
+            for b in range(N):
+                wr32[b] = np.float32(wr[b])
+                wr1_32[b] = np.float32(wr1[b])
         for e in range(E):
             k = int(buf[do + e])
             if k < 0:
@@ -725,31 +937,55 @@ def _dense_cells(buf, do, N, E, D, tied, ea, ev, qa, qb, es, s, direct, g_s, g_d
             iea = 1.0 / eap
             v = ev[e]
             r0 = qa[e, a]
-            base = co + k * 4 * NN + a * P
+            vm = evm[e]
+            eap32, iea32, v32, vm32, r032 = np.float32(eap), np.float32(iea), np.float32(v), np.float32(vm), \
+                np.float32(r0)
             g_row = 0.0
             gs_row = 0.0
             qbe = qbp[e]
+            qbe32 = qbp32[e]
             for b0 in range(0, P, B):
                 nk = min(B, P - b0)
-                o = base + b0
-                if tied[e]:
-                    t, gal, gsh, gt, bd = _tie_pass(qbe[b0:], r0, wr[b0:], wr1[b0:], buf[o:], buf[o + NN:],
-                                                   buf[o + 2 * NN:], buf[o + 3 * NN:], G, nk, eap, iea, v, soft)
+                n_run = min(nk, N - b0)
+                gde = g_d[e, b0:]
+                gse = g_s[b0:]
+                if single:
+                    o = k * 4 * NN + a * P + b0
+                    if safe[e]:
+                        if tied[e]:
+                            t, gal, gsh, gt, bd = _tie_pass(qbe32[b0:], r032, wr32[b0:], wr1_32[b0:], g32[o:],
+                                                           g32[o + NN:], g32[o + 2 * NN:], g32[o + 3 * NN:], G32,
+                                                           nk, eap32, iea32, v32, vm32, soft)
+                        else:
+                            t, gal, gsh, gt, bd = _notie_pass(qbe32[b0:], r032, wr32[b0:], wr1_32[b0:], g32[o:],
+                                                             g32[o + NN:], G32, nk, eap32, iea32, v32)
+                        if bd == 0.0 and math.isfinite(t + gal + gsh + gt):
+                            total += t
+                            g_alpha[e] += gal
+                            g_shift[e] += gsh
+                            g_tau[e] += gt
+                            g_row += gsh
+                            gs_row += _row_scatter(G32, gde, gse, n_run)
+                            continue
+                    for j in range(4):  # float64 on the same (exact) counts
+                        for i in range(nk):
+                            C64[j * B + i] = g32[o + j * NN + i]
+                    cA, cB, cT, cS = C64, C64[B:], C64[2 * B:], C64[3 * B:]
                 else:
-                    t, gal, gsh, gt, bd = _notie_pass(qbe[b0:], r0, wr[b0:], wr1[b0:], buf[o:], buf[o + NN:], G, nk,
-                                                     eap, iea, v)
+                    o = co + k * 4 * NN + a * P + b0
+                    cA, cB, cT, cS = buf[o:], buf[o + NN:], buf[o + 2 * NN:], buf[o + 3 * NN:]
+                if tied[e]:
+                    t, gal, gsh, gt, bd = _tie_pass(qbe[b0:], r0, wr[b0:], wr1[b0:], cA, cB, cT, cS, G, nk,
+                                                   eap, iea, v, vm, soft)
+                else:
+                    t, gal, gsh, gt, bd = _notie_pass(qbe[b0:], r0, wr[b0:], wr1[b0:], cA, cB, G, nk, eap, iea, v)
                 total += t
                 bad += bd
                 g_alpha[e] += gal
                 g_shift[e] += gsh
                 g_tau[e] += gt
                 g_row += gsh
-                gde = g_d[e, b0:]
-                gse = g_s[b0:]
-                for j in range(np.uint64(min(nk, N - b0))):  # contiguous runs: no scatter (unsigned: _UB)
-                    gde[j] -= G[j]
-                    gse[j] -= G[_UB[1] + j]
-                    gs_row += G[_UB[1] + j]
+                gs_row += _row_scatter(G, gde, gse, n_run)
             g_d[e, a] += g_row
             g_s[a] += gs_row
     if bad != 0.0:
@@ -840,11 +1076,13 @@ def logp_grad(x, buf, grad):  # noqa: C901 (one pass over the cells, written out
         es[i] = math.exp(s[i] - smax)
     ea = np.empty(E)
     ev = np.empty(E)
+    evm = np.empty(E)  # v² − 1, for the tie probability (_tie_cell)
     qa = np.empty((E, N))
     qb = np.empty((E, N))
     for j in range(E):
         ea[j] = math.exp(alpha[j])
         ev[j] = math.exp(tau[j])
+        evm[j] = math.expm1(2.0 * tau[j])
         eb = math.exp(beta[j])
         for i in range(N):
             qa[j, i] = eb * math.exp(delta[j, i])
@@ -852,11 +1090,12 @@ def logp_grad(x, buf, grad):  # noqa: C901 (one pass over the cells, written out
     # σ(s_a − s_b) from the table unless a score lies so far below the top that e^{s − max s}
     # loses precision; with covariates d has a term per cell
     direct = K > 0 or smax - s.min() > 700.0
-    total += _judgment_cells(x[q_eff:q_eff + K], buf, ca, cb, cn, cx, sg, C, E, K, tied, ea, ev, qa, qb, es, s,
-                             direct, g_s, g_d, g_alpha, g_shift, g_tau, g_eff)
+    single = buf[18] != 0.0
+    total += _judgment_cells(x[q_eff:q_eff + K], buf, ca, cb, cn, cx, sg, C, E, K, single, tied, ea, ev, evm, qa, qb,
+                             es, s, direct, g_s, g_d, g_alpha, g_shift, g_tau, g_eff)
     if D:
-        total += _dense_cells(buf, tio + E, N, E, D, tied, ea, ev, qa, qb, es, s, direct, g_s, g_d, g_alpha, g_shift,
-                              g_tau)
+        total += _dense_cells(buf, tio + E, N, E, D, single, tied, ea, ev, evm, qa, qb, es, s, direct, g_s, g_d,
+                              g_alpha, g_shift, g_tau)
     total += _human_cells(x[q_eff:q_eff + K], buf, oh, H, K, s, es, smax, direct, g_s, g_eff)
     _close_scores(grad, g_s, g_eff, N, K)
     for j in range(E):

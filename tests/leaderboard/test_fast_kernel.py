@@ -37,6 +37,24 @@ def _logs(p, out, inv):
         out[k], inv[k] = fast._log_inv(p[k])
 
 
+def test_vectorized_log_in_float32_matches_libm_over_its_range():
+    """The same logs on float32 arguments run in float32 (the cells at arena scale): within a few
+    float32 ulps of the float64 log of the same float32 value."""
+    rng = np.random.default_rng(0)
+    p = np.concatenate([np.exp(rng.uniform(-87.0, 88.0, 20_000)), rng.uniform(1e-4, 1.0, 20_000),
+                        1.0 - rng.uniform(0.0, 1e-3, 2_000), np.sqrt([0.5, 2.0]),
+                        [np.finfo(np.float32).tiny, 1.0, 2.0, 0.5]]).astype(np.float32)
+    out, inv = np.empty_like(p), np.empty_like(p)
+    _logs(p, out, inv)
+    assert out.dtype == np.float32
+    ref = np.log(p.astype(np.float64))
+    eps = np.finfo(np.float32).eps
+    np.testing.assert_allclose(out, ref, rtol=4 * eps, atol=4 * eps)
+    assert out[p == 1.0].tolist() == [0.0]
+    has = ~np.isnan(inv)
+    np.testing.assert_allclose(inv[has], 1.0 / p[has].astype(np.float64), rtol=4 * eps)
+
+
 def test_vectorized_log_matches_libm_over_the_whole_range():
     rng = np.random.default_rng(0)
     p = np.concatenate([
@@ -107,14 +125,14 @@ def test_segments_spanning_blocks_match_the_declaration(model, kernel, monkeypat
             assert lp - got0 == pytest.approx(float(logp(point)) - ref0, rel=1e-10, abs=1e-8)
 
 
-def _dense_case(n_systems: int = 150, m: int = 6000, seed: int = 7):
+def _dense_case(n_systems: int = 150, m: int = 6000, seed: int = 7, soft_share: float = 0.05):
     """Rows of the dense grid longer than a block (150 systems: 160 places a row), three judges
     (judge 1 ties), some soft rows, 5% labelled (listed cells beside the grid), empty rows."""
     df, _ = simulate_leaderboard(n_systems, m, alpha=(1.5, 1.0, 0.7), beta=(0.3, -0.2, 0.0), tau=[0.0, 0.6, 0.0],
                                  label_share=0.05, design="one-judge", seed=seed)
     df = df[df["a"] != "S003"]  # an empty row in every judge's grid (S003 is only ever shown second)
     rng = np.random.default_rng(seed)
-    soft = (rng.random(len(df)) < 0.05) & (df["winner"] != "tie").to_numpy()
+    soft = (rng.random(len(df)) < soft_share) & (df["winner"] != "tie").to_numpy()
     df = df.assign(p_a=np.where(soft, rng.uniform(0.05, 0.95, len(df)), np.nan),
                    winner=df["winner"].where(~soft, None))
     data = encode_leaderboard(df)
@@ -271,26 +289,35 @@ def test_the_cell_order_does_not_matter_and_a_lost_probability_is_a_divergence()
     assert np.isnan(lp3) or lp3 == -np.inf
 
 
-@pytest.mark.parametrize("name", ["fast._tie_pass", "fast._notie_pass", "fast._block_human",
-                                  "fast_bt._block_davidson"])
-def test_the_elementwise_passes_compile_to_simd_loops(name):
+@pytest.mark.parametrize(("name", "dtype"), [
+    ("fast._tie_pass", np.float64), ("fast._notie_pass", np.float64), ("fast._block_human", np.float64),
+    ("fast_bt._block_davidson", np.float64), ("fast._tie_pass", np.float32), ("fast._notie_pass", np.float32),
+])
+def test_the_elementwise_passes_compile_to_simd_loops(name, dtype):
     """The passes exist to be vectorized: a libm call, a data-dependent branch or one more
     possibly-aliased array can leave the loop scalar (and the kernel 2-3x slower) while every
     value stays right, so the loop vectorizer's output is checked in a fresh compile (a variant
-    with libm's log instead of the module's fails the second assertion)."""
+    with libm's log instead of the module's fails the second assertion).  In float32 (the cells
+    at arena scale) the loops are also checked to stay in float32: one float64 constant would
+    widen every operation and halve the lanes."""
     import numba
 
     mod, fn = name.split(".")
     f = getattr({"fast": fast, "fast_bt": fast_bt}[mod], fn)
     fresh = numba.njit(**{k: v for k, v in f.targetoptions.items() if k not in ("cache", "nopython")})(f.py_func)
     B = fast._BLOCK
-    W, G = np.full(7 * B, 0.7), np.empty(B)
+    W, G = np.full(7 * B, 0.7, dtype=dtype), np.empty(B, dtype=dtype)
     col = [W[j * B:] for j in range(7)]  # a listed block's columns, as _judgment_cells passes them
+    c = [dtype(v) for v in (1.0, 1.1, 0.9, 1.2, 0.44)]
     args = {"_block_human": (W, G, B), "_block_davidson": (W, G, B, 1.1, 0.3, True),
-            "_tie_pass": (col[0], 1.0, *col[1:7], np.empty(3 * B), B, 1.1, 0.9, 1.2, True),
-            "_notie_pass": (col[0], 1.0, *col[1:5], np.empty(3 * B), B, 1.1, 0.9, 1.0)}[fn]
+            "_tie_pass": (col[0], c[0], *col[1:7], np.empty(3 * B, dtype=dtype), B, *c[1:], True),
+            "_notie_pass": (col[0], c[0], *col[1:5], np.empty(3 * B, dtype=dtype), B, c[1], c[2], c[0])}[fn]
     fresh(*args)
     ir = fresh.inspect_llvm(fresh.signatures[0])
+    if dtype == np.float32:
+        assert re.search(r"<\d+ x float>", ir)
+        body = "\n".join(re.findall(r"^vector\.body\d*:.*?(?=^\S)", ir, re.M | re.S))
+        assert body and not re.search(r"(fpext|fadd|fmul|fdiv).*double", body), "a float64 in a float32 loop"
     # the Davidson block's loop is unswitched on its soft-rows flag: a vector loop for each value;
     # the tie pass has its soft normalizer's loop and its main loop
     assert len(re.findall(r"^vector\.body\d*:", ir, re.M)) >= (2 if fn in ("_block_davidson", "_tie_pass") else 1)
@@ -324,3 +351,70 @@ def test_a_labelled_fit_gives_the_same_draws_for_the_same_seed():
                           tune=30, seed=0, target_accept=0.8, options=options)[1]["lp"]
            for _ in range(2)]
     np.testing.assert_array_equal(lps[0], lps[1])
+
+
+def _two_precisions(monkeypatch, data, coords, options, x, fill):
+    """The kernel's value and gradient at ``x`` in float64 and in single precision (every table
+    large enough: ``_SINGLE_MIN`` 0), with ``_DENSE_FILL`` at ``fill``."""
+    priors = get_model("bt-judges", "leaderboard").default_priors()
+    monkeypatch.setattr(fast, "_DENSE_FILL", fill)
+    out = []
+    for minimum, single in ((np.inf, 0.0), (0, 1.0)):
+        monkeypatch.setattr(fast, "_SINGLE_MIN", minimum)
+        assert fast.pack_data(data.arrays(), priors, options, len(data.systems))[18] == single
+        out.append(fast.fast_path.logp_grad(x, data.arrays(), coords, priors, options=options))
+    return out
+
+
+# float32 rounds each operation by at most ε/2 (ε = 2^-23): a cell's terms take ~20 operations
+# and a block's float32 sum up to 128 additions, so a block's sum is within ~150 ε of the sum of
+# its terms' magnitudes; blocks are summed in float64.  The log-likelihood's terms are all
+# negative (no soft rows), so that magnitude is |log density| up to the priors' small share.
+_F32_BOUND = 150 * np.finfo(np.float32).eps
+
+
+@pytest.mark.parametrize("fill", [np.inf, 0.0], ids=["listed", "grid"])
+def test_single_precision_cells_stay_within_float32_rounding_of_float64(monkeypatch, fill):
+    data, coords, options = _dense_case(soft_share=0.0)
+    N = len(data.systems)
+    x = np.random.default_rng(3).normal(0.0, 0.5, N + 3 + 3 + 1 + 1 + 3 * N)
+    (lp0, g0), (lp1, g1) = _two_precisions(monkeypatch, data, coords, options, x, fill)
+    assert np.isfinite(lp0) and lp1 != lp0  # float32 did run
+    assert abs(lp1 - lp0) <= _F32_BOUND * abs(lp0)
+    assert np.abs(g1 - g0).max() <= _F32_BOUND * np.abs(g0).max()
+
+
+def test_single_precision_falls_back_to_float64_where_float32_cannot_hold_a_cell(monkeypatch):
+    """Two ways out of float32, each rerun in float64 rather than a divergence or a wrong value:
+    a tie threshold so small (τ = e^-85) that a tie's probability (~1e-37 · w a b) is below
+    float32's smallest normal (not float64's); judges so sure (α = 30) that their exp tables
+    leave float32's range (every block of every judge then runs in float64: float64's values)."""
+    data, coords, options = _dense_case(soft_share=0.0)
+    N = len(data.systems)
+    assert options["tie_judges"] == (1,)
+    x = np.random.default_rng(3).normal(0.0, 0.5, N + 3 + 3 + 1 + 1 + 3 * N)
+    x[N + 6] = -85.0  # log τ of judge 1
+    for fill in (np.inf, 0.0):
+        (lp0, g0), (lp1, g1) = _two_precisions(monkeypatch, data, coords, options, x, fill)
+        assert np.isfinite(lp0) and np.isfinite(lp1)
+        assert abs(lp1 - lp0) <= _F32_BOUND * abs(lp0)
+        assert np.abs(g1 - g0).max() <= _F32_BOUND * np.abs(g0).max()
+    x[N:N + 3] = np.log(30.0)
+    for fill in (np.inf, 0.0):
+        (lp0, g0), (lp1, g1) = _two_precisions(monkeypatch, data, coords, options, x, fill)
+        assert np.isfinite(lp0) and lp1 == pytest.approx(lp0, rel=1e-13)
+        np.testing.assert_allclose(g1, g0, rtol=1e-11, atol=1e-9)
+
+
+def test_single_precision_only_where_every_count_is_exact_in_float32():
+    priors = get_model("bt-judges", "leaderboard").default_priors()
+    for soft_share, single in ((0.05, 0.0), (0.0, 1.0)):
+        data, _, options = _dense_case(soft_share=soft_share)
+        arrays = data.arrays()
+        assert data.n_cells < fast._SINGLE_MIN  # a small table stays in float64 either way
+        assert fast.pack_data(arrays, priors, options, len(data.systems))[18] == 0.0
+        big = {k: (np.concatenate([np.asarray(v)] * 8) if k in ("sys_a", "sys_b", "judge", "h", "n", "x", "item")
+                   else v) for k, v in arrays.items()}
+        assert fast.pack_data(big, priors, options, len(data.systems))[18] == single
+    big["n"] = np.asarray(big["n"], dtype=np.float64) + 2.0**24  # whole counts past float32's 2^24
+    assert fast.pack_data(big, priors, options, len(data.systems))[18] == 0.0
