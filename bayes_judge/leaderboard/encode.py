@@ -246,16 +246,18 @@ def encode_leaderboard(
     items = sorted(set(df["item"]) | set(lab["item"])) if difficulty else ["all"]
     item_index = pd.Index(items)
     item_col = df["item"].to_numpy(object)
-    comparison = pd.MultiIndex.from_arrays([item_col, o.first, o.second])
-
+    # a comparison (item, lo, hi) as one integer, items coded over both tables (a MultiIndex of the
+    # same keys costs a second a million rows in its lookups)
+    codes, _ = pd.factorize(np.r_[item_col, lab["item"].to_numpy(object)])
+    S = len(systems)
+    comparison = (codes[:len(df)] * S + o.first) * S + o.second
     # the human label of every judgment's comparison, in the judgment's orientation
     h = np.zeros(len(df), dtype=np.int64)
-    if len(lab):
-        key_lab = pd.Series(lab["lo_wins"].to_numpy(float), index=pd.MultiIndex.from_arrays(
-            [lab["item"].to_numpy(object), lab["lo"].to_numpy(np.int64), lab["hi"].to_numpy(np.int64)]))
-        lo_wins = key_lab.reindex(comparison).to_numpy(float)  # NaN: no label
-        known = np.isfinite(lo_wins)
-        a_wins = (lo_wins == 1.0) == o.a_first
+    if len(lab):  # one label per comparison (_human_labels)
+        lab_key = (codes[len(df):] * S + lab["lo"].to_numpy(np.int64)) * S + lab["hi"].to_numpy(np.int64)
+        at = pd.Index(lab_key).get_indexer(comparison)
+        known = at >= 0
+        a_wins = lab["lo_wins"].to_numpy(bool)[at] == o.a_first
         h[known] = np.where(a_wins[known], H_A, H_B)
 
     soft = o.p_given
@@ -307,7 +309,7 @@ def encode_leaderboard(
     meta = {
         "n_rows": len(df), "n_soft": int(soft.sum()), "n_ties": int((~soft & (ya == 0)).sum()),
         "n_labels": len(lab), "n_labelled_rows": int((h > 0).sum()),
-        "n_comparisons": int(comparison.nunique()),
+        "n_comparisons": len(pd.unique(comparison)),
     }
     return LeaderboardData(
         systems=systems, judges=judges, items=items,
