@@ -749,7 +749,7 @@ def _single_safe(e, ea, ev, qa, qb):
 
 
 
-@numba.njit(inline="always")
+@numba.njit(cache=True, nogil=True)
 def _cell_scatter(G, IA, IB, nk, e, h, c0, K, buf, cx, g_d, g_s, g_eff):
     """A listed block's per-cell gradients (float64 or float32) onto its systems: ``∂/∂(δ_a −
     δ_b)`` to ``g_d[e]``, and for unlabelled cells ``∂/∂d`` to ``g_s`` and the effects."""
@@ -768,19 +768,21 @@ def _cell_scatter(G, IA, IB, nk, e, h, c0, K, buf, cx, g_d, g_s, g_eff):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _judgment_cells(beff, buf, ca, cb, cn, cx, sg, C, E, K, single, tied, ea, ev, evm, qa, qb, es, s, direct,
+def _judgment_cells(beff, buf, ca, cb, cn, cx, sg, C, E, K, cells, tied, ea, ev, evm, qa, qb, es, s, direct,
                     g_s, g_d, g_alpha, g_shift, g_tau, g_eff):
     """Log-likelihood of the judgment cells (module docstring); adds to the gradients.  A
     probability below the smallest normal float gives nan (a divergence for nutpie).
 
-    With ``single`` a block of hard counts runs in float32 (its gathered columns converted) where
-    its judge is inside :data:`_SINGLE_LOG_RANGE`; a block with soft rows, or one that loses a
-    probability in float32, runs in float64."""
+    The passes run in the float type of the (empty) array ``cells``.  In float32 (:func:`_single`)
+    a block is gathered in float64 and converted; a block with soft rows, one that loses a
+    probability in float32, and every block of a judge outside :data:`_SINGLE_LOG_RANGE` run in
+    float64."""
     B = _BLOCK
     W = np.empty(7 * B)
-    W32 = np.empty(7 * B, dtype=np.float32)
+    Wg = np.empty(7 * B, cells.dtype)
     G = np.empty(3 * B)
-    G32 = np.empty(3 * B, dtype=np.float32)
+    Gg = np.empty(3 * B, cells.dtype)
+    single = cells.itemsize == 4
     IA = np.empty(B, dtype=np.int64)  # the block's systems, read once for gather and scatter
     IB = np.empty(B, dtype=np.int64)
     total = 0.0
@@ -794,8 +796,8 @@ def _judgment_cells(beff, buf, ca, cb, cn, cx, sg, C, E, K, single, tied, ea, ev
             v = ev[e]
             vm = evm[e]
             f32 = single and lo < hi and _single_safe(e, ea, ev, qa, qb)
-            eap32, iea32, v32, vm32, one32 = np.float32(eap), np.float32(iea), np.float32(v), np.float32(vm), \
-                np.float32(1.0)
+            one = _c(Wg[0], 1.0)  # a value of the cells' type, for the casts
+            eapg, ieag, vg, vmg = _c(one, eap), _c(one, iea), _c(one, v), _c(one, vm)
             for c0 in range(lo, hi, B):
                 nk = min(B, hi - c0)
                 soft = bool(0)  # a bool: with the literal False numba compiles _tie_pass twice
@@ -825,20 +827,19 @@ def _judgment_cells(beff, buf, ca, cb, cn, cx, sg, C, E, K, single, tied, ea, ev
                 if f32 and not soft:
                     for j in range(6):
                         for k in range(nk):
-                            W32[j * B + k] = np.float32(W[j * B + k])
+                            Wg[j * B + k] = _c(one, W[j * B + k])
                     if tied[e]:
-                        t, gal, gsh, gt, bd = _tie_pass(W32, one32, W32[B:], W32[2 * B:], W32[3 * B:], W32[4 * B:],
-                                                        W32[5 * B:], W32[6 * B:], G32, nk, eap32, iea32, v32, vm32,
-                                                        soft)
+                        t, gal, gsh, gt, bd = _tie_pass(Wg, one, Wg[B:], Wg[2 * B:], Wg[3 * B:], Wg[4 * B:],
+                                                        Wg[5 * B:], Wg[6 * B:], Gg, nk, eapg, ieag, vg, vmg, soft)
                     else:
-                        t, gal, gsh, gt, bd = _notie_pass(W32, one32, W32[B:], W32[2 * B:], W32[3 * B:], W32[4 * B:],
-                                                          G32, nk, eap32, iea32, v32)
+                        t, gal, gsh, gt, bd = _notie_pass(Wg, one, Wg[B:], Wg[2 * B:], Wg[3 * B:], Wg[4 * B:], Gg, nk,
+                                                          eapg, ieag, vg)
                     if bd == 0.0 and math.isfinite(t + gal + gsh + gt):
                         total += t
                         g_alpha[e] += gal
                         g_shift[e] += gsh
                         g_tau[e] += gt
-                        _cell_scatter(G32, IA, IB, nk, e, h, c0, K, buf, cx, g_d, g_s, g_eff)
+                        _cell_scatter(Gg, IA, IB, nk, e, h, c0, K, buf, cx, g_d, g_s, g_eff)
                         continue
                 if tied[e]:
                     t, gal, gsh, gt, bd = _tie_pass(W, 1.0, W[B:], W[2 * B:], W[3 * B:], W[4 * B:], W[5 * B:],
@@ -857,7 +858,7 @@ def _judgment_cells(beff, buf, ca, cb, cn, cx, sg, C, E, K, single, tied, ea, ev
     return total
 
 
-@numba.njit(inline="always")
+@numba.njit(cache=True, nogil=True, fastmath=_FM)
 def _row_scatter(G, gde, gse, n):
     """A grid block's per-cell gradients (float64 or float32) onto contiguous runs of systems:
     ``∂/∂(δ_a − δ_b)`` to ``gde``, ``∂/∂d`` to ``gse``; returns the ∂/∂d sum, the row's own."""
@@ -869,40 +870,40 @@ def _row_scatter(G, gde, gse, n):
     return acc
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy", fastmath=_FM)
-def _dense_cells(buf, do, N, E, D, single, tied, ea, ev, evm, qa, qb, es, s, direct, g_s, g_d, g_alpha,
-                 g_shift, g_tau):
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _dense_cells(buf, grid, do, N, E, D, tied, ea, ev, evm, qa, qb, es, s, direct, g_s, g_d, g_alpha, g_shift,
+                 g_tau):
     """As :func:`_judgment_cells` for the unlabelled cells of the dense judges (the section at
-    ``do``, :func:`_sorted_cells`): grid row ``a`` of judge ``e`` is read in blocks of contiguous
-    ``b``, the row's ``σ(s_a − s_b)`` is made once for all judges, and the per-cell gradients go
-    to contiguous runs of ``g_d[e]`` and ``g_s`` (the row's own sums to ``a``).
+    ``do``, :func:`_sorted_cells`; ``grid`` its count grids): grid row ``a`` of judge ``e`` is
+    read in blocks of contiguous ``b``, the row's ``σ(s_a − s_b)`` is made once for all judges,
+    and the per-cell gradients go to contiguous runs of ``g_d[e]`` and ``g_s`` (the row's own
+    sums to ``a``).
 
-    With ``single`` the grids are float32 and a block's pass runs in float32 (:func:`_single`);
-    a block that loses a probability there (below float32's smallest normal, or not finite), or
-    a judge outside :data:`_SINGLE_LOG_RANGE`, runs in float64 on the same counts (exact in both)."""
+    The passes run in the float type of ``grid``.  In float32 (:func:`_single`) a block that
+    loses a probability (:func:`_tie_cell`; or a sum not finite), and every block of a judge
+    outside :data:`_SINGLE_LOG_RANGE`, runs again in float64 on the same counts (exact in both);
+    in float64 that rerun gives the same lost probability, and the evaluation is nan."""
     B = _BLOCK
     P = _row_length(N)
+    single = grid.itemsize == 4
     G = np.empty(3 * B)
-    G32 = np.empty(3 * B, dtype=np.float32)
-    C64 = np.empty(4 * B)  # a float32 block's counts, widened for its float64 run
+    Gg = np.empty(3 * B, grid.dtype)
+    C64 = np.empty(4 * B)  # a block's counts in float64, for its float64 run
     wr = np.full(P, 0.5)  # the padding's values: finite, and its counts are 0
     wr1 = np.full(P, 0.5)
-    wr32 = np.full(P, np.float32(0.5))
-    wr1_32 = np.full(P, np.float32(0.5))
+    wrg = np.full(P, 0.5, grid.dtype)
+    wr1g = np.full(P, 0.5, grid.dtype)
     qbp = np.ones((E, P))
-    qbp32 = np.ones((E, P), dtype=np.float32)
+    qbpg = np.ones((E, P), grid.dtype)
     for e in range(E):  # element by element: a slice assignment compiles numba's shape-error
         for k in range(N):  # message formatting, 5 s of a cold compile
             qbp[e, k] = qb[e, k]
-            qbp32[e, k] = np.float32(qb[e, k])
+            qbpg[e, k] = _c(qbpg[e, k], qb[e, k])
     NN = N * P
     fo = do + E
-    co = fo + D * N
-    # float32 grids: two to a float64 slot of the buffer (offsets below count float32s)
-    g32 = buf[co:co + 2 * D * NN].view(np.float32) if single else np.empty(0, dtype=np.float32)
-    safe = np.zeros(E, dtype=np.bool_)
+    safe = np.ones(E, dtype=np.bool_)
     for e in range(E):
-        safe[e] = single and _single_safe(e, ea, ev, qa, qb)
+        safe[e] = not single or _single_safe(e, ea, ev, qa, qb)
     total = 0.0
     bad = 0.0
     for a in range(N):
@@ -921,10 +922,9 @@ def _dense_cells(buf, do, N, E, D, single, tied, ea, ev, evm, qa, qb, es, s, dir
                 z = 1.0 / (esa + es[b])
                 wr[b] = esa * z
                 wr1[b] = es[b] * z
-        if single:
-            for b in range(N):
-                wr32[b] = np.float32(wr[b])
-                wr1_32[b] = np.float32(wr1[b])
+        for b in range(N):
+            wrg[b] = _c(wrg[b], wr[b])
+            wr1g[b] = _c(wr1g[b], wr1[b])
         for e in range(E):
             k = int(buf[do + e])
             if k < 0:
@@ -936,49 +936,45 @@ def _dense_cells(buf, do, N, E, D, single, tied, ea, ev, evm, qa, qb, es, s, dir
             eap = ea[e]
             iea = 1.0 / eap
             v = ev[e]
-            r0 = qa[e, a]
             vm = evm[e]
-            eap32, iea32, v32, vm32, r032 = np.float32(eap), np.float32(iea), np.float32(v), np.float32(vm), \
-                np.float32(r0)
+            r0 = qa[e, a]
             g_row = 0.0
             gs_row = 0.0
             qbe = qbp[e]
-            qbe32 = qbp32[e]
+            qbeg = qbpg[e]
             for b0 in range(0, P, B):
                 nk = min(B, P - b0)
                 n_run = min(nk, N - b0)
                 gde = g_d[e, b0:]
                 gse = g_s[b0:]
-                if single:
-                    o = k * 4 * NN + a * P + b0
-                    if safe[e]:
-                        if tied[e]:
-                            t, gal, gsh, gt, bd = _tie_pass(qbe32[b0:], r032, wr32[b0:], wr1_32[b0:], g32[o:],
-                                                           g32[o + NN:], g32[o + 2 * NN:], g32[o + 3 * NN:], G32,
-                                                           nk, eap32, iea32, v32, vm32, soft)
-                        else:
-                            t, gal, gsh, gt, bd = _notie_pass(qbe32[b0:], r032, wr32[b0:], wr1_32[b0:], g32[o:],
-                                                             g32[o + NN:], G32, nk, eap32, iea32, v32)
-                        if bd == 0.0 and math.isfinite(t + gal + gsh + gt):
-                            total += t
-                            g_alpha[e] += gal
-                            g_shift[e] += gsh
-                            g_tau[e] += gt
-                            g_row += gsh
-                            gs_row += _row_scatter(G32, gde, gse, n_run)
-                            continue
-                    for j in range(4):  # float64 on the same (exact) counts
-                        for i in range(nk):
-                            C64[j * B + i] = g32[o + j * NN + i]
-                    cA, cB, cT, cS = C64, C64[B:], C64[2 * B:], C64[3 * B:]
-                else:
-                    o = co + k * 4 * NN + a * P + b0
-                    cA, cB, cT, cS = buf[o:], buf[o + NN:], buf[o + 2 * NN:], buf[o + 3 * NN:]
+                o = k * 4 * NN + a * P + b0
+                if safe[e]:
+                    one = qbeg[0]  # a value of the grid's type, for the casts
+                    if tied[e]:
+                        t, gal, gsh, gt, bd = _tie_pass(qbeg[b0:], _c(one, r0), wrg[b0:], wr1g[b0:], grid[o:],
+                                                       grid[o + NN:], grid[o + 2 * NN:], grid[o + 3 * NN:], Gg, nk,
+                                                       _c(one, eap), _c(one, iea), _c(one, v), _c(one, vm), soft)
+                    else:
+                        t, gal, gsh, gt, bd = _notie_pass(qbeg[b0:], _c(one, r0), wrg[b0:], wr1g[b0:], grid[o:],
+                                                         grid[o + NN:], Gg, nk, _c(one, eap), _c(one, iea),
+                                                         _c(one, v))
+                    if bd == 0.0 and math.isfinite(t + gal + gsh + gt):
+                        total += t
+                        g_alpha[e] += gal
+                        g_shift[e] += gsh
+                        g_tau[e] += gt
+                        g_row += gsh
+                        gs_row += _row_scatter(Gg, gde, gse, n_run)
+                        continue
+                for j in range(4):  # float64, on the same (exact) counts
+                    for i in range(nk):
+                        C64[j * B + i] = grid[o + j * NN + i]
                 if tied[e]:
-                    t, gal, gsh, gt, bd = _tie_pass(qbe[b0:], r0, wr[b0:], wr1[b0:], cA, cB, cT, cS, G, nk,
-                                                   eap, iea, v, vm, soft)
+                    t, gal, gsh, gt, bd = _tie_pass(qbe[b0:], r0, wr[b0:], wr1[b0:], C64, C64[B:], C64[2 * B:],
+                                                   C64[3 * B:], G, nk, eap, iea, v, vm, soft)
                 else:
-                    t, gal, gsh, gt, bd = _notie_pass(qbe[b0:], r0, wr[b0:], wr1[b0:], cA, cB, G, nk, eap, iea, v)
+                    t, gal, gsh, gt, bd = _notie_pass(qbe[b0:], r0, wr[b0:], wr1[b0:], C64, C64[B:], G, nk, eap,
+                                                     iea, v)
                 total += t
                 bad += bd
                 g_alpha[e] += gal
@@ -991,6 +987,10 @@ def _dense_cells(buf, do, N, E, D, single, tied, ea, ev, evm, qa, qb, es, s, dir
     if bad != 0.0:
         return math.nan
     return total
+
+
+#: the float type of :func:`logp_grad`'s cells (:func:`logp_grad_single` is a copy with float32)
+_CELLS = np.float64
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -1090,12 +1090,17 @@ def logp_grad(x, buf, grad):  # noqa: C901 (one pass over the cells, written out
     # σ(s_a − s_b) from the table unless a score lies so far below the top that e^{s − max s}
     # loses precision; with covariates d has a term per cell
     direct = K > 0 or smax - s.min() > 700.0
-    single = buf[18] != 0.0
-    total += _judgment_cells(x[q_eff:q_eff + K], buf, ca, cb, cn, cx, sg, C, E, K, single, tied, ea, ev, evm, qa, qb,
+    cells = np.empty(0, _CELLS)  # the cells' float type: float64, or float32 in logp_grad_single
+    if (buf[18] != 0.0) != (cells.itemsize == 4):
+        return math.nan  # a buffer packed for the other kernel (kernel_for picks the right one)
+    total += _judgment_cells(x[q_eff:q_eff + K], buf, ca, cb, cn, cx, sg, C, E, K, cells, tied, ea, ev, evm, qa, qb,
                              es, s, direct, g_s, g_d, g_alpha, g_shift, g_tau, g_eff)
     if D:
-        total += _dense_cells(buf, tio + E, N, E, D, single, tied, ea, ev, evm, qa, qb, es, s, direct, g_s, g_d,
-                              g_alpha, g_shift, g_tau)
+        do = tio + E
+        co = do + E + D * N  # the grids: after the dense index (E) and the row flags (D x N)
+        grid = buf[co:co + D * 4 * N * _row_length(N) * cells.itemsize // 8].view(_CELLS)
+        total += _dense_cells(buf, grid, do, N, E, D, tied, ea, ev, evm, qa, qb, es, s, direct, g_s, g_d, g_alpha,
+                              g_shift, g_tau)
     total += _human_cells(x[q_eff:q_eff + K], buf, oh, H, K, s, es, smax, direct, g_s, g_eff)
     _close_scores(grad, g_s, g_eff, N, K)
     for j in range(E):
@@ -1117,6 +1122,32 @@ def logp_grad(x, buf, grad):  # noqa: C901 (one pass over the cells, written out
                 g_sd += g_d[j, i] * delta[j, i]
         grad[q_sd] += g_sd  # d/dlog σ_δ = σ_δ Σ g_δ (z − z̄) = Σ g_δ δ
     return total
+
+
+def _copy_with(fn, name: str, **consts):
+    """A copy of the plain function ``fn`` (same code) whose globals also hold ``consts``, under
+    its own qualified name: numba's cache keeps one file per name, and a copy has no closure
+    cells (which numba's cache key pickles differently from process to process)."""
+    import types as pytypes
+
+    out = pytypes.FunctionType(fn.__code__, {**fn.__globals__, **consts}, name)
+    out.__qualname__ = name
+    out.__module__ = fn.__module__
+    out.__doc__ = fn.__doc__
+    return out
+
+
+#: :func:`logp_grad` with its judgment cells in float32, for buffers packed with ``buf[18] = 1``
+#: (:func:`_single`).  A separate kernel, so that tables in float64 (every small one) never compile
+#: the float32 passes: they cost ~2 s of a cold compile.
+logp_grad_single = numba.njit(cache=True, nogil=True, error_model="numpy")(
+    _copy_with(logp_grad.py_func, "logp_grad_single", _CELLS=np.float32))
+
+
+def kernel_for(buf: np.ndarray):
+    """The log-density kernel for a packed buffer: :func:`logp_grad_single` where its cells run
+    in single precision, else :func:`logp_grad`."""
+    return logp_grad_single if buf[18] != 0.0 else logp_grad
 
 
 @numba.njit(cache=True, nogil=True)
@@ -1176,10 +1207,11 @@ def _derive_judged(post: dict) -> None:
 
 
 def register_kernel(name: str, *, pack, kernel, expand, layout, log_sites: tuple[str, ...], derive=None,
-                    accepts, option_cases: list[dict]):
+                    accepts, option_cases: list[dict], kernel_for=None):
     """Register a leaderboard model's numba kernel as its nutpie fast path.
 
-    ``pack(arrays, priors, options, n_systems)`` makes the data buffer, ``layout(buf)`` lists the
+    ``pack(arrays, priors, options, n_systems)`` makes the data buffer, ``kernel_for(buf)``, if
+    given, picks the log-density kernel for a buffer (else ``kernel``), ``layout(buf)`` lists the
     declaration's free variables in ``model.value_vars`` order (the kernel's order; the sizes give
     the unconstrained length), ``log_sites`` are sampled on the log scale, and ``derive(post)`` adds
     the model's deterministics beyond the centred scores ``s``.  The fast path returns the
@@ -1192,7 +1224,7 @@ def register_kernel(name: str, *, pack, kernel, expand, layout, log_sites: tuple
 
     def fast_path(arrays, coords, priors, *, init, chains, draws, tune, seed, target_accept, options=None):
         buf, lay = buffer(arrays, coords, priors, options)
-        m = make_model(kernel, expand, buf=buf, init_flat=_start(init, lay, log_sites), shapes=dict(lay),
+        m = make_model(kernel if kernel_for is None else kernel_for(buf), expand, buf=buf, init_flat=_start(init, lay, log_sites), shapes=dict(lay),
                        dims={}, coords={})
         post, stats = run(m, chains=chains, draws=draws, tune=tune, seed=seed, target_accept=target_accept,
                           save_warmup=False)
@@ -1210,7 +1242,7 @@ def register_kernel(name: str, *, pack, kernel, expand, layout, log_sites: tuple
         if xk.shape != (n,):
             raise ValueError(f"x has {xk.shape} values; the kernel takes {n}")
         g = np.empty_like(xk)
-        return float(kernel(xk, buf, g)), g
+        return float((kernel if kernel_for is None else kernel_for(buf))(xk, buf, g)), g
 
     fast_path.__doc__ = f"The registered nutpie fast path of the {name!r} declaration (same posterior)."
     fast_path.logp_grad = logp_grad_declared  # type: ignore[attr-defined]
@@ -1222,8 +1254,8 @@ def register_kernel(name: str, *, pack, kernel, expand, layout, log_sites: tuple
 
 #: the registered fast path of ``bt-judges``; ``option_cases``: what the gradient check covers
 fast_path = register_kernel(
-    "bt-judges", pack=pack_data, kernel=logp_grad, expand=expand, layout=_layout, log_sites=_LOG_SITES,
-    derive=_derive_judged, accepts=accepts,
+    "bt-judges", pack=pack_data, kernel=logp_grad, kernel_for=kernel_for, expand=expand, layout=_layout,
+    log_sites=_LOG_SITES, derive=_derive_judged, accepts=accepts,
     option_cases=[
         {"position_bias": True, "system_bias": True, "tie_judges": (1,), "n_judges": 3},
         {"position_bias": False, "system_bias": False, "tie_judges": (), "n_judges": 3},
