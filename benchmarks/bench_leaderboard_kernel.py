@@ -97,10 +97,11 @@ def main(argv: list[str] | None = None) -> list[dict]:
     md = [f"command: {cmd}`", "",
           "logp+grad of `bt-judges` (200 systems, 3 judges, 810 parameters), the two layouts alternating in one "
           "process; thread CPU time, min (median) over rounds.", "",
-          "| comparisons | cells | grid filled | listed | dense grid | dense, per grid place (labelled cells included) | layout chosen |",
-          "|---|---|---|---|---|---|---|"]
+          "| comparisons | cells | cell precision | grid filled | listed | dense grid | dense, per grid place (labelled "
+          "cells included) | layout chosen |",
+          "|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        md.append(f"| {r['comparisons']:,} | {r['cells']:,} | {100 * r['fill']:.0f}% | "
+        md.append(f"| {r['comparisons']:,} | {r['cells']:,} | {r['precision']} | {100 * r['fill']:.0f}% | "
                   f"{r['listed_ms_min']:.2f} ({r['listed_ms_median']:.2f}) ms | "
                   f"{r['dense_ms_min']:.2f} ({r['dense_ms_median']:.2f}) ms | {r['dense_ns_per_place']:.1f} ns | "
                   f"{r['chosen']} |")

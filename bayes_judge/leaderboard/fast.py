@@ -167,10 +167,11 @@ def _cells(arrays: dict, options: dict, n_systems: int, *, with_h: bool) -> tupl
 #: of its N (N − 1) ordered pairs (and the model has no covariates): rows of the grid are
 #: contiguous, so the cell pass needs no gather or scatter of system indices (about 2x fewer ns
 #: a cell); listed cells cost a gather and a scatter each, the grid costs its empty places too.
-#: The two cost about the same at 56% (``benchmarks/bench_leaderboard_kernel.py``, 100,000
-#: comparisons of 200 systems: 1.09 ms listed against 1.14 dense; at 39%, 0.77 against 1.13; at
-#: 92%, 1.82 against 1.18).  At this share the grid (4 floats a place) takes at most 6/5 of the
-#: listed cells' memory (6 floats a cell).
+#: In float64 the two cost about the same at 56% (``benchmarks/bench_leaderboard_kernel.py``,
+#: 100,000 comparisons of 200 systems: 1.09 ms listed against 1.14 dense; at 39%, 0.77 against
+#: 1.13; at 92%, 1.82 against 1.18); in float32 (:func:`_single`) at about 45% (0.67 against 0.75
+#: at 39%, 0.95 against 0.76 at 56%).  At this share the grid (4 floats a place) takes at most
+#: 6/5 of the listed cells' memory (6 floats a cell).
 _DENSE_FILL = 0.55
 _DENSE_MAX_N = 2000  # 4 N^2 floats a judge: 128 MB at N = 2000
 
