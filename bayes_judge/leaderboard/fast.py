@@ -825,6 +825,7 @@ def _judgment_cells(beff, buf, ca, cb, cn, cx, sg, C, E, K, cells, tied, ea, ev,
                     for j in range(4):
                         W[(3 + j) * B + k] = buf[cn + j * C + c]
                     soft = soft or buf[cn + 3 * C + c] != 0.0
+                ok = False
                 if f32 and not soft:
                     for j in range(6):
                         for k in range(nk):
@@ -835,25 +836,22 @@ def _judgment_cells(beff, buf, ca, cb, cn, cx, sg, C, E, K, cells, tied, ea, ev,
                     else:
                         t, gal, gsh, gt, bd = _notie_pass(Wg, one, Wg[B:], Wg[2 * B:], Wg[3 * B:], Wg[4 * B:], Gg, nk,
                                                           eapg, ieag, vg)
-                    if bd == 0.0 and math.isfinite(t + gal + gsh + gt):
-                        total += t
-                        g_alpha[e] += gal
-                        g_shift[e] += gsh
-                        g_tau[e] += gt
+                    ok = bd == 0.0 and math.isfinite(t + gal + gsh + gt)
+                    if ok:
                         _cell_scatter(Gg, IA, IB, nk, e, h, c0, K, buf, cx, g_d, g_s, g_eff)
-                        continue
-                if tied[e]:
-                    t, gal, gsh, gt, bd = _tie_pass(W, 1.0, W[B:], W[2 * B:], W[3 * B:], W[4 * B:], W[5 * B:],
-                                                    W[6 * B:], G, nk, eap, iea, v, vm, soft)
-                else:
-                    t, gal, gsh, gt, bd = _notie_pass(W, 1.0, W[B:], W[2 * B:], W[3 * B:], W[4 * B:], G, nk,
-                                                      eap, iea, v)
+                if not ok:
+                    if tied[e]:
+                        t, gal, gsh, gt, bd = _tie_pass(W, 1.0, W[B:], W[2 * B:], W[3 * B:], W[4 * B:], W[5 * B:],
+                                                        W[6 * B:], G, nk, eap, iea, v, vm, soft)
+                    else:
+                        t, gal, gsh, gt, bd = _notie_pass(W, 1.0, W[B:], W[2 * B:], W[3 * B:], W[4 * B:], G, nk,
+                                                          eap, iea, v)
+                    _cell_scatter(G, IA, IB, nk, e, h, c0, K, buf, cx, g_d, g_s, g_eff)
                 total += t
                 bad += bd
                 g_alpha[e] += gal
                 g_shift[e] += gsh
                 g_tau[e] += gt
-                _cell_scatter(G, IA, IB, nk, e, h, c0, K, buf, cx, g_d, g_s, g_eff)
     if bad != 0.0:
         return math.nan
     return total
@@ -949,6 +947,7 @@ def _dense_cells(buf, grid, do, N, E, D, tied, ea, ev, evm, qa, qb, es, s, direc
                 gde = g_d[e, b0:]
                 gse = g_s[b0:]
                 o = k * 4 * NN + a * P + b0
+                ok = False
                 if safe[e]:
                     one = qbeg[0]  # a value of the grid's type, for the casts
                     if tied[e]:
@@ -959,30 +958,27 @@ def _dense_cells(buf, grid, do, N, E, D, tied, ea, ev, evm, qa, qb, es, s, direc
                         t, gal, gsh, gt, bd = _notie_pass(qbeg[b0:], _c(one, r0), wrg[b0:], wr1g[b0:], grid[o:],
                                                          grid[o + NN:], Gg, nk, _c(one, eap), _c(one, iea),
                                                          _c(one, v))
-                    if bd == 0.0 and math.isfinite(t + gal + gsh + gt):
-                        total += t
-                        g_alpha[e] += gal
-                        g_shift[e] += gsh
-                        g_tau[e] += gt
-                        g_row += gsh
-                        gs_row += _row_scatter(Gg, gde, gse, n_run)
-                        continue
-                for j in range(4):  # float64, on the same (exact) counts
-                    for i in range(nk):
-                        C64[j * B + i] = grid[o + j * NN + i]
-                if tied[e]:
-                    t, gal, gsh, gt, bd = _tie_pass(qbe[b0:], r0, wr[b0:], wr1[b0:], C64, C64[B:], C64[2 * B:],
-                                                   C64[3 * B:], G, nk, eap, iea, v, vm, soft)
-                else:
-                    t, gal, gsh, gt, bd = _notie_pass(qbe[b0:], r0, wr[b0:], wr1[b0:], C64, C64[B:], G, nk, eap,
-                                                     iea, v)
+                    ok = bd == 0.0 and math.isfinite(t + gal + gsh + gt)
+                    if ok:
+                        gs = _row_scatter(Gg, gde, gse, n_run)
+                if not ok:
+                    for j in range(4):  # float64, on the same (exact) counts
+                        for i in range(nk):
+                            C64[j * B + i] = grid[o + j * NN + i]
+                    if tied[e]:
+                        t, gal, gsh, gt, bd = _tie_pass(qbe[b0:], r0, wr[b0:], wr1[b0:], C64, C64[B:], C64[2 * B:],
+                                                       C64[3 * B:], G, nk, eap, iea, v, vm, soft)
+                    else:
+                        t, gal, gsh, gt, bd = _notie_pass(qbe[b0:], r0, wr[b0:], wr1[b0:], C64, C64[B:], G, nk,
+                                                         eap, iea, v)
+                    gs = _row_scatter(G, gde, gse, n_run)
                 total += t
                 bad += bd
                 g_alpha[e] += gal
                 g_shift[e] += gsh
                 g_tau[e] += gt
                 g_row += gsh
-                gs_row += _row_scatter(G, gde, gse, n_run)
+                gs_row += gs
             g_d[e, a] += g_row
             g_s[a] += gs_row
     if bad != 0.0:
