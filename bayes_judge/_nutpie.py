@@ -97,19 +97,26 @@ def _source_digest(kernel) -> str:
         return "src"
 
 
-def _cfunc(template, sig, name: str, kernels: Mapping[str, object], tag: str):
-    """``numba.cfunc(sig, cache=True)`` of a copy of ``template`` whose globals hold ``kernels``.
+def copy_function(fn, qualname: str, **consts):
+    """A copy of the plain function ``fn`` (same code, same module) whose globals also hold
+    ``consts``, under its own qualified name: numba's on-disk cache keeps one file per qualified
+    name next to ``fn``'s source, and the copy has no closure (numba's cache key pickles a
+    closure's cells, which differs between processes), so a copy compiled with ``cache=True`` is
+    cached like a function of its own."""
+    out = types.FunctionType(fn.__code__, {**fn.__globals__, **consts}, qualname.rsplit(".", 1)[-1])
+    out.__qualname__ = qualname
+    out.__module__ = fn.__module__
+    out.__doc__ = fn.__doc__
+    return out
 
-    The copy is a plain function (no closure: numba's on-disk cache keys a closure by pickling
-    its cells, which differs between processes) with its own qualified name, so numba keeps one
-    cache file per model next to this module.  That file is invalidated when this module changes
-    (numba's source stamp); ``tag`` holds a digest of the kernels' source file, so a changed
-    kernel gets a new cache file instead of the stale code.
+
+def _cfunc(template, sig, name: str, kernels: Mapping[str, object], tag: str):
+    """``numba.cfunc(sig, cache=True)`` of a :func:`copy_function` of ``template`` whose globals
+    hold ``kernels``: one cache file per model next to this module.  That file is invalidated when
+    this module changes (numba's source stamp); ``tag`` holds a digest of the kernels' source
+    file, so a changed kernel gets a new cache file instead of the stale code.
     """
-    fn = types.FunctionType(template.__code__, {**globals(), **kernels}, name)
-    fn.__qualname__ = f"{tag}_{name}"
-    fn.__module__ = __name__
-    return numba.cfunc(sig, cache=True, nogil=True)(fn)
+    return numba.cfunc(sig, cache=True, nogil=True)(copy_function(template, f"{tag}_{name}", **kernels))
 
 
 def callbacks(logp_grad, expand):

@@ -58,7 +58,7 @@ from llvmlite import ir  # type: ignore[import-untyped]
 from numba.core import types
 from numba.extending import intrinsic, overload
 
-from .._nutpie import make_model, run
+from .._nutpie import copy_function, make_model, run
 from ..generative.priors import HalfNormal, Normal, Prior, Priors
 from ..inference.fastpaths import register_fast_path
 
@@ -128,7 +128,7 @@ def pack_data(arrays: dict, priors: Priors, options: dict, n_systems: int) -> np
         raise ValueError(f"the 'bt-judges' fast path states no difficulty and the declared prior families "
                          f"with scalar parameters; got options {options} and\n{priors}")
     (N, E, C, H, K, T), parts = _cells(arrays, options, n_systems, with_h=True)
-    single = _single(parts[4], N, C)
+    single = _single(parts[4], C)
     parts, C, D = _sorted_cells(parts, N, E, C, H, K, single=single)
     pr = priors
     header = np.zeros(_HEADER)
@@ -198,17 +198,16 @@ def _dense_judges(a: np.ndarray, b: np.ndarray, e: np.ndarray, h: np.ndarray, N:
 
 
 #: the judgment cells run in single precision (float32: twice the SIMD lanes, half the grid's
-#: memory) from this many cells on, listed cells and grid places together: below it an
-#: evaluation takes well under a millisecond either way, and float64 keeps small fits' log
-#: densities equal to the declaration's to 1e-12 (:func:`_single`)
+#: memory) from this many cells on (before the dense grid takes some): below it an evaluation
+#: takes well under a millisecond either way, and float64 keeps small fits' log densities equal
+#: to the declaration's to 1e-12 (:func:`_single`)
 _SINGLE_MIN = 20_000
 
 
-def _single(n: np.ndarray, N: int, C: int) -> bool:
-    """Whether the cells of a table run in single precision: at least :data:`_SINGLE_MIN` of
-    them (at most ``C`` listed cells and the grid's places, ``N (N − 1)`` a judge: counted as
-    listed here, an upper bound of the work either way), and every count exact in float32 (whole
-    counts below 2^24; soft sums are not, so tables with soft rows stay in float64).
+def _single(n: np.ndarray, C: int) -> bool:
+    """Whether the ``C`` judgment cells of a table (counts ``n``, C × 5) run in single precision:
+    at least :data:`_SINGLE_MIN` of them, and every count exact in float32 (whole counts below
+    2^24; soft sums are not, so tables with soft rows stay in float64).
 
     In float32 a cell's terms carry a relative rounding of about 1e-7 and a block's sum about
     ``_BLOCK`` times that (``tests/leaderboard/test_fast_kernel.py`` bounds the difference from
@@ -769,21 +768,20 @@ def _cell_scatter(G, IA, IB, nk, e, h, c0, K, buf, cx, g_d, g_s, g_eff):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _judgment_cells(beff, buf, ca, cb, cn, cx, sg, C, E, K, cells, tied, ea, ev, evm, qa, qb, es, s, direct,
+def _judgment_cells(beff, buf, ca, cb, cn, cx, sg, C, E, K, cells, safe, tied, ea, ev, evm, qa, qb, es, s, direct,
                     g_s, g_d, g_alpha, g_shift, g_tau, g_eff):
     """Log-likelihood of the judgment cells (module docstring); adds to the gradients.  A
     probability below the smallest normal float gives nan (a divergence for nutpie).
 
     The passes run in the float type of the (empty) array ``cells``.  In float32 (:func:`_single`)
     a block is gathered in float64 and converted; a block with soft rows, one that loses a
-    probability in float32, and every block of a judge outside :data:`_SINGLE_LOG_RANGE` run in
+    probability in float32, and every block of a judge not ``safe`` (:func:`_single_safe`) run in
     float64."""
     B = _BLOCK
     W = np.empty(7 * B)
     Wg = np.empty(7 * B, cells.dtype)
     G = np.empty(3 * B)
     Gg = np.empty(3 * B, cells.dtype)
-    single = cells.itemsize == 4
     IA = np.empty(B, dtype=np.int64)  # the block's systems, read once for gather and scatter
     IB = np.empty(B, dtype=np.int64)
     total = 0.0
@@ -796,7 +794,7 @@ def _judgment_cells(beff, buf, ca, cb, cn, cx, sg, C, E, K, cells, tied, ea, ev,
             iea = 1.0 / eap
             v = ev[e]
             vm = evm[e]
-            f32 = single and lo < hi and _single_safe(e, ea, ev, qa, qb)
+            f32 = safe[e]
             one = _c(Wg[0], 1.0)  # a value of the cells' type, for the casts
             eapg, ieag, vg, vmg = _c(one, eap), _c(one, iea), _c(one, v), _c(one, vm)
             for c0 in range(lo, hi, B):
@@ -870,8 +868,8 @@ def _row_scatter(G, gde, gse, n):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _dense_cells(buf, grid, do, N, E, D, tied, ea, ev, evm, qa, qb, es, s, direct, g_s, g_d, g_alpha, g_shift,
-                 g_tau):
+def _dense_cells(buf, grid, safe, do, N, E, D, tied, ea, ev, evm, qa, qb, es, s, direct, g_s, g_d, g_alpha,
+                 g_shift, g_tau):
     """As :func:`_judgment_cells` for the unlabelled cells of the dense judges (the section at
     ``do``, :func:`_sorted_cells`; ``grid`` its count grids): grid row ``a`` of judge ``e`` is
     read in blocks of contiguous ``b``, the row's ``σ(s_a − s_b)`` is made once for all judges,
@@ -879,8 +877,8 @@ def _dense_cells(buf, grid, do, N, E, D, tied, ea, ev, evm, qa, qb, es, s, direc
     sums to ``a``).
 
     The passes run in the float type of ``grid``.  In float32 (:func:`_single`) a block that
-    loses a probability (:func:`_tie_cell`; or a sum not finite), and every block of a judge
-    outside :data:`_SINGLE_LOG_RANGE`, runs again in float64 on the same counts (exact in both);
+    loses a probability (:func:`_tie_cell`; or a sum not finite), and every block of a judge not
+    ``safe`` (:func:`_single_safe`), runs again in float64 on the same counts (exact in both);
     in float64 that rerun gives the same lost probability, and the evaluation is nan."""
     B = _BLOCK
     P = _row_length(N)
@@ -900,9 +898,6 @@ def _dense_cells(buf, grid, do, N, E, D, tied, ea, ev, evm, qa, qb, es, s, direc
             qbpg[e, k] = _c(qbpg[e, k], qb[e, k])
     NN = N * P
     fo = do + E
-    safe = np.ones(E, dtype=np.bool_)
-    for e in range(E):
-        safe[e] = not single or _single_safe(e, ea, ev, qa, qb)
     total = 0.0
     bad = 0.0
     for a in range(N):
@@ -948,7 +943,7 @@ def _dense_cells(buf, grid, do, N, E, D, tied, ea, ev, evm, qa, qb, es, s, direc
                 gse = g_s[b0:]
                 o = k * 4 * NN + a * P + b0
                 ok = False
-                if safe[e]:
+                if not single or safe[e]:
                     one = qbeg[0]  # a value of the grid's type, for the casts
                     if tied[e]:
                         t, gal, gsh, gt, bd = _tie_pass(qbeg[b0:], _c(one, r0), wrg[b0:], wr1g[b0:], grid[o:],
@@ -1090,14 +1085,18 @@ def logp_grad(x, buf, grad):  # noqa: C901 (one pass over the cells, written out
     cells = np.empty(0, _CELLS)  # the cells' float type: float64, or float32 in logp_grad_single
     if (buf[18] != 0.0) != (cells.itemsize == 4):
         return math.nan  # a buffer packed for the other kernel (kernel_for picks the right one)
-    total += _judgment_cells(x[q_eff:q_eff + K], buf, ca, cb, cn, cx, sg, C, E, K, cells, tied, ea, ev, evm, qa, qb,
-                             es, s, direct, g_s, g_d, g_alpha, g_shift, g_tau, g_eff)
+    safe = np.zeros(E, dtype=np.bool_)  # the judges whose cells float32 holds, once an evaluation
+    if cells.itemsize == 4:
+        for j in range(E):
+            safe[j] = _single_safe(j, ea, ev, qa, qb)
+    total += _judgment_cells(x[q_eff:q_eff + K], buf, ca, cb, cn, cx, sg, C, E, K, cells, safe, tied, ea, ev, evm, qa,
+                             qb, es, s, direct, g_s, g_d, g_alpha, g_shift, g_tau, g_eff)
     if D:
         do = tio + E
         co = do + E + D * N  # the grids: after the dense index (E) and the row flags (D x N)
         grid = buf[co:co + D * 4 * N * _row_length(N) * cells.itemsize // 8].view(_CELLS)
-        total += _dense_cells(buf, grid, do, N, E, D, tied, ea, ev, evm, qa, qb, es, s, direct, g_s, g_d, g_alpha,
-                              g_shift, g_tau)
+        total += _dense_cells(buf, grid, safe, do, N, E, D, tied, ea, ev, evm, qa, qb, es, s, direct, g_s, g_d,
+                              g_alpha, g_shift, g_tau)
     total += _human_cells(x[q_eff:q_eff + K], buf, oh, H, K, s, es, smax, direct, g_s, g_eff)
     _close_scores(grad, g_s, g_eff, N, K)
     for j in range(E):
@@ -1121,24 +1120,11 @@ def logp_grad(x, buf, grad):  # noqa: C901 (one pass over the cells, written out
     return total
 
 
-def _copy_with(fn, name: str, **consts):
-    """A copy of the plain function ``fn`` (same code) whose globals also hold ``consts``, under
-    its own qualified name: numba's cache keeps one file per name, and a copy has no closure
-    cells (which numba's cache key pickles differently from process to process)."""
-    import types as pytypes
-
-    out = pytypes.FunctionType(fn.__code__, {**fn.__globals__, **consts}, name)
-    out.__qualname__ = name
-    out.__module__ = fn.__module__
-    out.__doc__ = fn.__doc__
-    return out
-
-
 #: :func:`logp_grad` with its judgment cells in float32, for buffers packed with ``buf[18] = 1``
 #: (:func:`_single`).  A separate kernel, so that tables in float64 (every small one) never compile
 #: the float32 passes: they cost ~2 s of a cold compile.
 logp_grad_single = numba.njit(cache=True, nogil=True, error_model="numpy")(
-    _copy_with(logp_grad.py_func, "logp_grad_single", _CELLS=np.float32))
+    copy_function(logp_grad.py_func, "logp_grad_single", _CELLS=np.float32))
 
 
 def kernel_for(buf: np.ndarray):
@@ -1219,9 +1205,12 @@ def register_kernel(name: str, *, pack, kernel, expand, layout, log_sites: tuple
         buf = pack(arrays, priors, dict(options or {}), len(coords["system"]))
         return buf, layout(buf)
 
+    def kernel_of(buf: np.ndarray):
+        return kernel if kernel_for is None else kernel_for(buf)
+
     def fast_path(arrays, coords, priors, *, init, chains, draws, tune, seed, target_accept, options=None):
         buf, lay = buffer(arrays, coords, priors, options)
-        m = make_model(kernel if kernel_for is None else kernel_for(buf), expand, buf=buf, init_flat=_start(init, lay, log_sites), shapes=dict(lay),
+        m = make_model(kernel_of(buf), expand, buf=buf, init_flat=_start(init, lay, log_sites), shapes=dict(lay),
                        dims={}, coords={})
         post, stats = run(m, chains=chains, draws=draws, tune=tune, seed=seed, target_accept=target_accept,
                           save_warmup=False)
@@ -1239,7 +1228,7 @@ def register_kernel(name: str, *, pack, kernel, expand, layout, log_sites: tuple
         if xk.shape != (n,):
             raise ValueError(f"x has {xk.shape} values; the kernel takes {n}")
         g = np.empty_like(xk)
-        return float((kernel if kernel_for is None else kernel_for(buf))(xk, buf, g)), g
+        return float(kernel_of(buf)(xk, buf, g)), g
 
     fast_path.__doc__ = f"The registered nutpie fast path of the {name!r} declaration (same posterior)."
     fast_path.logp_grad = logp_grad_declared  # type: ignore[attr-defined]
