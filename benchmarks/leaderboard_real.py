@@ -98,6 +98,15 @@ def judge_bt(df: pd.DataFrame, systems: list[str], weight: np.ndarray | None = N
     return bt_mle(idx.get_indexer(df["a"]), idx.get_indexer(df["b"]), win, len(systems), weight)
 
 
+def diagnostics(idata) -> dict:
+    """Max r_hat over every sampled variable and the scores' min bulk ESS, unrounded (ArviZ;
+    ``leaderboard_summary``'s come from ``az.summary``, rounded to 2 decimals)."""
+    import arviz as az
+
+    return {"max_r_hat": float(az.rhat(idata).to_array().max()),
+            "min_ess": float(az.ess(idata, var_names=["s"])["s"].min())}
+
+
 N_BINS = 10
 
 
@@ -169,8 +178,7 @@ def run_set(name: str, args) -> tuple[list[dict], dict]:
         pred = bj.pairwise_prob(idata, kind="preference")
         q = idata["posterior"]["q"].mean(("chain", "draw")).to_numpy()
         record(label, summ["mean"].to_numpy(), summ["hdi_low"].to_numpy(), summ["hdi_high"].to_numpy(), pred, wall,
-               {"max_r_hat": float(summ["r_hat"].max()), "min_ess": float(summ["ess_bulk"].min()),
-                "judge_q": ", ".join(f"{v:.2f}" for v in q)})
+               {**diagnostics(idata), "judge_q": ", ".join(f"{v:.2f}" for v in q)})
 
     # the human labels alone (no judge): Bradley-Terry on the labelled comparisons
     t = time.perf_counter()
@@ -179,7 +187,7 @@ def run_set(name: str, args) -> tuple[list[dict], dict]:
     summ = bj.leaderboard_summary(idata, hdi_prob=0.9).set_index("system").reindex(systems)
     record(f"labels alone ({pct}, BT)", summ["mean"].to_numpy(), summ["hdi_low"].to_numpy(),
            summ["hdi_high"].to_numpy(), bj.pairwise_prob(idata, kind="preference"), time.perf_counter() - t,
-           {"max_r_hat": float(summ["r_hat"].max()), "min_ess": float(summ["ess_bulk"].min())})
+           diagnostics(idata))
 
     t = time.perf_counter()
     decided = df[df["winner"] != "tie"]
