@@ -53,6 +53,7 @@ from .fast import (
     _par,
     _scalar,
     _scores_and_effects,
+    _wide_vectors,
     register_kernel,
 )
 
@@ -132,6 +133,7 @@ def _block_davidson(W, G, nk, c, nu, soft):
     1), ``n_h = n_A + n_B + n_T``, ``s_A + s_B``): (their log-likelihood less the terms linear in
     h, Σ n_h / Z, count of non-finite normalizers); ``G`` gets ``∂l/∂h`` less its constant part.
     Vectorizable; without soft rows one log and two divisions a cell."""
+    _wide_vectors()
     total = 0.0
     s_nz = 0.0
     bad = 0.0

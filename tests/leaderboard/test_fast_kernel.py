@@ -300,6 +300,7 @@ def test_the_elementwise_passes_compile_to_simd_loops(name, dtype):
     with libm's log instead of the module's fails the second assertion).  In float32 (the cells
     at arena scale) the loops are also checked to stay in float32: one float64 constant would
     widen every operation and halve the lanes."""
+    import llvmlite.binding
     import numba
 
     mod, fn = name.split(".")
@@ -318,6 +319,12 @@ def test_the_elementwise_passes_compile_to_simd_loops(name, dtype):
         assert re.search(r"<\d+ x float>", ir)
         body = "\n".join(re.findall(r"^vector\.body\d*:.*?(?=^\S)", ir, re.M | re.S))
         assert body and not re.search(r"(fpext|fadd|fmul|fdiv).*double", body), "a float64 in a float32 loop"
+    # 512-bit vectors where the CPU has them (fast._wide_vectors: LLVM keeps to 256 bits there
+    # by default, and the kernel takes ~25% longer)
+    assert '"prefer-vector-width"="512"' in ir
+    if "+avx512f" in llvmlite.binding.get_host_cpu_features().flatten().split(","):
+        lanes = "<16 x float>" if dtype == np.float32 else "<8 x double>"
+        assert lanes in "\n".join(re.findall(r"^vector\.body\d*:.*?(?=^\S)", ir, re.M | re.S))
     # the Davidson block's loop is unswitched on its soft-rows flag: a vector loop for each value;
     # the tie pass has its soft normalizer's loop and its main loop
     assert len(re.findall(r"^vector\.body\d*:", ir, re.M)) >= (2 if fn in ("_block_davidson", "_tie_pass") else 1)
