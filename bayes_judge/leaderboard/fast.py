@@ -171,8 +171,9 @@ def _cells(arrays: dict, options: dict, n_systems: int, *, with_h: bool) -> tupl
 #: a cell); listed cells cost a gather and a scatter each, the grid costs its empty places too.
 #: In float64 the two cost about the same at 56% (``benchmarks/bench_leaderboard_kernel.py``,
 #: 100,000 comparisons of 200 systems: 1.09 ms listed against 1.14 dense; at 39%, 0.77 against
-#: 1.13; at 92%, 1.82 against 1.18); in float32 (:func:`_single`) at about 45% (0.67 against 0.75
-#: at 39%, 0.95 against 0.76 at 56%).  At this share the grid (4 floats a place) takes at most
+#: 1.13; at 92%, 1.82 against 1.18); in float32 (:func:`_single`) at about 45% with 256-bit
+#: vectors (0.67 against 0.75 at 39%, 0.95 against 0.76 at 56%) and about 37% with 512-bit ones
+#: (:func:`_wide_vectors`: 0.63 against 0.60 at 39%, 0.36 against 0.58 at 22%).  At this share the grid (4 floats a place) takes at most
 #: 6/5 of the listed cells' memory (6 floats a cell).
 _DENSE_FILL = 0.55
 _DENSE_MAX_N = 2000  # 4 N^2 floats a judge: 128 MB at N = 2000
