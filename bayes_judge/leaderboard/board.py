@@ -177,7 +177,8 @@ def leaderboard(
     fit = fit_model(spec, data.arrays(), dims=LeaderboardData.DIMS, coords=coords, priors=priors,
                     sampler=sampler, chains=chains, draws=draws, tune=tune, seed=seed,
                     target_accept=target_accept, options=options, init=start, fast=fast)
-    post = {k: v for k, v in fit.posterior.items() if k not in ("s_raw", "u_raw", "delta_raw")}
+    # the raw coordinates, and the sign-expanded scale of δ (whose sign, with delta_raw's, is arbitrary)
+    post = {k: v for k, v in fit.posterior.items() if k not in ("s_raw", "u_raw", "delta_raw", "system_bias_signed")}
     m = fit.entry.model
     dims = {k: list(m.named_vars_to_dims.get(k, ())) for k in post}
     C, D = post["s"].shape[:2]

@@ -10,7 +10,7 @@ generic test (``tests/inference/test_fastpaths.py``), and it declines what it do
 
 Unconstrained vector (the declaration's value variables in ``model.value_vars`` order)::
 
-    x = [s_raw (N), effect (K)?, log alpha (E), beta (E)?, log tau (T)?, log σ_δ?, z (E × N)?]
+    x = [s_raw (N), effect (K)?, log alpha (E), beta (E)?, log tau (T)?, u?, z (E × N)?]   (σ_δ = |u|)
 
 Per judgment cell ``c`` (systems ``a``, ``b``, judge ``e``, human label ``h``), with
 ``d = s_a − s_b + x_c·b``, ``w = σ(d)`` (``h`` unknown; 1 or 0 when a person said A or B),
@@ -1056,11 +1056,11 @@ def logp_grad(x, buf, grad):  # noqa: C901 (one pass over the cells, written out
             tied[j] = True
     delta = np.zeros((E, N))
     sd_d = 0.0
-    if sb:
-        lp, g = _half_normal_logp(x[q_sd], tau_d)
-        total += lp
-        grad[q_sd] = g
-        sd_d = math.exp(x[q_sd])
+    if sb:  # the signed scale u ~ Normal(0, tau_d), σ_δ = |u| (leaderboard_models._system_bias_scale)
+        sd_d = x[q_sd]
+        zu = sd_d / tau_d
+        total -= 0.5 * zu * zu + math.log(tau_d) + _HALF_LOG_2PI
+        grad[q_sd] = -zu / tau_d
         for j in range(E):
             zm = 0.0
             for i in range(N):
@@ -1131,10 +1131,14 @@ def logp_grad(x, buf, grad):  # noqa: C901 (one pass over the cells, written out
             for i in range(N):
                 gm += g_d[j, i]
             gm /= N
+            zm = 0.0
+            for i in range(N):
+                zm += x[q_z + j * N + i]
+            zm /= N
             for i in range(N):
                 grad[q_z + j * N + i] += sd_d * (g_d[j, i] - gm)
-                g_sd += g_d[j, i] * delta[j, i]
-        grad[q_sd] += g_sd  # d/dlog σ_δ = σ_δ Σ g_δ (z − z̄) = Σ g_δ δ
+                g_sd += g_d[j, i] * (x[q_z + j * N + i] - zm)
+        grad[q_sd] += g_sd  # d/du = Σ g_δ (z − z̄)
     return total
 
 
@@ -1155,7 +1159,7 @@ def kernel_for(buf: np.ndarray):
 def expand(x, buf, out):
     """Stored per draw: the declaration's free variables, constrained, in ``x``'s order."""
     N, E, K, T = int(buf[0]), int(buf[1]), int(buf[4]), int(buf[5])
-    pb, sb = buf[6] != 0.0, buf[7] != 0.0
+    pb = buf[6] != 0.0
     for i in range(x.shape[0]):
         out[i] = x[i]
     q = N + K
@@ -1164,9 +1168,6 @@ def expand(x, buf, out):
     q += E + (E if pb else 0)
     for j in range(T):
         out[q + j] = math.exp(x[q + j])
-    q += T
-    if sb:
-        out[q] = math.exp(x[q])
 
 
 def _layout(buf: np.ndarray) -> list[tuple[str, tuple[int, ...]]]:
@@ -1180,11 +1181,11 @@ def _layout(buf: np.ndarray) -> list[tuple[str, tuple[int, ...]]]:
     if T:
         out.append(("tau", (T,)))
     if sb:
-        out += [("system_bias_sd", ()), ("delta_raw", (E, N))]
+        out += [("system_bias_signed", ()), ("delta_raw", (E, N))]
     return out
 
 
-_LOG_SITES = ("alpha", "tau", "system_bias_sd")
+_LOG_SITES = ("alpha", "tau")
 
 
 def _start(init: dict, layout: list[tuple[str, tuple[int, ...]]], log_sites: tuple[str, ...] = _LOG_SITES
@@ -1204,7 +1205,9 @@ def _derive_judged(post: dict) -> None:
     post["q"] = 1.0 / (1.0 + np.exp(-post["alpha"]))
     if "delta_raw" in post:
         z = post["delta_raw"]
-        post["delta"] = post["system_bias_sd"][..., None, None] * (z - z.mean(axis=-1, keepdims=True))
+        u = post["system_bias_signed"]
+        post["system_bias_sd"] = np.abs(u)
+        post["delta"] = u[..., None, None] * (z - z.mean(axis=-1, keepdims=True))
 
 
 def register_kernel(name: str, *, pack, kernel, expand, layout, log_sites: tuple[str, ...], derive=None,

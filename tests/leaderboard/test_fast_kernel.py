@@ -425,3 +425,29 @@ def test_single_precision_only_where_every_count_is_exact_in_float32():
         assert fast.pack_data(big, priors, options, len(data.systems))[18] == single
     big["n"] = np.asarray(big["n"], dtype=np.float64) + 2.0**24  # whole counts past float32's 2^24
     assert fast.pack_data(big, priors, options, len(data.systems))[18] == 0.0
+
+
+def test_the_signed_scale_keeps_the_half_normal_prior_of_the_judges_system_preferences():
+    """``σ_δ = |u|`` with ``u ~ Normal(0, σ₀)`` (parameter expansion, ``leaderboard_models.
+    _system_bias_scale``): the declaration's prior draws of ``σ_δ`` are HalfNormal(σ₀), and
+    ``δ = u (z − z̄)`` has the prior sd of ``σ_δ (z − z̄)``, ``σ₀ √(1 − 1/N)``; the fast path's
+    ``σ_δ`` and ``δ`` are those of its signed draws."""
+    import pymc as pm
+    from scipy import stats
+
+    data, coords, options = _large_case()
+    spec = get_model("bt-judges", "leaderboard")
+    priors = spec.default_priors()
+    model = _build(spec, data.arrays(), LeaderboardData.DIMS, coords, priors, False, options)
+    assert "system_bias_signed" in [v.name for v in model.free_RVs]
+    sd, delta = pm.draw([model["system_bias_sd"], model["delta"]], draws=4000, random_seed=0)
+    s0 = float(priors.system_bias.sigma)
+    assert stats.kstest(sd, stats.halfnorm(scale=s0).cdf).pvalue > 0.01
+    N = len(data.systems)
+    np.testing.assert_allclose(delta.std(), s0 * np.sqrt(1 - 1 / N), rtol=0.03)
+    post = {"alpha": np.ones((1, 2, 3)), "system_bias_signed": np.array([[-0.2, 0.3]]),
+            "delta_raw": np.arange(2 * 3 * N, dtype=float).reshape(1, 2, 3, N) % 7}
+    fast._derive_judged(post)
+    np.testing.assert_array_equal(post["system_bias_sd"], [[0.2, 0.3]])
+    z = post["delta_raw"]
+    np.testing.assert_allclose(post["delta"][0, 0], -0.2 * (z[0, 0] - z[0, 0].mean(axis=-1, keepdims=True)))

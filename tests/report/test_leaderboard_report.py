@@ -151,6 +151,10 @@ def test_position_share_from_counts(board, judgments):
 
 
 def test_report_of_two_leaderboards_and_a_saved_run(board, board_labelled, tmp_path):
+    # labels turn the judges' system preferences on: σ_δ = |u| is kept, the signed u (whose sign,
+    # with delta_raw's, is arbitrary) is not
+    post = board_labelled.posterior
+    assert "delta" in post and "system_bias_signed" not in post and (post["system_bias_sd"] >= 0).all()
     saved = bj.save_run(board_labelled, tmp_path / "runs" / "labelled")
     path = bj.report({"judges only": board, "10% human labels": board_labelled,
                       "saved <labelled>": saved}, tmp_path / "two.html", hdi_prob=0.8)
