@@ -2,7 +2,7 @@
 
 :mod:`bayes_judge.leaderboard.fast` keeps a judge's unlabelled cells as a sorted list (a gather
 and a scatter of system indices per cell) or, when its distinct (A, B) places fill at least
-``_DENSE_FILL`` (55%) of the N (N − 1) ordered pairs, as an N × N grid read row by row (no
+``_DENSE_FILL`` (55%; 37% in float32) of the N (N − 1) ordered pairs, as an N × N grid read row by row (no
 gather or scatter, but the empty places are computed too).  This script measures where one beats
 the other: the data of ``benchmarks/bench_leaderboard.py`` (200 systems, 3 judges, 10% ties, 1%
 human-labelled, one judge per comparison) at several sizes, packed both ways (``_DENSE_FILL``

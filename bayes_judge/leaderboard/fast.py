@@ -36,8 +36,8 @@ elementwise pass that LLVM compiles to SIMD code (the reciprocals of a cell shar
 its logs another, through a bit-level log: libm's is a call per value and keeps a loop scalar),
 and a scalar scatter of the per-cell gradients.  About 17 ns a cell at 1,000,000 comparisons,
 against 32 ns for a plain loop over cells with libm's log.  A judge whose unlabelled cells fill
-at least 55% of the N (N − 1) ordered pairs (A, B) (the arena case; no covariates) has them
-stored as an N × N grid instead (:func:`_sorted_cells`, :func:`_dense_cells`): a grid row is
+at least 55% of the N (N − 1) ordered pairs (A, B) (37% in float32; the arena case; no
+covariates) has them stored as an N × N grid instead (:func:`_sorted_cells`, :func:`_dense_cells`): a grid row is
 read in contiguous blocks with no gather, its gradients land on contiguous runs of systems with
 no scatter, and the row's ``σ(s_a − s_b)`` serves every judge, about 8 ns a place of the grid
 (empty places included, their gradient terms masked).
@@ -173,9 +173,13 @@ def _cells(arrays: dict, options: dict, n_systems: int, *, with_h: bool) -> tupl
 #: 100,000 comparisons of 200 systems: 1.09 ms listed against 1.14 dense; at 39%, 0.77 against
 #: 1.13; at 92%, 1.82 against 1.18); in float32 (:func:`_single`) at about 45% with 256-bit
 #: vectors (0.67 against 0.75 at 39%, 0.95 against 0.76 at 56%) and about 37% with 512-bit ones
-#: (:func:`_wide_vectors`: 0.63 against 0.60 at 39%, 0.36 against 0.58 at 22%).  At this share the grid (4 floats a place) takes at most
-#: 6/5 of the listed cells' memory (6 floats a cell).
+#: (:func:`_wide_vectors`: 0.63 against 0.60 at 39%, 0.36 against 0.58 at 22%).  At this share
+#: the grid (4 floats a place) takes at most 6/5 of the listed cells' memory (6 floats a cell).
 _DENSE_FILL = 0.55
+#: the share for a table in single precision, as a factor of :data:`_DENSE_FILL` (37%): the
+#: float32 grid's crossover with 512-bit vectors (its places take 4 float32 each, less than the
+#: listed cells' memory down to 33% fill)
+_SINGLE_FILL_FACTOR = 0.37 / 0.55
 _DENSE_MAX_N = 2000  # 4 N^2 floats a judge: 128 MB at N = 2000
 
 
@@ -187,17 +191,19 @@ def _row_length(N):
     return (N + 15) // 16 * 16
 
 
-def _dense_judges(a: np.ndarray, b: np.ndarray, e: np.ndarray, h: np.ndarray, N: int, E: int, K: int
-                  ) -> np.ndarray:
+def _dense_judges(a: np.ndarray, b: np.ndarray, e: np.ndarray, h: np.ndarray, N: int, E: int, K: int,
+                  single: bool = False) -> np.ndarray:
     """The judges whose unlabelled cells go to a dense grid: distinct (A, B) places that fill
-    :data:`_DENSE_FILL` of the ordered pairs; none with covariates (a cell's ``x`` is its own),
-    fewer than 2 or more than :data:`_DENSE_MAX_N` systems."""
+    :data:`_DENSE_FILL` of the ordered pairs (times :data:`_SINGLE_FILL_FACTOR` for a table in
+    single precision); none with covariates (a cell's ``x`` is its own), fewer than 2 or more
+    than :data:`_DENSE_MAX_N` systems."""
     if K or N > _DENSE_MAX_N or N < 2:
         return np.zeros(E, dtype=bool)
     u = h == 0
     places = np.unique((e[u].astype(np.int64) * N + a[u].astype(np.int64)) * N + b[u].astype(np.int64))
     per_judge = np.bincount(places // (N * N), minlength=E)
-    return per_judge >= _DENSE_FILL * N * (N - 1)
+    fill = _DENSE_FILL * (_SINGLE_FILL_FACTOR if single else 1.0)
+    return per_judge >= fill * N * (N - 1)
 
 
 #: the judgment cells run in single precision (float32: twice the SIMD lanes, half the grid's
@@ -236,7 +242,7 @@ def _sorted_cells(parts: list[np.ndarray], N: int, E: int, C: int, H: int, K: in
     a, b, e, h, n, x = parts[:6]
     n = n.reshape(C, 5)
     counts = np.stack([n[:, 0] + n[:, 3], n[:, 1] + n[:, 4], n[:, 2], n[:, 3] + n[:, 4]])
-    dense = _dense_judges(a, b, e, h, N, E, K)
+    dense = _dense_judges(a, b, e, h, N, E, K, single)
     into = dense[e.astype(np.int64)] & (h == 0)
     index = np.full(E, -1.0)
     index[dense] = np.arange(int(dense.sum()))

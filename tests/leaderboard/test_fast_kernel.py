@@ -451,3 +451,17 @@ def test_the_signed_scale_keeps_the_half_normal_prior_of_the_judges_system_prefe
     np.testing.assert_array_equal(post["system_bias_sd"], [[0.2, 0.3]])
     z = post["delta_raw"]
     np.testing.assert_allclose(post["delta"][0, 0], -0.2 * (z[0, 0] - z[0, 0].mean(axis=-1, keepdims=True)))
+
+
+def test_single_precision_tables_take_the_grid_from_a_lower_fill():
+    """A judge whose unlabelled cells fill 44% of its ordered pairs keeps them listed in float64
+    (the grid pays from 55%) and reads them from the grid in float32 (from 37%, with 512-bit
+    vectors: ``benchmarks/results/bench_leaderboard_kernel.md``); 30% stays listed in both."""
+    N = 10
+    pairs = np.array([(a, b) for a in range(N) for b in range(N) if a != b])  # 90 ordered pairs
+    for share, in_float64, in_float32 in ((0.44, False, True), (0.30, False, False), (0.60, True, True)):
+        take = pairs[: int(round(share * len(pairs)))]
+        a, b = take[:, 0].astype(float), take[:, 1].astype(float)
+        e, h = np.zeros(len(take)), np.zeros(len(take))
+        assert fast._dense_judges(a, b, e, h, N, 1, 0, single=False)[0] == in_float64, share
+        assert fast._dense_judges(a, b, e, h, N, 1, 0, single=True)[0] == in_float32, share
