@@ -150,7 +150,7 @@ def _system_bias_scale(p: Prior) -> Any:
     HalfNormal(σ₀)``; but ``u`` passes through 0 where ``log σ_δ`` has an exponential tail.  When
     the judges have no system preferences, ``σ_δ``'s posterior piles up near 0, and on the log
     scale its effective sample size was 300-440 of 4,000 draws with r_hat up to 1.016 (δ's too);
-    signed, 590-860 and 1.001-1.004 (``benchmarks/results/bench_leaderboard.md``).  Other prior
+    signed, 590-860 and 1.001-1.009 (``benchmarks/results/bench_leaderboard.md``).  Other prior
     families: ``σ_δ`` itself, on the log scale."""
     import pymc as pm
     import pytensor.tensor as pt

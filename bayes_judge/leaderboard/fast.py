@@ -37,16 +37,17 @@ its logs another, through a bit-level log: libm's is a call per value and keeps 
 and a scalar scatter of the per-cell gradients.  About 17 ns a cell at 1,000,000 comparisons,
 against 32 ns for a plain loop over cells with libm's log.  A judge whose unlabelled cells fill
 at least 55% of the N (N − 1) ordered pairs (A, B) (37% in float32; the arena case; no
-covariates) has them stored as an N × N grid instead (:func:`_sorted_cells`, :func:`_dense_cells`): a grid row is
-read in contiguous blocks with no gather, its gradients land on contiguous runs of systems with
-no scatter, and the row's ``σ(s_a − s_b)`` serves every judge, about 8 ns a place of the grid
+covariates) has them stored as an N × N grid instead (:func:`_sorted_cells`,
+:func:`_dense_cells`): a grid row is read in contiguous blocks with no gather, its gradients land
+on contiguous runs of systems with no scatter, and the row's ``σ(s_a − s_b)`` serves every judge, about 8 ns a place of the grid
 (empty places included, their gradient terms masked).
 The passes ask LLVM for 512-bit vectors where the CPU has AVX-512 (:func:`_wide_vectors`; its
 default there is 256 bits): one evaluation at 1,000,000 comparisons takes 0.70 ms instead of 0.90.
 ``benchmarks/bench_leaderboard.py`` reports the evaluation's time.  A human label scores
-``log σ(±d)``.  Scores ``s = s_raw − mean(s_raw)`` and ``δ_e = σ_δ (z_e −
-mean(z_e))`` are centring projections, so their gradients are centred the same way; the
-HalfNormal sites are sampled on the log scale with the log-Jacobian (PyMC's log transform).
+``log σ(±d)``.  Scores ``s = s_raw − mean(s_raw)`` and ``δ_e = u (z_e − mean(z_e))`` are
+centring projections, so their gradients are centred the same way; ``u ~ Normal(0, σ₀)`` is the
+signed scale of δ, ``σ_δ = |u|`` (the declaration's parameter expansion of its HalfNormal); the
+other HalfNormal sites are sampled on the log scale with the log-Jacobian (PyMC's log transform).
 """
 
 from __future__ import annotations
@@ -1061,10 +1062,10 @@ def logp_grad(x, buf, grad):  # noqa: C901 (one pass over the cells, written out
             tau[j] = math.exp(x[q_t + ti])
             tied[j] = True
     delta = np.zeros((E, N))
-    sd_d = 0.0
+    u_d = 0.0
     if sb:  # the signed scale u ~ Normal(0, tau_d), σ_δ = |u| (leaderboard_models._system_bias_scale)
-        sd_d = x[q_sd]
-        zu = sd_d / tau_d
+        u_d = x[q_sd]
+        zu = u_d / tau_d
         total -= 0.5 * zu * zu + math.log(tau_d) + _HALF_LOG_2PI
         grad[q_sd] = -zu / tau_d
         for j in range(E):
@@ -1076,7 +1077,7 @@ def logp_grad(x, buf, grad):  # noqa: C901 (one pass over the cells, written out
                 zm += v
             zm /= N
             for i in range(N):
-                delta[j, i] = sd_d * (x[q_z + j * N + i] - zm)
+                delta[j, i] = u_d * (x[q_z + j * N + i] - zm)
     # likelihood: judgment cells
     g_s = np.zeros(N)
     g_d = np.zeros((E, N))
@@ -1142,7 +1143,7 @@ def logp_grad(x, buf, grad):  # noqa: C901 (one pass over the cells, written out
                 zm += x[q_z + j * N + i]
             zm /= N
             for i in range(N):
-                grad[q_z + j * N + i] += sd_d * (g_d[j, i] - gm)
+                grad[q_z + j * N + i] += u_d * (g_d[j, i] - gm)
                 g_sd += g_d[j, i] * (x[q_z + j * N + i] - zm)
         grad[q_sd] += g_sd  # d/du = Σ g_δ (z − z̄)
     return total
