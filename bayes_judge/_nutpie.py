@@ -10,11 +10,19 @@ A fast path supplies two numba kernels (``numba.njit``) on one contiguous float6
 
 :func:`callbacks` wraps them in the two C callbacks of nutpie's C ABI (``numba.cfunc``,
 :data:`LOGP_SIG` and :data:`EXPAND_SIG`); nutpie hands them its ``user_data`` pointer, here
-``[len(buf), n_dim, n_expanded, *buf]`` (:func:`make_model` packs it), and the callbacks check
+``[len(buf), n_dim, n_expanded, k, *buf, *V, *(B − I)]`` (:func:`make_model` packs it; ``k = 0``
+and no ``V``, ``B`` without a :class:`Shear`), and the callbacks check
 the dimensions, view the buffer and reject a non-finite log density or gradient (nutpie treats
 a non-zero return as a divergence / failed initialization).  :func:`make_model` wraps them in
 nutpie's own ``CompiledPyMCModel`` (its numba path, minus PyMC), :func:`run` samples it and
 returns the draws and sampler statistics as ``(chains, draws, ...)`` arrays, post-warmup only.
+
+A :class:`Shear` (a fixed linear change of the sampled coordinates on a few directions,
+:mod:`bayes_judge.inference.laplace`) lets nutpie sample ``y`` with ``x = y + V (B − I) Vᵀ y``:
+the callbacks map ``y`` to the kernel's ``x`` and the gradient back (``∇_y = ∇_x + V (B − I)ᵀ
+Vᵀ ∇_x``), in O(n k) an evaluation.  The map is linear with a constant Jacobian, so the
+posterior of ``x`` is unchanged; the reported log density is the kernel's, without that
+constant.
 Used by :mod:`bayes_judge.annotation.ds_fast`, :mod:`bayes_judge.annotation.regression_fast`
 and :mod:`bayes_judge.ranking.bayesian_fast`.
 """
@@ -27,11 +35,12 @@ import os
 import threading
 import types
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numba
 import numpy as np
 
-__all__ = ["LOGP_SIG", "EXPAND_SIG", "callbacks", "make_model", "run", "read_trace"]
+__all__ = ["LOGP_SIG", "EXPAND_SIG", "Shear", "callbacks", "make_model", "run", "read_trace"]
 
 # nutpie's C ABI; user_data is declared double* (same pointer ABI as nutpie's record pointer).
 LOGP_SIG = numba.types.int64(
@@ -50,20 +59,49 @@ EXPAND_SIG = numba.types.int64(
 )
 
 
-_HEAD = 3  # nutpie's user data: [len(buf), n_dim, n_expanded, *buf] (packed by make_model)
+_HEAD = 4  # nutpie's user data: [len(buf), n_dim, n_expanded, k, *buf, *V, *(B − I)] (make_model)
+
+
+@numba.njit(cache=True, nogil=True)
+def _shear(y, V, M, transpose, out):  # pragma: no cover (compiled by numba)
+    """``out = y + V M Vᵀ y`` (``Mᵀ`` with ``transpose``): ``V`` (n × k) and ``M`` (k × k) flat,
+    row-major; ``out`` may be ``y``."""
+    n = y.shape[0]
+    k = V.shape[0] // n if n else 0
+    w = np.zeros(k)
+    for i in range(n):
+        for a in range(k):
+            w[a] += V[i * k + a] * y[i]
+    m = np.zeros(k)
+    for a in range(k):
+        for b in range(k):
+            m[a] += (M[b * k + a] if transpose else M[a * k + b]) * w[b]
+    for i in range(n):
+        acc = y[i]
+        for a in range(k):
+            acc += V[i * k + a] * m[a]
+        out[i] = acc
 
 
 # The bodies of the two C callbacks.  ``_LOGP_GRAD`` and ``_EXPAND`` are not defined here: each
 # model gets a copy of these functions whose globals name its kernels (see ``callbacks``).
 def _logp_callback(dim, x_, grad_, logp_, user_data_):  # pragma: no cover (compiled by numba)
     head = numba.carray(user_data_, (_HEAD,))
-    n = int(head[1])
+    n, nb, k = int(head[1]), int(head[0]), int(head[3])
     if dim != n:
         return -1
-    buf = numba.carray(user_data_, (_HEAD + int(head[0]),))[_HEAD:]
+    data = numba.carray(user_data_, (_HEAD + nb + n * k + k * k,))
+    buf = data[_HEAD:_HEAD + nb]
     x = numba.carray(x_, (n,))
     grad = numba.carray(grad_, (n,))
-    lp = _LOGP_GRAD(x, buf, grad)  # noqa: F821
+    if k == 0:
+        lp = _LOGP_GRAD(x, buf, grad)  # noqa: F821
+    else:  # the sampled y -> the kernel's x; the gradient back to y
+        V, M = data[_HEAD + nb:_HEAD + nb + n * k], data[_HEAD + nb + n * k:]
+        xs = np.empty(n)
+        _shear(x, V, M, False, xs)
+        lp = _LOGP_GRAD(xs, buf, grad)  # noqa: F821
+        _shear(grad, V, M, True, grad)
     logp_[0] = lp
     for i in range(n):
         if not np.isfinite(grad[i]):
@@ -75,13 +113,40 @@ def _logp_callback(dim, x_, grad_, logp_, user_data_):  # pragma: no cover (comp
 
 def _expand_callback(dim, n_expanded, x_, out_, user_data_):  # pragma: no cover (compiled by numba)
     head = numba.carray(user_data_, (_HEAD,))
-    n = int(head[1])
-    m = int(head[2])
+    n, nb, m, k = int(head[1]), int(head[0]), int(head[2]), int(head[3])
     if dim != n or n_expanded != m:
         return -1
-    buf = numba.carray(user_data_, (_HEAD + int(head[0]),))[_HEAD:]
-    _EXPAND(numba.carray(x_, (n,)), buf, numba.carray(out_, (m,)))  # noqa: F821
+    data = numba.carray(user_data_, (_HEAD + nb + n * k + k * k,))
+    buf = data[_HEAD:_HEAD + nb]
+    x = numba.carray(x_, (n,))
+    if k:
+        xs = np.empty(n)
+        _shear(x, data[_HEAD + nb:_HEAD + nb + n * k], data[_HEAD + nb + n * k:], False, xs)
+        x = xs
+    _EXPAND(x, buf, numba.carray(out_, (m,)))  # noqa: F821
     return 0
+
+
+@dataclass(frozen=True)
+class Shear:
+    """A fixed linear change of the sampled coordinates: nutpie samples ``y``, the kernel sees
+    ``x = y + V (B − I) Vᵀ y``.
+
+    ``V`` (n × k) has orthonormal columns, the directions it acts on; ``B`` (k × k, invertible) is
+    the map of their coordinates.  Elsewhere ``x = y``.
+    """
+
+    V: np.ndarray
+    B: np.ndarray
+
+    def kernel(self, y: np.ndarray) -> np.ndarray:
+        """``x`` of a sampled point ``y``."""
+        return y + self.V @ ((self.B - np.eye(self.B.shape[0])) @ (self.V.T @ y))
+
+    def sampled(self, x: np.ndarray) -> np.ndarray:
+        """``y`` of a kernel point ``x`` (the inverse map: ``B`` becomes ``B⁻¹``)."""
+        b_inv = np.linalg.inv(self.B)
+        return x + self.V @ ((b_inv - np.eye(self.B.shape[0])) @ (self.V.T @ x))
 
 
 _CALLBACKS: dict[tuple, tuple] = {}
@@ -163,6 +228,7 @@ def make_model(
     shapes: Mapping[str, tuple[int, ...]],
     dims: Mapping[str, tuple[str, ...]],
     coords: Mapping[str, np.ndarray],
+    shear: Shear | None = None,
 ):
     """A nutpie model of two numba kernels and their data buffer.
 
@@ -180,6 +246,9 @@ def make_model(
     shapes : mapping name -> shape, in the order of the expanded vector
         The stored variables; their sizes sum to the expanded length (``()`` for a scalar).
     dims, coords : dimension names per variable (scalars may be left out) and their coordinates.
+    shear : Shear, optional
+        Sample ``y`` with ``x = y + V (B − I) Vᵀ y`` (module docstring); ``init_flat`` stays on
+        the kernel's ``x``.
 
     Returns
     -------
@@ -214,7 +283,14 @@ def make_model(
     slices = [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
     n_expanded = int(bounds[-1])
     logp_cfunc, expand_cfunc = callbacks(logp_grad, expand)
-    user_data = np.concatenate([np.array([buf.shape[0], n, n_expanded], dtype=np.float64), buf])
+    rank = 0 if shear is None else shear.V.shape[1]
+    parts = [np.array([buf.shape[0], n, n_expanded, rank], dtype=np.float64), buf]
+    if shear is not None:
+        if shear.V.shape != (n, rank) or shear.B.shape != (rank, rank):
+            raise ValueError(f"shear: V {shear.V.shape} and B {shear.B.shape} do not fit {n} dimensions")
+        parts += [np.ravel(shear.V), np.ravel(shear.B - np.eye(rank))]
+        init_flat = shear.sampled(init_flat)
+    user_data = np.concatenate(parts).astype(np.float64)
 
     def initial_point(seed):  # every chain starts at the same point (see DESIGN.md)
         return init_flat.copy()

@@ -326,6 +326,7 @@ def _layout(buf: np.ndarray) -> list[tuple[str, tuple[int, ...]]]:
 #: the registered fast path of ``bt``; ``option_cases``: what the gradient check covers
 fast_path = register_kernel(
     "bt", pack=pack_data, kernel=logp_grad, expand=expand, layout=_layout, log_sites=("nu",), accepts=accepts,
+    global_sites=("effect", "beta", "nu"),
     option_cases=[
         {"position_bias": True, "tie_judges": (1,), "n_judges": 3},
         {"position_bias": False, "tie_judges": (), "n_judges": 3},

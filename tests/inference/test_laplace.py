@@ -1,0 +1,174 @@
+"""The Laplace shear of the hand-kernel fast paths: the map, the C callbacks through it, the mode
+and curvature it is built from, its fallbacks, and the posterior sampled through it."""
+
+from __future__ import annotations
+
+import ctypes
+
+import numba
+import numpy as np
+import pytest
+
+from bayes_judge._nutpie import Shear, _shear, make_model, run
+from bayes_judge.inference.laplace import laplace_shear, mode
+
+
+@numba.njit(cache=True)
+def _gauss(x, buf, grad):
+    """log N(x; mu, Q⁻¹) up to a constant; buf = [n, *mu, *Q (row-major)]."""
+    n = int(buf[0])
+    mu = buf[1:1 + n]
+    q = buf[1 + n:1 + n + n * n]
+    lp = 0.0
+    for i in range(n):
+        acc = 0.0
+        for j in range(n):
+            acc += q[i * n + j] * (x[j] - mu[j])
+        grad[i] = -acc
+        lp -= 0.5 * (x[i] - mu[i]) * acc
+    return lp
+
+
+@numba.njit(cache=True)
+def _identity(x, buf, out):
+    for i in range(x.shape[0]):
+        out[i] = x[i]
+
+
+@numba.njit(cache=True)
+def _saddle(x, buf, grad):
+    """−½ Σ x_i² over all but the last coordinate, +½ x_last²: a saddle at 0."""
+    lp = 0.0
+    n = x.shape[0]
+    for i in range(n):
+        sign = 1.0 if i == n - 1 else -1.0
+        grad[i] = sign * x[i]
+        lp += 0.5 * sign * x[i] * x[i]
+    return lp
+
+
+@numba.njit(cache=True)
+def _nan(x, buf, grad):
+    for i in range(x.shape[0]):
+        grad[i] = 0.0
+    return np.nan
+
+
+def _gauss_buf(mu, cov):
+    q = np.linalg.inv(cov)
+    return np.concatenate([[len(mu)], mu, q.ravel()]).astype(np.float64)
+
+
+def _correlated(n=6, rho=0.95, seed=0):
+    """A Gaussian whose first three coordinates correlate ``rho`` and have scales 0.1, 1, 3."""
+    rng = np.random.default_rng(seed)
+    sd = np.r_[0.1, 1.0, 3.0, rng.uniform(0.5, 2.0, n - 3)]
+    corr = np.eye(n)
+    corr[:3, :3] = rho + (1 - rho) * np.eye(3)
+    cov = corr * np.outer(sd, sd)
+    return rng.normal(0, 1, n), cov
+
+
+def _random_shear(n, k, seed=1):
+    rng = np.random.default_rng(seed)
+    V, _ = np.linalg.qr(rng.normal(size=(n, k)))
+    return Shear(V=V, B=np.eye(k) + 0.5 * rng.normal(size=(k, k)))
+
+
+def test_the_map_and_its_inverse():
+    sh = _random_shear(7, 3)
+    x = np.random.default_rng(2).normal(size=7)
+    assert np.allclose(sh.kernel(sh.sampled(x)), x, rtol=0, atol=1e-12)
+    P = np.eye(7) + sh.V @ (sh.B - np.eye(3)) @ sh.V.T
+    assert np.allclose(sh.kernel(x), P @ x, rtol=0, atol=1e-12)
+    for transpose, M in ((False, sh.B - np.eye(3)), (True, (sh.B - np.eye(3)).T)):
+        out = np.empty(7)
+        _shear(x, np.ravel(sh.V), np.ravel(sh.B - np.eye(3)), transpose, out)
+        assert np.allclose(out, x + sh.V @ M @ sh.V.T @ x, rtol=0, atol=1e-12)
+
+
+def _call(cfunc, y, user_data):
+    n = len(y)
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    grad = np.zeros(n)
+    lp = np.zeros(1)
+    dbl = ctypes.POINTER(ctypes.c_double)
+    rc = cfunc.ctypes(n, y.ctypes.data_as(dbl), grad.ctypes.data_as(dbl), lp.ctypes.data_as(dbl),
+                      user_data.ctypes.data_as(dbl))
+    return rc, lp[0], grad
+
+
+def test_the_callbacks_see_the_kernel_through_the_shear():
+    """nutpie's C callback at a sampled ``y``: the kernel's log density at ``x = P y`` and the
+    gradient ``Pᵀ ∇_x``; the expand callback stores ``x``; the start is mapped to ``y``."""
+    mu, cov = _correlated()
+    buf = _gauss_buf(mu, cov)
+    sh = _random_shear(6, 3)
+    x0 = np.linspace(-1, 1, 6)
+    m = make_model(_gauss, _identity, buf=buf, init_flat=x0, shapes={"x": (6,)}, dims={}, coords={}, shear=sh)
+    assert np.allclose(sh.kernel(m.initial_point_func(0)), x0, atol=1e-12)
+    P = np.eye(6) + sh.V @ (sh.B - np.eye(3)) @ sh.V.T
+    y = np.random.default_rng(3).normal(size=6)
+    rc, lp, grad = _call(m.compiled_logp_func, y, m.user_data)
+    g_x = np.empty(6)
+    assert rc == 0
+    assert lp == pytest.approx(_gauss(P @ y, buf, g_x), rel=1e-13)
+    assert np.allclose(grad, P.T @ g_x, rtol=1e-12, atol=1e-12)
+    out = np.zeros(6)
+    dbl = ctypes.POINTER(ctypes.c_double)
+    rc = m.compiled_expand_func.ctypes(6, 6, y.ctypes.data_as(dbl), out.ctypes.data_as(dbl),
+                                       m.user_data.ctypes.data_as(dbl))
+    assert rc == 0 and np.allclose(out, P @ y, atol=1e-12)
+    with pytest.raises(ValueError, match="do not fit"):
+        make_model(_gauss, _identity, buf=buf, init_flat=x0, shapes={"x": (6,)}, dims={}, coords={},
+                   shear=_random_shear(5, 2))
+
+
+def test_mode_and_curvature_of_a_gaussian():
+    """On a Gaussian the mode is the mean and the shear makes the chosen block's precision its
+    own diagonal: ``Bᵀ H_V B = diag(H_V)``."""
+    mu, cov = _correlated()
+    buf = _gauss_buf(mu, cov)
+    free = np.ones(6, dtype=bool)
+    free[5] = False  # held at the start
+    x0 = np.zeros(6)
+    x_mode, sh = laplace_shear(_gauss, buf, x0, free, lambda xm: np.eye(6)[:, :3])
+    q = np.linalg.inv(cov)
+    # the conditional mode given x[5] = 0
+    expect = mu[:5] - np.linalg.solve(q[:5, :5], q[:5, 5] * (0.0 - mu[5]))
+    assert np.allclose(x_mode[:5], expect, atol=1e-5) and x_mode[5] == 0.0
+    H = sh.V.T @ q @ sh.V
+    assert np.allclose(sh.B.T @ H @ sh.B, np.diag(np.diag(H)), rtol=1e-6, atol=1e-6 * np.abs(H).max())
+
+
+def test_fallbacks():
+    mu, cov = _correlated()
+    x0 = np.zeros(6)
+    free = np.ones(6, dtype=bool)
+    assert mode(_nan, np.zeros(1), x0, free) is None
+    start, sh = laplace_shear(_nan, np.zeros(1), x0, free, lambda xm: np.eye(6)[:, :2])
+    assert sh is None and np.array_equal(start, x0)
+    # no direction left: the mode, no shear
+    buf = _gauss_buf(mu, cov)
+    start, sh = laplace_shear(_gauss, buf, x0, free, lambda xm: np.zeros((6, 2)))
+    assert sh is None and np.allclose(start, mu, atol=1e-5)
+    # a saddle along a held coordinate: no Cholesky factor, so no shear, and the start is the mode
+    held = np.r_[np.ones(5, dtype=bool), False]
+    x1 = np.r_[np.ones(5), 0.0]
+    start, sh = laplace_shear(_saddle, np.zeros(1), x1, held, lambda xm: np.eye(6)[:, 4:])
+    assert sh is None and np.allclose(start, 0.0, atol=1e-5)
+
+
+def test_a_correlated_posterior_sampled_through_the_shear():
+    """The draws through the shear have the kernel's mean and covariance (the map is exact)."""
+    mu, cov = _correlated(rho=0.98)
+    buf = _gauss_buf(mu, cov)
+    x0, sh = laplace_shear(_gauss, buf, np.zeros(6), np.ones(6, dtype=bool), lambda xm: np.eye(6)[:, :3])
+    m = make_model(_gauss, _identity, buf=buf, init_flat=x0, shapes={"x": (6,)}, dims={}, coords={}, shear=sh)
+    post, _ = run(m, chains=2, draws=1500, tune=500, seed=0, target_accept=0.8)
+    x = post["x"].reshape(-1, 6)
+    sd = np.sqrt(np.diag(cov))
+    assert np.all(np.abs(x.mean(0) - mu) < 0.1 * sd)
+    corr = np.corrcoef(x.T)
+    assert np.allclose(corr[:3, :3], (cov / np.outer(sd, sd))[:3, :3], atol=0.02)
+    assert np.allclose(x.std(0), sd, rtol=0.1)
