@@ -10,8 +10,8 @@ A fast path supplies two numba kernels (``numba.njit``) on one contiguous float6
 
 :func:`callbacks` wraps them in the two C callbacks of nutpie's C ABI (``numba.cfunc``,
 :data:`LOGP_SIG` and :data:`EXPAND_SIG`); nutpie hands them its ``user_data`` pointer, here
-``[len(buf), n_dim, n_expanded, k, *buf, *V, *(B − I)]`` (:func:`make_model` packs it; ``k = 0``
-and no ``V``, ``B`` without a :class:`Shear`), and the callbacks check
+``[len(buf), n_dim, n_expanded, k, nnz, *buf, *sh]`` (:func:`make_model` packs it; ``sh`` is
+the packed :class:`Shear`, absent with ``k = 0``), and the callbacks check
 the dimensions, view the buffer and reject a non-finite log density or gradient (nutpie treats
 a non-zero return as a divergence / failed initialization).  :func:`make_model` wraps them in
 nutpie's own ``CompiledPyMCModel`` (its numba path, minus PyMC), :func:`run` samples it and
@@ -20,7 +20,7 @@ returns the draws and sampler statistics as ``(chains, draws, ...)`` arrays, pos
 A :class:`Shear` (a fixed linear change of the sampled coordinates on a few directions,
 :mod:`bayes_judge.inference.laplace`) lets nutpie sample ``y`` with ``x = y + V (B − I) Vᵀ y``:
 the callbacks map ``y`` to the kernel's ``x`` and the gradient back (``∇_y = ∇_x + V (B − I)ᵀ
-Vᵀ ∇_x``), in O(n k) an evaluation.  The map is linear with a constant Jacobian, so the
+Vᵀ ∇_x``), in O(n + nnz(V) + k²) an evaluation.  The map is linear with a constant Jacobian, so the
 posterior of ``x`` is unchanged; the reported log density is the kernel's, without that
 constant.
 Used by :mod:`bayes_judge.annotation.ds_fast`, :mod:`bayes_judge.annotation.regression_fast`
@@ -59,49 +59,58 @@ EXPAND_SIG = numba.types.int64(
 )
 
 
-_HEAD = 4  # nutpie's user data: [len(buf), n_dim, n_expanded, k, *buf, *V, *(B − I)] (make_model)
+_HEAD = 5  # nutpie's user data: [len(buf), n_dim, n_expanded, k, nnz, *buf, *sh] (make_model; sh: _shear's)
 
 
 @numba.njit(cache=True, nogil=True)
-def _shear(y, V, M, transpose, out):  # pragma: no cover (compiled by numba)
-    """``out = y + V M Vᵀ y`` (``Mᵀ`` with ``transpose``): ``V`` (n × k) and ``M`` (k × k) flat,
-    row-major; ``out`` may be ``y``."""
-    n = y.shape[0]
-    k = V.shape[0] // n if n else 0
+def _shear(y, sh, transpose, out):  # pragma: no cover (compiled by numba)
+    """``out = y + V M Vᵀ y`` (``Mᵀ`` with ``transpose``); ``out`` may be ``y``.
+
+    ``sh`` is ``[k, nnz, rows (nnz), columns (nnz), values (nnz), M (k × k, row-major)]``: ``V``'s
+    nonzero entries, so the cost is O(nnz + k²)."""
+    k, nnz = int(sh[0]), int(sh[1])
+    rows, cols, vals, M = sh[2:2 + nnz], sh[2 + nnz:2 + 2 * nnz], sh[2 + 2 * nnz:2 + 3 * nnz], sh[2 + 3 * nnz:]
     w = np.zeros(k)
-    for i in range(n):
-        for a in range(k):
-            w[a] += V[i * k + a] * y[i]
+    for t in range(nnz):
+        w[int(cols[t])] += vals[t] * y[int(rows[t])]
     m = np.zeros(k)
     for a in range(k):
         for b in range(k):
             m[a] += (M[b * k + a] if transpose else M[a * k + b]) * w[b]
-    for i in range(n):
-        acc = y[i]
-        for a in range(k):
-            acc += V[i * k + a] * m[a]
-        out[i] = acc
+    for i in range(y.shape[0]):
+        out[i] = y[i]
+    for t in range(nnz):
+        out[int(rows[t])] += vals[t] * m[int(cols[t])]
+
+
+def _pack_shear(shear: Shear, n: int) -> np.ndarray:
+    """The flat ``sh`` of :func:`_shear` for a :class:`Shear` of ``n`` coordinates."""
+    k = shear.V.shape[1]
+    if shear.V.shape != (n, k) or shear.B.shape != (k, k):
+        raise ValueError(f"shear: V {shear.V.shape} and B {shear.B.shape} do not fit {n} dimensions")
+    rows, cols = np.nonzero(shear.V)
+    return np.concatenate([[k, len(rows)], rows, cols, shear.V[rows, cols], np.ravel(shear.B - np.eye(k))])
 
 
 # The bodies of the two C callbacks.  ``_LOGP_GRAD`` and ``_EXPAND`` are not defined here: each
 # model gets a copy of these functions whose globals name its kernels (see ``callbacks``).
 def _logp_callback(dim, x_, grad_, logp_, user_data_):  # pragma: no cover (compiled by numba)
     head = numba.carray(user_data_, (_HEAD,))
-    n, nb, k = int(head[1]), int(head[0]), int(head[3])
+    n, nb, k, nnz = int(head[1]), int(head[0]), int(head[3]), int(head[4])
     if dim != n:
         return -1
-    data = numba.carray(user_data_, (_HEAD + nb + n * k + k * k,))
+    data = numba.carray(user_data_, (_HEAD + nb + (2 + 3 * nnz + k * k if k else 0),))
     buf = data[_HEAD:_HEAD + nb]
     x = numba.carray(x_, (n,))
     grad = numba.carray(grad_, (n,))
     if k == 0:
         lp = _LOGP_GRAD(x, buf, grad)  # noqa: F821
     else:  # the sampled y -> the kernel's x; the gradient back to y
-        V, M = data[_HEAD + nb:_HEAD + nb + n * k], data[_HEAD + nb + n * k:]
+        sh = data[_HEAD + nb:]
         xs = np.empty(n)
-        _shear(x, V, M, False, xs)
+        _shear(x, sh, False, xs)
         lp = _LOGP_GRAD(xs, buf, grad)  # noqa: F821
-        _shear(grad, V, M, True, grad)
+        _shear(grad, sh, True, grad)
     logp_[0] = lp
     for i in range(n):
         if not np.isfinite(grad[i]):
@@ -113,15 +122,15 @@ def _logp_callback(dim, x_, grad_, logp_, user_data_):  # pragma: no cover (comp
 
 def _expand_callback(dim, n_expanded, x_, out_, user_data_):  # pragma: no cover (compiled by numba)
     head = numba.carray(user_data_, (_HEAD,))
-    n, nb, m, k = int(head[1]), int(head[0]), int(head[2]), int(head[3])
+    n, nb, m, k, nnz = int(head[1]), int(head[0]), int(head[2]), int(head[3]), int(head[4])
     if dim != n or n_expanded != m:
         return -1
-    data = numba.carray(user_data_, (_HEAD + nb + n * k + k * k,))
+    data = numba.carray(user_data_, (_HEAD + nb + (2 + 3 * nnz + k * k if k else 0),))
     buf = data[_HEAD:_HEAD + nb]
     x = numba.carray(x_, (n,))
     if k:
         xs = np.empty(n)
-        _shear(x, data[_HEAD + nb:_HEAD + nb + n * k], data[_HEAD + nb + n * k:], False, xs)
+        _shear(x, data[_HEAD + nb:], False, xs)
         x = xs
     _EXPAND(x, buf, numba.carray(out_, (m,)))  # noqa: F821
     return 0
@@ -132,8 +141,9 @@ class Shear:
     """A fixed linear change of the sampled coordinates: nutpie samples ``y``, the kernel sees
     ``x = y + V (B − I) Vᵀ y``.
 
-    ``V`` (n × k) has orthonormal columns, the directions it acts on; ``B`` (k × k, invertible) is
-    the map of their coordinates.  Elsewhere ``x = y``.
+    ``V`` (n × k) has orthonormal columns, the directions it acts on (stored by its nonzero
+    entries: unit vectors cost one each); ``B`` (k × k, invertible) is the map of their
+    coordinates.  Elsewhere ``x = y``.
     """
 
     V: np.ndarray
@@ -283,14 +293,11 @@ def make_model(
     slices = [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
     n_expanded = int(bounds[-1])
     logp_cfunc, expand_cfunc = callbacks(logp_grad, expand)
-    rank = 0 if shear is None else shear.V.shape[1]
-    parts = [np.array([buf.shape[0], n, n_expanded, rank], dtype=np.float64), buf]
+    sh = np.zeros(2) if shear is None else _pack_shear(shear, n)
+    user_data = np.concatenate([[buf.shape[0], n, n_expanded, sh[0], sh[1]], buf, sh if shear else []])
+    user_data = user_data.astype(np.float64)
     if shear is not None:
-        if shear.V.shape != (n, rank) or shear.B.shape != (rank, rank):
-            raise ValueError(f"shear: V {shear.V.shape} and B {shear.B.shape} do not fit {n} dimensions")
-        parts += [np.ravel(shear.V), np.ravel(shear.B - np.eye(rank))]
         init_flat = shear.sampled(init_flat)
-    user_data = np.concatenate(parts).astype(np.float64)
 
     def initial_point(seed):  # every chain starts at the same point (see DESIGN.md)
         return init_flat.copy()

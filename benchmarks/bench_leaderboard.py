@@ -178,8 +178,22 @@ def _logp_grad_time(compiled=None, repeats: int = 200) -> dict:
     return {"logp_grad_ms": float(np.median(walls) * 1e3), "logp_grad_rc": int(rc), "n_dim": int(n_dim)}
 
 
+def _convergence(idata) -> dict:
+    """Unrounded r_hat over every sampled variable and over the scores (the summary's are
+    ``az.summary``'s, rounded to 2 decimals), the scores' bulk ESS, and each family's lowest."""
+    import arviz as az
+    import numpy as np
+
+    rhat, ess = az.rhat(idata), az.ess(idata)
+    scores = ess["s"].to_numpy()
+    return {"r_hat_max": float(rhat.to_array().max()), "r_hat_scores_max": float(rhat["s"].max()),
+            "ess_bulk_min": float(scores.min()), "ess_bulk_median": float(np.median(scores)),
+            "ess_min_by_family": {k: round(float(ess[k].min())) for k in ess.data_vars},
+            "r_hat_max_by_family": {k: round(float(rhat[k].max()), 4) for k in rhat.data_vars}}
+
+
 def _worker_fit(out: Path, m: int, model: str, label_share: float, fit_timeout: float,
-                system_bias: bool | None, fast: bool = True) -> None:
+                system_bias: bool | None, fast: bool = True, shear: bool = True, seeds: tuple[int, ...] = ()) -> None:
     t_start = time.perf_counter()
     import threading
 
@@ -189,6 +203,8 @@ def _worker_fit(out: Path, m: int, model: str, label_share: float, fit_timeout: 
     from bayes_judge.leaderboard import encode_leaderboard
     from bayes_judge.leaderboard import fast as lb_fast
 
+    lb_fast.SHEAR = shear
+
     compiled: list = []  # the fast paths' nutpie models, for the logp+grad timing
     make_model = lb_fast.make_model
 
@@ -197,12 +213,12 @@ def _worker_fit(out: Path, m: int, model: str, label_share: float, fit_timeout: 
         return compiled[-1]
 
     lb_fast.make_model = keep  # both kernels' fast paths are made in fast.register_kernel
-    res: dict = {"rows": m, "model": model, "fast": fast}
+    res: dict = {"rows": m, "model": model, "fast": fast, "shear": shear}
     lock = threading.Lock()
 
     def dump():
-        with lock:
-            res["peak_rss_mb"] = _rss_mb()
+        with lock:  # the peak of the first full fit; the extra seeds' separately
+            res["peak_rss_mb" if "seeds" not in res else "peak_rss_after_seeds_mb"] = _rss_mb()
             res["process_s"] = time.perf_counter() - t_start
             out.write_text(json.dumps(res))
 
@@ -246,15 +262,7 @@ def _worker_fit(out: Path, m: int, model: str, label_share: float, fit_timeout: 
     res["first_fit_s"] = res["warmup_fit_s"] + wall  # a cold call: compile + this fit
     summ = bj.leaderboard_summary(idata)
     truth = s_true[[int(x[1:]) for x in summ["system"]]]
-    # unrounded (the summary's are az.summary's, rounded to 2 decimals), over every sampled variable
-    # and over the scores
-    import arviz as az
-
-    res["r_hat_max"] = float(az.rhat(idata).to_array().max())
-    res["r_hat_scores_max"] = float(az.rhat(idata, var_names=["s"])["s"].max())
-    ess = az.ess(idata, var_names=["s"])["s"].to_numpy()
-    res["ess_bulk_min"] = float(ess.min())
-    res["ess_bulk_median"] = float(np.median(ess))
+    res.update(_convergence(idata))
     res["divergences"] = int(idata.sample_stats["diverging"].sum())
     res["mean_leapfrog_steps"] = float(idata.sample_stats["n_steps"].mean())
     res["sampler"] = idata.attrs.get("sampler", "")
@@ -265,6 +273,40 @@ def _worker_fit(out: Path, m: int, model: str, label_share: float, fit_timeout: 
         if k in post:
             res[f"{k}_mean"] = np.asarray(post[k].mean(("chain", "draw"))).round(3).tolist()
     dump()
+    res["seeds"] = [{"seed": 0, "fit_s": wall, **_convergence(idata)}]
+    for seed in seeds:  # the same data, other seeds: how the convergence figures vary
+        timer = threading.Timer(fit_timeout, watchdog)
+        timer.daemon = True
+        timer.start()
+        t0 = time.perf_counter()
+        idata = bj.leaderboard(df, model=model, seed=seed, **kw)
+        res["seeds"].append({"seed": seed, "fit_s": time.perf_counter() - t0, **_convergence(idata)})
+        timer.cancel()
+        dump()
+
+
+def _worker_iid(out: Path, n_dim: int, n_first: int, seeds: tuple[int, ...]) -> None:
+    """The same sampler and draws on an iid standard normal of ``n_dim`` coordinates: how far the
+    max r_hat over that many variables lies above 1 when nothing is wrong with the sampling."""
+    import warnings
+
+    import arviz as az
+    import nutpie
+    import pymc as pm
+
+    warnings.simplefilter("ignore")
+    with pm.Model() as model:
+        pm.Normal("x", shape=n_dim)
+    compiled = nutpie.compile_pymc_model(model)
+    res: dict = {"n_dim": n_dim, "n_first": n_first, "seeds": []}
+    for seed in seeds:
+        tr = nutpie.sample(compiled, chains=4, draws=1000, tune=1000, seed=seed, progress_bar=False,
+                           cores=min(4, os.cpu_count() or 1))
+        r = az.rhat(tr.posterior)["x"].to_numpy()
+        res["seeds"].append({"seed": seed, "r_hat_max": float(r.max()), "r_hat_first_max": float(r[:n_first].max()),
+                             "n_above_1.01": int((r > 1.01).sum()),
+                             "ess_tail_min": float(az.ess(tr.posterior, method="tail")["x"].min())})
+    out.write_text(json.dumps(res))
 
 
 def _bt_by_evalica(xs, ys, winners, n, weights=None, tol=1e-6):
@@ -383,16 +425,30 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--timeout", type=float, default=1800.0, help="per subprocess, seconds")
     parser.add_argument("--fit-timeout", type=float, default=600.0,
                         help="stop a full fit after this many seconds (its partial measurements are kept)")
+    parser.add_argument("--no-shear-sizes", default="1e6",
+                        help="sizes fitted once more without the Laplace shear and mode start (0: none)")
+    parser.add_argument("--seeds", default="1,2,3,4,5",
+                        help="more seeds of the full fit at --target-size, with and without the shear, and of the "
+                             "iid-normal reference (empty: none)")
+    parser.add_argument("--target-size", default="1e6", help="the size the extra seeds run at")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "bench_leaderboard.json")
-    parser.add_argument("--worker", choices=["fit", "ref"], help=argparse.SUPPRESS)
+    parser.add_argument("--worker", choices=["fit", "ref", "iid"], help=argparse.SUPPRESS)
     parser.add_argument("--worker-out", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--worker-size", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--worker-model", default="bt-judges", help=argparse.SUPPRESS)
     parser.add_argument("--worker-declared", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--worker-no-shear", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--worker-seeds", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--worker-first", type=int, default=N_SYSTEMS, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    worker_seeds = tuple(int(x) for x in args.worker_seeds.split(",") if x.strip())
     if args.worker == "fit":
         _worker_fit(args.worker_out, args.worker_size, args.worker_model, args.label_share, args.fit_timeout,
-                    {"auto": None, "on": True, "off": False}[args.system_bias], not args.worker_declared)
+                    {"auto": None, "on": True, "off": False}[args.system_bias], not args.worker_declared,
+                    not args.worker_no_shear, worker_seeds)
+        return {}
+    if args.worker == "iid":
+        _worker_iid(args.worker_out, args.worker_size, args.worker_first, (0, *worker_seeds))
         return {}
     if args.worker == "ref":
         _worker_ref(args.worker_out, args.worker_size, args.label_share, args.boot)
@@ -413,6 +469,8 @@ def main(argv: list[str] | None = None) -> dict:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(res, indent=2))
 
+    target_size = _size(args.target_size)
+    seeds = ["--worker-seeds", args.seeds] if args.seeds.strip() else []
     rss_per_row = None
     for m in sizes:
         if rss_per_row is not None and m >= 5_000_000:
@@ -424,7 +482,8 @@ def main(argv: list[str] | None = None) -> dict:
                 print(res["skipped"][-1], flush=True)
                 continue
         print(f"fitting bt-judges on {m:,} comparisons ...", flush=True)
-        r = _run_worker(["--worker", "fit", "--worker-size", str(m), *common], args.timeout)
+        r = _run_worker(["--worker", "fit", "--worker-size", str(m), *common, *(seeds if m == target_size else [])],
+                        args.timeout)
         res["fits"].append(r)
         if r.get("peak_rss_mb"):
             rss_per_row = r["peak_rss_mb"] / m if m >= 100_000 else rss_per_row
@@ -435,6 +494,17 @@ def main(argv: list[str] | None = None) -> dict:
             res["fits"].append(_run_worker(["--worker", "fit", "--worker-size", str(m), "--worker-declared", *common],
                                            args.timeout))
             save()
+    for m in [_size(x) for x in args.no_shear_sizes.split(",") if x.strip()]:
+        if m:
+            print(f"fitting bt-judges on {m:,} comparisons without the shear ...", flush=True)
+            res["fits"].append(_run_worker(["--worker", "fit", "--worker-size", str(m), "--worker-no-shear", *common,
+                                            *(seeds if m == target_size else [])], args.timeout))
+            save()
+    dims = [r["n_dim"] for r in res["fits"] if r.get("rows") == target_size and "n_dim" in r]
+    if dims:
+        print(f"iid normal of {dims[0]} coordinates ...", flush=True)
+        res["iid"] = _run_worker(["--worker", "iid", "--worker-size", str(dims[0]), *seeds], args.timeout)
+        save()
     if bt_size:
         print(f"fitting bt on {bt_size:,} comparisons ...", flush=True)
         res["fits"].append(_run_worker(["--worker", "fit", "--worker-size", str(bt_size), "--worker-model", "bt",
@@ -472,7 +542,41 @@ def _target(r: dict) -> str:
 def _path(r: dict) -> str:
     """How a row was sampled: the fast path (a hand-written kernel) or the compiled declaration."""
     fast = "fast path" in r["sampler"] if r.get("sampler") else r.get("fast", True)
-    return ", fast path" if fast else ", declaration"
+    return (", fast path" + ("" if r.get("shear", True) else ", no shear")) if fast else ", declaration"
+
+
+def _seed_table(res: dict) -> list[str]:
+    """(c) max r_hat across seeds at the target size, with and without the shear, and on an iid
+    normal of the same dimension."""
+    rows = [r for r in res["fits"] if len(r.get("seeds", [])) > 1]
+    iid = res.get("iid", {})
+    if not rows:
+        return []
+    lim = TARGET["r_hat"]
+    out = ["", f"(c) Convergence across seeds at {rows[0]['rows']:,} rows (the same data; seed 0 is the row above)",
+           "", "| fit | seeds | max r_hat, every variable | ≤ 1.01 | max r_hat, scores (iid: first "
+           f"{iid.get('n_first', N_SYSTEMS)}) | ≤ 1.01 | lowest ESS by family (median over seeds) | full fit |",
+           "|---|---|---|---|---|---|---|---|"]
+    def vals(sd: list, key: str) -> str:
+        return ", ".join(f"{x[key]:.4f}" for x in sd) + f" | {sum(x[key] <= lim for x in sd)}"
+
+    for r in rows:
+        sd = r["seeds"]
+        fam = {k: sorted(x["ess_min_by_family"][k] for x in sd)[len(sd) // 2] for k in sd[0]["ess_min_by_family"]}
+        out.append(f"| {r['model']}{' + δ' if r.get('system_bias') else ''}{_path(r)} | {len(sd)} "
+                   f"| {vals(sd, 'r_hat_max')} | {vals(sd, 'r_hat_scores_max')} "
+                   f"| {', '.join(f'{k} {v}' for k, v in fam.items())} "
+                   f"| {min(x['fit_s'] for x in sd):.1f}-{max(x['fit_s'] for x in sd):.1f} s |")
+    if iid.get("seeds"):
+        sd = iid["seeds"]
+        tail = [x["ess_tail_min"] for x in sd]
+        out.append(f"| iid Normal(0, 1), {iid['n_dim']} coordinates, nutpie | {len(sd)} "
+                   f"| {vals(sd, 'r_hat_max')} | {vals(sd, 'r_hat_first_max')} "
+                   f"| lowest tail ESS {min(tail):.0f}-{max(tail):.0f} | — |")
+    out += ["", "The iid normal is the same sampler and draws (4 x (1000 + 1000), nutpie) on independent standard "
+            "normals of the model's dimension: nothing is wrong with its sampling, so its max r_hat over that many "
+            "variables is the diagnostic's own spread at this number of draws."]
+    return out
 
 
 def _g(r: dict, k: str, fmt: str, suffix: str = "") -> str:
@@ -524,6 +628,7 @@ def _tables(res: dict) -> str:
             f"| {_g(r, 'max_abs_err', '.3f')} | {_g(r, 'coverage90', '.1%')} | {_target(r)} |")
     for s in res.get("skipped", []):
         lines.append(f"\nskipped: {s}")
+    lines += _seed_table(res)
     lines += ["", "warm-up: `bj.leaderboard(df, chains=1, draws=1, tune=1, pointwise=False)` in a fresh process "
               "(encoding, compiling the model to numba, a draw); full fit: `bj.leaderboard(df, seed=0)` after it "
               "(4 x (1000 + 1000), the compiled model reused); cold call = warm-up + full fit. logp+grad: one "

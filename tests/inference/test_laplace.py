@@ -9,7 +9,7 @@ import numba
 import numpy as np
 import pytest
 
-from bayes_judge._nutpie import Shear, _shear, make_model, run
+from bayes_judge._nutpie import Shear, _pack_shear, _shear, make_model, run
 from bayes_judge.inference.laplace import laplace_shear, mode
 
 
@@ -81,10 +81,15 @@ def test_the_map_and_its_inverse():
     assert np.allclose(sh.kernel(sh.sampled(x)), x, rtol=0, atol=1e-12)
     P = np.eye(7) + sh.V @ (sh.B - np.eye(3)) @ sh.V.T
     assert np.allclose(sh.kernel(x), P @ x, rtol=0, atol=1e-12)
-    for transpose, M in ((False, sh.B - np.eye(3)), (True, (sh.B - np.eye(3)).T)):
-        out = np.empty(7)
-        _shear(x, np.ravel(sh.V), np.ravel(sh.B - np.eye(3)), transpose, out)
-        assert np.allclose(out, x + sh.V @ M @ sh.V.T @ x, rtol=0, atol=1e-12)
+    for V in (sh.V, np.where(np.abs(sh.V) > 0.3, sh.V, 0.0)):  # dense, and sparse (nonzero entries only)
+        sparse = Shear(V=V, B=sh.B)
+        for transpose, M in ((False, sh.B - np.eye(3)), (True, (sh.B - np.eye(3)).T)):
+            out = np.empty(7)
+            _shear(x, _pack_shear(sparse, 7), transpose, out)
+            assert np.allclose(out, x + V @ M @ V.T @ x, rtol=0, atol=1e-12)
+            y = x.copy()
+            _shear(y, _pack_shear(sparse, 7), transpose, y)  # in place
+            assert np.allclose(y, out, rtol=0, atol=1e-15)
 
 
 def _call(cfunc, y, user_data):
