@@ -1224,14 +1224,14 @@ SHEAR = True
 
 
 def _sheared_start(kernel, buf: np.ndarray, x0: np.ndarray, lay: list[tuple[str, tuple[int, ...]]],
-                   global_sites: tuple[str, ...], held_sites: tuple[str, ...]):
+                   global_sites: tuple[str, ...] | None, held_sites: tuple[str, ...]):
     """The chains' start at the mode of every site but ``held_sites``, and a
     :class:`~bayes_judge._nutpie.Shear` that decorrelates the ``global_sites`` (a judge's accuracy,
     position bias, tie threshold) and the scores' direction at the mode
     (:mod:`bayes_judge.inference.laplace`; at 1,000,000 comparisons the effective sample size of
     the judges' accuracies goes from 550-700 to 6,600-7,100 of 4,000 draws, the scores' lowest from
     2,700 to 6,400-7,400: ``benchmarks/results/bench_leaderboard.md``)."""
-    if not SHEAR:
+    if not SHEAR or global_sites is None:
         return x0, None
     sl, off = {}, 0
     for site, shape in lay:
@@ -1256,7 +1256,7 @@ def _sheared_start(kernel, buf: np.ndarray, x0: np.ndarray, lay: list[tuple[str,
 
 
 def register_kernel(name: str, *, pack, kernel, expand, layout, log_sites: tuple[str, ...], derive=None,
-                    accepts, option_cases: list[dict], kernel_for=None, global_sites: tuple[str, ...] = (),
+                    accepts, option_cases: list[dict], kernel_for=None, global_sites: tuple[str, ...] | None = None,
                     held_sites: tuple[str, ...] = ()):
     """Register a leaderboard model's numba kernel as its nutpie fast path.
 
@@ -1264,9 +1264,10 @@ def register_kernel(name: str, *, pack, kernel, expand, layout, log_sites: tuple
     given, picks the log-density kernel for a buffer (else ``kernel``), ``layout(buf)`` lists the
     declaration's free variables in ``model.value_vars`` order (the kernel's order; the sizes give
     the unconstrained length), ``log_sites`` are sampled on the log scale, and ``derive(post)`` adds
-    the model's deterministics beyond the centred scores ``s``.  The chains start at the mode of
-    every site but ``held_sites`` and sample through a shear of the ``global_sites`` and the
-    scores' direction (:func:`_sheared_start`).  The fast path returns the declaration's stored
+    the model's deterministics beyond the centred scores ``s``.  With ``global_sites`` the chains
+    start at the mode of every site but ``held_sites`` and sample through a shear of those sites
+    and the scores' direction (:func:`_sheared_start`); without, from the declaration's start on
+    the kernel's coordinates.  The fast path returns the declaration's stored
     variables as ``(chains, draws, ...)`` and nutpie's statistics.
     """
 
