@@ -628,7 +628,6 @@ def _tables(res: dict) -> str:
             f"| {_g(r, 'max_abs_err', '.3f')} | {_g(r, 'coverage90', '.1%')} | {_target(r)} |")
     for s in res.get("skipped", []):
         lines.append(f"\nskipped: {s}")
-    lines += _seed_table(res)
     lines += ["", "warm-up: `bj.leaderboard(df, chains=1, draws=1, tune=1, pointwise=False)` in a fresh process "
               "(encoding, compiling the model to numba, a draw); full fit: `bj.leaderboard(df, seed=0)` after it "
               "(4 x (1000 + 1000), the compiled model reused); cold call = warm-up + full fit. logp+grad: one "
@@ -662,6 +661,7 @@ def _tables(res: dict) -> str:
             lines.append(f"\nreferences: error {ref['error'][-500:]!r}")
         lines += ["", "Plain BT on judge verdicts estimates the judges' attenuated preference, not the human one "
                   "(slope < 1): its intervals are narrow around the wrong values, hence the coverage."]
+    lines += _seed_table(res)
     return "\n".join(lines)
 
 
