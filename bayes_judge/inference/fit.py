@@ -4,8 +4,9 @@
 coordinates, so a refit only swaps the ``pm.Data``), runs NUTS with the chosen sampler and
 returns the draws as plain arrays; :mod:`bayes_judge.inference.idata` makes the InferenceData.
 
-* ``"nutpie"``: nutpie compiles the PyMC model (numba) once per process and cache entry; a refit
-  hands it the new data (``with_data``).  A registered fast path (hand-written log-density) is
+* ``"nutpie"``: nutpie's NUTS on the PyMC model compiled with numba once per process and cache
+  entry (:mod:`bayes_judge.inference._compile_nutpie`: nutpie's functions, leaner callbacks); a
+  refit hands it the new data (``with_data``).  A registered fast path (hand-written log-density) is
   used instead where one exists (``fast=True``).
 * ``"pymc"``: PyMC's own NUTS (``pm.sample``).
 * ``"numpyro"``: NumPyro's NUTS on the same PyMC model, jaxified once per cache entry with the data
@@ -368,18 +369,14 @@ def fit_model(
 
 
 def _sample_nutpie(entry: _Entry, spec, start, chains, draws, tune, seed, target_accept, arrays):
-    import nutpie
-
     from .._nutpie import run
+    from ._compile_nutpie import compile_declaration
 
     model = entry.model
     if entry.nutpie is None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            entry.nutpie = nutpie.compile_pymc_model(
-                model, backend="numba", initial_points=start, jitter_rvs=set(),
-                var_names=_stored_vars(model, spec),
-            )
+            entry.nutpie = compile_declaration(model, initial_points=start, var_names=_stored_vars(model, spec))
     compiled = entry.nutpie.with_data(**{k: v for k, v in arrays.items() if k in entry.nutpie.shared_data})
     compiled = _with_start(compiled, model, start)
     stored = set(_stored_vars(model, spec))
