@@ -64,14 +64,16 @@ def case():
     return model, data, compile_declaration(model, var_names=["mu", "sigma", "spread"])
 
 
-def _pymc_logp_grad(model, x: np.ndarray, compiled) -> tuple[float, np.ndarray]:
-    """PyMC's log density and gradient at the flat unconstrained ``x`` (nutpie's order)."""
+def _assert_pymc_at(compiled, model, x: np.ndarray) -> None:
+    """The logp callback at the flat unconstrained ``x`` (nutpie's order) returns 0 and PyMC's log
+    density and gradient of ``model``."""
     names, slices, shapes = compiled.shape_info
     point = {n: x[s].reshape(sh) for n, s, sh in zip(names, slices, shapes, strict=False)
              if n in {v.name for v in model.value_vars}}
-    logp = model.compile_logp()(point)
-    dlogp = model.compile_dlogp()(point)
-    return float(logp), np.asarray(dlogp)
+    code, logp, grad = _call(compiled, x)
+    assert code == 0
+    np.testing.assert_allclose(logp, float(model.compile_logp()(point)), rtol=1e-12)
+    np.testing.assert_allclose(grad, np.asarray(model.compile_dlogp()(point)), rtol=1e-10, atol=1e-12)
 
 
 def test_callbacks_give_pymc_log_density_gradient_and_stored_values(case):
@@ -81,11 +83,7 @@ def test_callbacks_give_pymc_log_density_gradient_and_stored_values(case):
     rng = np.random.default_rng(0)
     for _ in range(3):
         x = rng.normal(size=compiled.n_dim)
-        code, logp, grad = _call(compiled, x)
-        ref_logp, ref_grad = _pymc_logp_grad(model, x, compiled)
-        assert code == 0
-        np.testing.assert_allclose(logp, ref_logp, rtol=1e-12)
-        np.testing.assert_allclose(grad, ref_grad, rtol=1e-10, atol=1e-12)
+        _assert_pymc_at(compiled, model, x)
         code, values = _expand(compiled, x)
         assert code == 0
         sigma = np.exp(x[3])
@@ -100,14 +98,10 @@ def test_with_data_follows_new_values_of_every_rank(case):
     refit = compiled.with_data(**new)
     other = _model(**new)
     x = rng.normal(size=compiled.n_dim)
-    code, logp, grad = _call(refit, x)
-    ref_logp, ref_grad = _pymc_logp_grad(other, x, compiled)
-    assert code == 0
-    np.testing.assert_allclose(logp, ref_logp, rtol=1e-12)
-    np.testing.assert_allclose(grad, ref_grad, rtol=1e-10, atol=1e-12)
+    _assert_pymc_at(refit, other, x)
     assert refit.shared_data["groups"].dtype == np.int32
     # the original keeps its own data
-    np.testing.assert_allclose(_call(compiled, x)[1], _pymc_logp_grad(model, x, compiled)[0], rtol=1e-12)
+    _assert_pymc_at(compiled, model, x)
     with pytest.raises(KeyError, match="Unknown shared variable: nope"):
         compiled.with_data(nope=np.zeros(3))
     with pytest.raises(ValueError, match="weights must have rank 2"):
