@@ -70,6 +70,23 @@ def test_worst_parameters_and_trace_rank(ds_labels_fit):
         plots.plot_trace_rank({})
 
 
+def test_rank_bars_show_a_chain_in_another_region():
+    """Rank bars (as arviz.plot_rank draws them): 20 bins per chain, each chain's densities
+    stacked 2/N apart with their mean (1/N) dashed; a shifted chain's ranks pile up at the top."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(4, 200)) + np.array([0.0, 0.0, 0.0, 1.5])[:, None]
+    fig = _drawn(plots.plot_trace_rank({"q0[j1]": x}))
+    bars = fig.axes[1].patches
+    assert len(bars) == 4 * 20
+    heights = np.array([b.get_height() for b in bars]).reshape(4, 20)
+    bottoms = np.array([b.get_y() for b in bars]).reshape(4, 20)
+    np.testing.assert_allclose(bottoms[:, 0], 2 / x.size * np.arange(4))
+    np.testing.assert_allclose(heights.mean(axis=1), 1 / x.size)  # a density over N ranks
+    assert heights[3, -5:].sum() > 5 * heights[3, :5].sum()  # the shifted chain ranks high
+    lines = [ln.get_ydata()[0] for ln in fig.axes[1].lines]
+    np.testing.assert_allclose(lines, 2 / x.size * np.arange(4) + 1 / x.size)
+
+
 def test_shorten_keeps_both_ends():
     s = plots._shorten("dm-test-8764fb95bfad8ee849274873a92fb8d6b400eee2 | M14", 24)
     assert len(s) == 24 and s.startswith("dm-test") and s.endswith("| M14")
