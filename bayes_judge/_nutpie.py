@@ -40,23 +40,20 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-__all__ = ["LOGP_SIG", "EXPAND_SIG", "Shear", "callbacks", "make_model", "run", "read_trace"]
+__all__ = ["LOGP_SIG", "EXPAND_SIG", "c_signatures", "Shear", "callbacks", "make_model", "run", "read_trace"]
 
-# nutpie's C ABI; user_data is declared double* (same pointer ABI as nutpie's record pointer).
-LOGP_SIG = numba.types.int64(
-    numba.types.uint64,
-    numba.types.CPointer(numba.types.double),
-    numba.types.CPointer(numba.types.double),
-    numba.types.CPointer(numba.types.double),
-    numba.types.CPointer(numba.types.double),
-)
-EXPAND_SIG = numba.types.int64(
-    numba.types.uint64,
-    numba.types.uint64,
-    numba.types.CPointer(numba.types.double),
-    numba.types.CPointer(numba.types.double),
-    numba.types.CPointer(numba.types.double),
-)
+def c_signatures(user_data=numba.types.double):
+    """nutpie's C ABI, ``(logp, expand)`` numba signatures, with ``user_data`` declared a pointer
+    to ``user_data`` (the same pointer ABI as nutpie's record pointer):
+    ``logp(dim, x, grad, logp, user_data) -> int64`` and
+    ``expand(dim, n_expanded, x, out, user_data) -> int64``."""
+    t = numba.types
+    ptr, data = t.CPointer(t.double), t.CPointer(user_data)
+    return (t.int64(t.uint64, ptr, ptr, ptr, data), t.int64(t.uint64, t.uint64, ptr, ptr, data))
+
+
+# the fast paths' callbacks read a float64 user data vector
+LOGP_SIG, EXPAND_SIG = c_signatures()
 
 
 _HEAD = 5  # nutpie's user data: [len(buf), n_dim, n_expanded, k, nnz, *buf, *sh] (make_model; sh: _shear's)

@@ -27,11 +27,17 @@ by ``nutpie.sample`` as nutpie's would be.
 from __future__ import annotations
 
 import dataclasses
-import threading
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import numba
 import numpy as np
+from numba.core import cgutils
+from numba.extending import intrinsic
+from nutpie import compile_pymc as ncp
+
+from .._nutpie import c_signatures
 
 __all__ = ["compile_declaration"]
 
@@ -77,27 +83,14 @@ def expand_callback(dim, n_expanded, x_, out_, data_):
 # The try block holds the graph's call only: numba's liveness analysis of a try block grows with
 # the code inside it (the loops inside it cost 25 s of compile in a trial).
 
-_ADDRESS = None
-_ADDRESS_LOCK = threading.Lock()
+@intrinsic
+def _address(typingctx, src):
+    """The void pointer at an int64 address (numba intrinsic)."""
 
+    def codegen(context, builder, sig, args):
+        return builder.inttoptr(args[0], cgutils.voidptr_t)
 
-def _address():
-    """A numba intrinsic: the void pointer at an int64 address."""
-    global _ADDRESS
-    with _ADDRESS_LOCK:
-        if _ADDRESS is None:
-            from numba.core import cgutils, types
-            from numba.extending import intrinsic
-
-            @intrinsic
-            def address(typingctx, src):
-                def codegen(context, builder, sig, args):
-                    return builder.inttoptr(args[0], cgutils.voidptr_t)
-
-                return types.voidptr(src), codegen
-
-            _ADDRESS = address
-        return _ADDRESS
+    return numba.types.voidptr(src), codegen
 
 
 def _offsets(shared: Mapping[str, np.ndarray]) -> tuple[dict[str, int], int]:
@@ -120,10 +113,8 @@ def _pack(shared: Mapping[str, np.ndarray]) -> np.ndarray:
 def _callback(template: str, name: str, sig, graph, used: list[str], shared: Mapping[str, np.ndarray],
               **sizes: int):
     """``numba.cfunc(sig)`` of ``template`` written out for the graph's shared inputs ``used``."""
-    import numba
-
     offsets, length = _offsets(shared)
-    ns: dict[str, Any] = {"numba": numba, "np": np, "GRAPH": graph, "ADDRESS": _address()}
+    ns: dict[str, Any] = {"numba": numba, "np": np, "GRAPH": graph, "ADDRESS": _address}
     views = []
     for i, var in enumerate(used):
         arr, at = shared[var], offsets[var]
@@ -136,39 +127,22 @@ def _callback(template: str, name: str, sig, graph, used: list[str], shared: Map
     return numba.cfunc(sig, nogil=True)(ns[name])
 
 
-def _signatures():
-    from numba import types as t
+@dataclasses.dataclass(frozen=True)
+class DeclaredModel(ncp.CompiledPyMCModel):
+    """nutpie's compiled PyMC model whose callbacks read :func:`_pack`'s data vector."""
 
-    ptr = t.CPointer
-    logp = t.int64(t.uint64, ptr(t.double), ptr(t.double), ptr(t.double), ptr(t.int64))
-    expand = t.int64(t.uint64, t.uint64, ptr(t.double), ptr(t.double), ptr(t.int64))
-    return logp, expand
-
-
-def _model_class():
-    from nutpie.compile_pymc import CompiledPyMCModel
-
-    @dataclasses.dataclass(frozen=True)
-    class DeclaredModel(CompiledPyMCModel):
-        """nutpie's compiled PyMC model whose callbacks read :func:`_pack`'s data vector."""
-
-        def with_data(self, **updates):
-            """The model on new values of its shared variables (same dtype and rank)."""
-            shared = dict(self.shared_data)
-            for name, value in updates.items():
-                if name not in shared:
-                    raise KeyError(f"Unknown shared variable: {name}")
-                new = np.array(value, dtype=shared[name].dtype, order="C", copy=True)
-                if new.ndim != shared[name].ndim:
-                    raise ValueError(f"Shared variable {name} must have rank {shared[name].ndim}, got {new.ndim}")
-                new.flags.writeable = False
-                shared[name] = new
-            return dataclasses.replace(self, shared_data=shared, user_data=_pack(shared))
-
-    return DeclaredModel
-
-
-_CLASS: Any = None
+    def with_data(self, **updates):
+        """The model on new values of its shared variables (same dtype and rank)."""
+        shared = dict(self.shared_data)
+        for name, value in updates.items():
+            if name not in shared:
+                raise KeyError(f"Unknown shared variable: {name}")
+            new = np.array(value, dtype=shared[name].dtype, order="C", copy=True)
+            if new.ndim != shared[name].ndim:
+                raise ValueError(f"Shared variable {name} must have rank {shared[name].ndim}, got {new.ndim}")
+            new.flags.writeable = False
+            shared[name] = new
+        return dataclasses.replace(self, shared_data=shared, user_data=_pack(shared))
 
 
 def compile_declaration(model, *, initial_points: Mapping[str, Any] | None = None,
@@ -184,17 +158,11 @@ def compile_declaration(model, *, initial_points: Mapping[str, Any] | None = Non
 
     Returns
     -------
-    nutpie.compile_pymc.CompiledPyMCModel
-        With ``with_data`` for new values of the shared data.
+    DeclaredModel
+        nutpie's ``CompiledPyMCModel``, with ``with_data`` for new values of the shared data.
     """
-    global _CLASS
-    import warnings
-
-    from nutpie import compile_pymc as ncp
     from pymc.initial_point import make_initial_point_fn
 
-    if _CLASS is None:
-        _CLASS = _model_class()
     start_fn = ncp._wrap_with_lock(make_initial_point_fn(
         model=model, overrides=initial_points, default_strategy="support_point", jitter_rvs=set(),
         return_transformed=True,
@@ -210,7 +178,7 @@ def compile_declaration(model, *, initial_points: Mapping[str, Any] | None = Non
     shared = {name: np.array(var.get_value(), order="C", copy=True) for name, var in variables.items()}
     for arr in shared.values():
         arr.flags.writeable = False
-    logp_sig, expand_sig = _signatures()
+    logp_sig, expand_sig = c_signatures(numba.types.int64)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         logp = _callback(_LOGP_SRC, "logp_callback", logp_sig, logp_fn.vm.jit_fn,
@@ -218,7 +186,7 @@ def compile_declaration(model, *, initial_points: Mapping[str, Any] | None = Non
         expand = _callback(_EXPAND_SRC, "expand_callback", expand_sig, expand_fn.vm.jit_fn,
                            [v.name for v in expand_fn.get_shared()], shared, n=n_dim, m=n_expanded)
     dims, coords = ncp._prepare_dims_and_coords(model, shape_info)
-    return _CLASS(
+    return DeclaredModel(
         _n_dim=n_dim,
         dims=dims,
         _coords=coords,

@@ -1228,9 +1228,10 @@ def _sheared_start(kernel, buf: np.ndarray, x0: np.ndarray, lay: list[tuple[str,
     """The chains' start at the mode of every site but ``held_sites``, and a
     :class:`~bayes_judge._nutpie.Shear` that decorrelates the ``global_sites`` (a judge's accuracy,
     position bias, tie threshold) and the scores' direction at the mode
-    (:mod:`bayes_judge.inference.laplace`; at 1,000,000 comparisons the effective sample size of
-    the judges' accuracies goes from 550-700 to 6,600-7,100 of 4,000 draws, the scores' lowest from
-    2,700 to 6,400-7,400: ``benchmarks/results/bench_leaderboard.md``)."""
+    (:mod:`bayes_judge.inference.laplace`; at 1,000,000 comparisons, over 6 seeds, the lowest
+    effective sample size of the judges' accuracies goes from 497-705 to 6,420-7,818 of 4,000
+    draws, the scores' lowest from 2,204-3,097 to 6,823-7,937: ``benchmarks/bench_leaderboard.py``,
+    section (c) of ``benchmarks/results/bench_leaderboard.md``)."""
     if not SHEAR or global_sites is None:
         return x0, None
     sl, off = {}, 0

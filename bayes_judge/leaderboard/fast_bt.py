@@ -328,7 +328,8 @@ fast_path = register_kernel(
     "bt", pack=pack_data, kernel=logp_grad, expand=expand, layout=_layout, log_sites=("nu",), accepts=accepts,
     # no shear: the votes' model has no accuracy to trade against the scores' spread; at 1e6 a shear of
     # (beta, nu, the scores' direction) left the scores' ESS as it was (4,550 against 4,447) and took
-    # 9.9 leapfrog steps a draw instead of 9.0 (benchmarks/results/bench_leaderboard.md)
+    # 9.9 leapfrog steps a draw instead of 9.0 (one seed, a scratch run with global_sites=("effect",
+    # "beta", "nu") restored; the table has the run without)
     option_cases=[
         {"position_bias": True, "tie_judges": (1,), "n_judges": 3},
         {"position_bias": False, "tie_judges": (), "n_judges": 3},
