@@ -77,6 +77,8 @@ def test_a_refit_of_the_same_shapes_reuses_the_program_and_follows_the_data(spec
     np.testing.assert_array_equal(again.posterior["p"], refit.posterior["p"])
     assert set(again.stats) >= {"diverging", "n_steps", "acceptance_rate", "energy", "step_size", "lp"}
     assert again.stats["n_steps"].shape == (2, 1500) and not again.stats["diverging"].any()
+    # the draws follow the warm-up (one loop runs both): the step size is adapted no longer
+    assert (np.ptp(again.stats["step_size"], axis=1) == 0).all()
 
     other = _fit(spec, [1, 2, 3], [10, 10, 10])  # new shapes: a second program
     assert len(sampler.programs) == 2 and sampler.n_traces > traces
