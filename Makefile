@@ -34,10 +34,9 @@ test: models
 	tests/report/ensure_chromium.sh
 	$(BIN)/python -m ruff check bayes_judge tests benchmarks
 	$(BIN)/python -m mypy bayes_judge
-	# worksteal: a worker that runs out of tests takes half of the other's queue (with the default
-	# scheduling one worker sat idle while the other ran the notebooks; one thread per worker:
-	# tests/conftest.py)
-	$(BIN)/python -m pytest -n 2 --dist worksteal
+	# whole files per worker, longest first (tests/conftest.py: the order, one thread per worker;
+	# tests/durations.json: the files' times, rewritten by adding --store-durations)
+	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder
 
 test-slow: models
 	$(BIN)/python -m pytest -m slow

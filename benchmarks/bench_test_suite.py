@@ -7,8 +7,8 @@ filed on (``c86e79d``), with no loss of what the tests check.  This script measu
   run as its own ``make test`` ran, plain ``pytest`` in one process, with ``PYTHONPATH`` set to
   the worktree and ``-W ignore::FutureWarning`` (today's libraries warn where it had none);
 * **head**: today's versions of the baseline's test files, plus the tests that replaced its
-  per-backend sync checks (``--replacements``), run as ``make test`` runs today
-  (``pytest -n 2 --dist worksteal``), less the tests of later issues (``-k``, ``--later``);
+  per-backend sync checks (``--replacements``), run as ``make test`` runs today (its pytest
+  options, read from the ``Makefile``), less the tests of later issues (``-k``, ``--later``);
 
 both with ``BJ_SKIP_BROWSER=1`` (the baseline has no browser set-up) and a fresh, empty
 ``NUMBA_CACHE_DIR`` (as a clean clone in CI).  The pair runs ``--rounds`` times, alternating, so
@@ -33,6 +33,13 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 REPLACEMENTS = "tests/generative/test_agreement.py,tests/inference/test_fastpaths.py"
 LATER = "not leaderboard and not fit_transfer_reads"  # issues 11 and 12's tests inside the old files
+
+
+def make_test_options(makefile: Path = ROOT / "Makefile") -> list[str]:
+    """The pytest options of the ``make test`` recipe (``-n 2 --dist ...``)."""
+    recipe = makefile.read_text().split("\ntest:", 1)[1].split("\n\n", 1)[0]
+    line = next(x for x in recipe.splitlines() if "-m pytest" in x and not x.strip().startswith("#"))
+    return line.split("-m pytest", 1)[1].split()
 
 
 def _run(cmd: list[str], cwd: Path, env: dict) -> dict:
@@ -79,7 +86,7 @@ def main() -> None:
                         cmd = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "ignore::FutureWarning"]
                         res = _run(cmd, wt, env)
                     else:
-                        cmd = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "--dist", "worksteal",
+                        cmd = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *make_test_options(),
                                *head_files, "-k", args.later]
                         res = _run(cmd, ROOT, env)
                     res.update(side=side, round=r)
@@ -97,10 +104,11 @@ def main() -> None:
     table = "\n".join(rows)
     print(table)
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    Path(args.out).write_text(json.dumps({"base": args.base, "head": head, "runs": results, "table": table}, indent=1))
+    Path(args.out).write_text(json.dumps({"base": args.base, "head": head, "head_options": make_test_options(), "runs": results, "table": table}, indent=1))
     Path(args.out).with_suffix(".md").write_text(
         f"# Default test run against `{args.base}`, like for like (head `{head}`)\n\n"
-        f"`python benchmarks/bench_test_suite.py --rounds {args.rounds}` (module docstring: what each side runs)\n\n"
+        f"`python benchmarks/bench_test_suite.py --rounds {args.rounds}` (module docstring: what each side runs; "
+        f"head with `make test`'s options `{' '.join(make_test_options())}`)\n\n"
         f"{table}\n")
 
 

@@ -1,4 +1,6 @@
+import json
 import os
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -12,6 +14,52 @@ import pytest
 if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
     for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(_var, "1")
+
+# Longest files first.  `make test` gives each worker whole files (`--dist loadfile`: a file's
+# compiled models, loaded judge and kernel are paid once, not once per worker) in the order
+# collected (`--no-loadscope-reorder`); started longest first, the last files to run are short and
+# both workers finish together.  Each file's time (setup, call and teardown summed) comes from
+# DURATIONS, which `pytest -n 2 --dist loadfile --store-durations` rewrites; a file it does not
+# list yet starts first.
+DURATIONS = Path(__file__).with_name("durations.json")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--store-durations", action="store_true",
+                     help=f"write each test file's time of this run into {DURATIONS.name}")
+
+
+def _file(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def pytest_collection_modifyitems(config, items):
+    if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) <= 1 or not DURATIONS.is_file():
+        return
+    seconds = json.loads(DURATIONS.read_text())
+    # stable: a file's own tests keep their order; unknown files (infinite) first
+    items.sort(key=lambda item: -seconds.get(_file(item.nodeid), float("inf")))
+
+
+def pytest_configure(config):
+    if config.getoption("--store-durations") and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(_DurationStore(), "bayes_judge_durations")
+
+
+class _DurationStore:
+    """Sums each file's reported times (on the controller, which sees every worker's reports)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    def pytest_runtest_logreport(self, report):
+        f = _file(report.nodeid)
+        self.seconds[f] = self.seconds.get(f, 0.0) + report.duration
+
+    def pytest_sessionfinish(self, session):
+        old = json.loads(DURATIONS.read_text()) if DURATIONS.is_file() else {}
+        new = {**old, **{f: round(t, 1) for f, t in self.seconds.items()}}
+        DURATIONS.write_text(json.dumps(dict(sorted(new.items())), indent=1) + "\n")
 
 
 @pytest.fixture
@@ -53,3 +101,4 @@ def _load_benchmark(name: str):
 def load_benchmark():
     """The loader of ``benchmarks/`` scripts as modules (:func:`_load_benchmark`)."""
     return _load_benchmark
+
