@@ -101,4 +101,3 @@ def _load_benchmark(name: str):
 def load_benchmark():
     """The loader of ``benchmarks/`` scripts as modules (:func:`_load_benchmark`)."""
     return _load_benchmark
-
