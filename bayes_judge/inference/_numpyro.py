@@ -8,14 +8,13 @@ log density is jaxified once per cache entry with the ``pm.Data`` as inputs
 (``numpyro.infer.hmc.hmc``, the kernel ``numpyro.infer.NUTS`` runs) inside one ``jax.jit`` program:
 warm-up and draws as one ``lax.fori_loop`` (the kernel adapts while its iteration count is below
 the warm-up length, as in ``numpyro.infer.MCMC``'s own single loop), so that the NUTS transition
-is traced and compiled once rather than once per phase (first fits on the agreement test's data,
-one run each: 3.9 -> 2.9 s for the label regression, 4.1 -> 3.5 s for the consensus model, the
-same draws), the chains one after another (``lax.map``, as ``numpyro.infer.MCMC`` runs them on
-one CPU device).  Under ``vmap`` every chain ran each
+is traced and compiled once rather than once per phase (the same draws; a first fit compiles a
+few tenths of a second sooner), the chains one after another (``lax.map``, as
+``numpyro.infer.MCMC`` runs them on one CPU device).  Under ``vmap`` every chain ran each
 transition as long as the longest tree of any chain, and the batching rules of NUTS's loops took
 seconds to trace: MT-Bench Dawid-Skene, 4 chains, first fit 11.7 -> 7.6 s, a refit with another
 seed 1.7 -> 1.2 s, one with new data 1.6 -> 2.0 s (``benchmarks/results/bench_dawid_skene.md``,
-before and after this change).  A refit with data
+before and after that change).  A refit with data
 of the same shapes reuses the compiled program; new shapes (or new dimension lengths, which are
 shape constants) compile a new one.
 
