@@ -42,6 +42,7 @@ import numpy as np
 
 __all__ = ["LOGP_SIG", "EXPAND_SIG", "c_signatures", "Shear", "callbacks", "make_model", "run", "read_trace"]
 
+
 def c_signatures(user_data=numba.types.double):
     """nutpie's C ABI, ``(logp, expand)`` numba signatures, with ``user_data`` declared a pointer
     to ``user_data`` (the same pointer ABI as nutpie's record pointer):

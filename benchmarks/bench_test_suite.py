@@ -15,6 +15,13 @@ both with ``BJ_SKIP_BROWSER=1`` (the baseline has no browser set-up) and a fresh
 that the machine's drift falls on both.  The ratio head / baseline is the figure to read.
 
     python benchmarks/bench_test_suite.py             # table + results/bench_test_suite.json
+
+``--head-options`` (repeatable) runs the head side with other pytest options, to compare
+schedulings side by side; ``--no-baseline`` leaves the baseline out, e.g.::
+
+    python benchmarks/bench_test_suite.py --no-baseline --rounds 2 \\
+        --head-options "-n 2 --dist worksteal" --head-options "-n 2 --dist loadfile --no-loadscope-reorder" \\
+        --out benchmarks/results/bench_test_scheduling.json
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -57,6 +65,9 @@ def main() -> None:
     ap.add_argument("--replacements", default=REPLACEMENTS)
     ap.add_argument("--later", default=LATER, help="pytest -k expression that leaves out later issues' tests")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--head-options", action="append", default=None, metavar="OPTS",
+                    help="pytest options of a head run (repeat to compare schedulings); default: make test's")
+    ap.add_argument("--no-baseline", action="store_true", help="run the head side(s) only")
     ap.add_argument("--out", default=str(HERE / "results" / "bench_test_suite.json"))
     args = ap.parse_args()
 
@@ -67,6 +78,9 @@ def main() -> None:
     if missing:
         raise SystemExit(f"test files of {args.base} missing today: {missing}")
     head_files = files + [f for f in args.replacements.split(",") if f]
+    variants = [o.split() for o in args.head_options] if args.head_options else [make_test_options()]
+    heads = ["head"] if len(variants) == 1 else [f"head `{' '.join(v)}`" for v in variants]
+    sides = ([] if args.no_baseline else ["baseline"]) + heads
     python = sys.executable
     results: list[dict] = []
     with tempfile.TemporaryDirectory() as td:
@@ -79,16 +93,18 @@ def main() -> None:
                 if m.is_dir() and not (wt / "models" / m.name).exists():
                     (wt / "models" / m.name).symlink_to(m)
             for r in range(args.rounds):
-                for side in ("baseline", "head"):
+                for side in sides:
                     env = {**os.environ, "BJ_SKIP_BROWSER": "1", "NUMBA_CACHE_DIR": tempfile.mkdtemp(dir=td)}
                     if side == "baseline":
                         env["PYTHONPATH"] = str(wt)
                         cmd = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "ignore::FutureWarning"]
                         res = _run(cmd, wt, env)
                     else:
-                        cmd = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *make_test_options(),
+                        options = variants[heads.index(side)]
+                        cmd = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *options,
                                *head_files, "-k", args.later]
                         res = _run(cmd, ROOT, env)
+                        res["options"] = options
                     res.update(side=side, round=r)
                     print(f"round {r} {side}: {res['wall_s']:.1f} s  ({res['summary']})", flush=True)
                     results.append(res)
@@ -96,19 +112,24 @@ def main() -> None:
             subprocess.run(["git", "worktree", "remove", "--force", str(wt)], cwd=ROOT, capture_output=True)
             subprocess.run(["git", "worktree", "prune"], cwd=ROOT, capture_output=True)
 
-    rows = ["| round | baseline (s) | head (s) | head / baseline |", "|---|---|---|---|"]
+    header = ["round"] + [f"{s} (s)" for s in sides] + ([f"{h} / baseline" for h in heads] if "baseline" in sides else [])
+    rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in range(args.rounds):
-        b, h = (next(x for x in results if x["round"] == r and x["side"] == s) for s in ("baseline", "head"))
-        rows.append(f"| {r} | {b['wall_s']:.1f} ({b.get('passed', 0)} passed) | {h['wall_s']:.1f} "
-                    f"({h.get('passed', 0)} passed) | {h['wall_s'] / b['wall_s']:.2f} |")
+        got = {x["side"]: x for x in results if x["round"] == r}
+        cells = [str(r)] + [f"{got[s]['wall_s']:.1f} ({got[s].get('passed', 0)} passed)" for s in sides]
+        if "baseline" in sides:
+            cells += [f"{got[h]['wall_s'] / got['baseline']['wall_s']:.2f}" for h in heads]
+        rows.append("| " + " | ".join(cells) + " |")
     table = "\n".join(rows)
     print(table)
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    Path(args.out).write_text(json.dumps({"base": args.base, "head": head, "head_options": make_test_options(), "runs": results, "table": table}, indent=1))
+    Path(args.out).write_text(json.dumps({"base": args.base, "head": head, "head_options": variants, "runs": results,
+                                          "table": table}, indent=1))
+    opts = "; ".join(f"`{' '.join(v)}`" for v in variants)
     Path(args.out).with_suffix(".md").write_text(
         f"# Default test run against `{args.base}`, like for like (head `{head}`)\n\n"
-        f"`python benchmarks/bench_test_suite.py --rounds {args.rounds}` (module docstring: what each side runs; "
-        f"head with `make test`'s options `{' '.join(make_test_options())}`)\n\n"
+        f"`python {shlex.join(['benchmarks/bench_test_suite.py', *sys.argv[1:]])}` (module docstring: what each "
+        f"side runs; head with the pytest options {opts})\n\n"
         f"{table}\n")
 
 

@@ -59,6 +59,8 @@ class _DurationStore:
     def pytest_sessionfinish(self, session):
         old = json.loads(DURATIONS.read_text()) if DURATIONS.is_file() else {}
         new = {**old, **{f: round(t, 1) for f, t in self.seconds.items()}}
+        root = DURATIONS.parent.parent  # node ids are relative to the repository root
+        new = {f: t for f, t in new.items() if (root / f).is_file()}  # files since removed
         DURATIONS.write_text(json.dumps(dict(sorted(new.items())), indent=1) + "\n")
 
 

@@ -83,6 +83,7 @@ def expand_callback(dim, n_expanded, x_, out_, data_):
 # The try block holds the graph's call only: numba's liveness analysis of a try block grows with
 # the code inside it (the loops inside it cost 25 s of compile in a trial).
 
+
 @intrinsic
 def _address(typingctx, src):
     """The void pointer at an int64 address (numba intrinsic)."""
