@@ -15,12 +15,12 @@ if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
     for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(_var, "1")
 
-# Longest files first.  `make test` gives each worker whole files (`--dist loadfile`: a file's
-# compiled models, loaded judge and kernel are paid once, not once per worker) in the order
-# collected (`--no-loadscope-reorder`); started longest first, the last files to run are short and
-# both workers finish together.  Each file's time (setup, call and teardown summed) comes from
-# DURATIONS, which `pytest -n 2 --dist loadfile --store-durations` rewrites; a file it does not
-# list yet starts first.
+# Longest files first.  `make test` hands each worker whole files (`--dist loadfile`) in the
+# order collected (`--no-loadscope-reorder`); started longest first, the last files to run are
+# short and both workers finish together.  The order is what pays: with it, worksteal and
+# loadfile take the same time (benchmarks/results/bench_test_scheduling.md).  Each file's time
+# (setup, call and teardown summed) comes from DURATIONS, which `pytest -n 2 --dist loadfile
+# --store-durations` rewrites; a file it does not list yet starts first.
 DURATIONS = Path(__file__).with_name("durations.json")
 
 
