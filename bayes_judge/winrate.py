@@ -11,14 +11,17 @@ import pandas as pd
 
 from .annotation import dawid_skene as ds
 from .calibration import bwrs_draws, observed_draws
+from .estimators.bridge import BRIDGE_PRIOR, BridgePrior
 from .generative.priors import Beta, Priors
 from .inference.fit import SAMPLERS
 from .inference.idata import build_idata
 from .verdicts import WinRateData, encode_win_rate, net_vote
 
-__all__ = ["win_rate", "transfer_sources", "LabelSwitchingWarning", "METHODS", "PRIORS", "DS_MODELS"]
+__all__ = ["win_rate", "transfer_sources", "LabelSwitchingWarning", "METHODS", "PRIORS", "DS_MODELS", "ESTIMANDS"]
 
-METHODS = ("regression", "ppi", "transfer", "dawid-skene", "hierarchical", "bwrs", "observed", "independent")
+METHODS = ("bridge", "panel", "regression", "ppi", "transfer", "dawid-skene", "hierarchical", "bwrs", "observed",
+           "independent")
+ESTIMANDS = ("human", "judges")
 PRIORS = ("none", "in-distribution", "ood")
 DS_MODELS = ("two-coin", "one-coin", "consensus")
 
@@ -292,8 +295,9 @@ def win_rate(
     ood: pd.DataFrame | Sequence[pd.DataFrame] | Mapping[str, pd.DataFrame] | None = None,
     systems: list[str] | None = None,
     judges: list[str] | None = None,
+    estimand: str = "human",
     ds_model: str | None = None,
-    priors: Priors | None = None,
+    priors: Priors | BridgePrior | None = None,
     swap: str = "sum",
     ties: str | None = None,
     sampler: str = "nutpie",
@@ -314,11 +318,25 @@ def win_rate(
         system first.  A ``human`` column, where filled, gives gold labels.
     human : pandas.DataFrame, optional
         Gold labels: columns item, a, b, human ("a" / "b" in that row's orientation).
+    estimand : {"human", "judges"}
+        Which win rate.  ``"human"`` (default): the share of items on which a person prefers the
+        pair's first system.  Without labels the verdicts do not identify it, and the default
+        estimator (``"bridge"``) widens the interval by what they cannot tell: how far people's
+        rate lies from the judges' consensus, in either direction, and how much the panel prefers
+        one system's texts (:mod:`bayes_judge.estimators.bridge`).  ``"judges"``: the rate at which
+        this panel prefers the first system over the population of items (ties ½, both orders,
+        every judge), with only the uncertainty of which items were drawn (``method="panel"``).
     method : str, optional
-        ``None`` (default): the package's recommended estimator, the one that holds its nominal
-        coverage on real judges with known truth (``benchmarks/real_calibration.py``):
-        ``"regression"`` when human labels are given, ``"transfer"`` when none are but ``ood=``
-        holds several labelled sets, ``"dawid-skene"`` with ``ds_model="consensus"`` otherwise.
+        ``None`` (default): the package's recommended estimator for the estimand, the one that
+        holds its nominal coverage on real judges with known truth, on outputs assigned to two
+        systems at random (``benchmarks/real_calibration.py``) and on natural pairs of real
+        systems (``benchmarks/natural_pairs.py``): for ``estimand="human"``, ``"regression"``
+        when human labels are given, ``"transfer"`` when none are but ``ood=`` holds several
+        labelled sets, ``"bridge"`` otherwise; for ``estimand="judges"``, ``"panel"``.
+        ``"bridge"``: no labels; the human rate bridged from the consensus rate π by
+        ``logit p = λ logit π + α`` under the prior :class:`~bayes_judge.estimators.bridge.BridgePrior`
+        fitted to the bundled sets (``priors=`` another one); ``"panel"``: the judges' rate by the
+        Bayesian bootstrap over items;
         ``"regression"``: the human label regressed on each item's whole verdict pattern, the
         fit carried to the unlabelled items, ``p`` the share of all items a human prefers G0 on
         (:func:`bayes_judge.generative.winrate_models.label_regression`);
@@ -410,19 +428,33 @@ def win_rate(
     >>> float(idata.posterior["p"].mean()) > 0.5
     True
     """
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"judgments must be a pandas DataFrame, got {type(df).__name__}")
+    if estimand not in ESTIMANDS:
+        raise ValueError(f"estimand must be one of {ESTIMANDS}, got {estimand!r}")
     labelled = human is not None or ("human" in df.columns and df["human"].notna().any())
     recommended = method is None
-    if method is None:  # the recommended estimator: honest on real judges (issue 13 benchmark)
+    if estimand == "judges":
+        if method not in (None, "panel"):
+            raise ValueError(f"estimand='judges' is the panel's own rate (method='panel'); method={method!r} "
+                             "estimates the human rate (estimand='human')")
+        if human is not None or ood is not None or prior not in (None, "none"):
+            raise ValueError("estimand='judges' reads the verdicts only: drop human=, ood= and prior=")
+        method, prior, labelled = "panel", "none", False
+    elif method == "panel":
+        raise ValueError("method='panel' estimates the judges' rate: pass estimand='judges'")
+    if method is None:  # the recommended estimator: honest on real judges (benchmarks/natural_pairs.py)
         several = ood is not None and not isinstance(ood, pd.DataFrame)  # labelled sets to transfer from
         method = ("regression" if (labelled and prior in (None, "in-distribution") and ood is None)
-                  else "transfer" if several else "dawid-skene")
+                  else "transfer" if several else "bridge" if (ood is None and prior in (None, "none"))
+                  else "dawid-skene")
     if ds_model is None:  # no labels, no other sets: the consensus model (benchmarks/real_calibration.py)
         bare = recommended and method == "dawid-skene" and not labelled and ood is None and prior in (None, "none")
         ds_model = "consensus" if bare else "two-coin"
     if prior is None:
         prior = "ood" if ood is not None else ("in-distribution" if labelled and method != "observed" else "none")
     if ties is None:  # the seed's coin flip for the seed's estimators; ties are votes of 0 otherwise
-        ties = "skip" if method in ("regression", "ppi", "transfer") else "random"
+        ties = "skip" if method in ("regression", "ppi", "transfer", "bridge", "panel") else "random"
     if method not in METHODS and method not in _registered():
         raise ValueError(f"method must be one of {METHODS} or a registered win-rate model {_registered()}, got {method!r}")
     if prior not in PRIORS:
@@ -453,7 +485,14 @@ def win_rate(
         )
     if method in ("regression", "ppi") and prior == "none":
         raise ValueError(f"method={method!r} calibrates the judges on human labels; it needs prior='in-distribution' (the default when labels are given)")
-    if priors is not None and method in ("observed", "bwrs", "ppi"):
+    if method == "bridge" and prior != "none":
+        raise ValueError(f"method='bridge' reads no labels (prior='none'); got prior={prior!r}: with labels "
+                         "leave method unset (the label regression)")
+    if method in ("bridge", "panel") and ties != "skip":
+        raise ValueError(f"method={method!r} counts ties (ties='skip'), got ties={ties!r}")
+    if method == "bridge" and priors is not None and not isinstance(priors, BridgePrior):
+        raise TypeError(f"priors= for method='bridge' must be a BridgePrior, got {type(priors).__name__}")
+    if priors is not None and method in ("observed", "bwrs", "ppi", "panel"):
         raise ValueError(f"priors= sets a generative model's prior distributions; method={method!r} has none")
     if not 0.0 < float(alpha) < 1.0:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
@@ -497,7 +536,10 @@ def win_rate(
     dims: dict[str, list[str]] = {"p": ["pair"], **cdims}
     extra: dict = {}
     rng_seed = seed + 7919  # draws use a stream distinct from the tie flips
-    if method == "observed":
+    if method in ("bridge", "panel"):
+        post, extra = _no_label_post(data, method, priors, chains=chains, draws=draws, seed=rng_seed)
+        dims.update({"p_consensus": ["pair"], "alpha": ["pair"], "lam": []})
+    elif method == "observed":
         post = observed_draws(data, chains=chains, draws=draws, seed=rng_seed)
         dims["k"] = ["pair", "judge"]
     elif method == "ppi":
@@ -545,6 +587,8 @@ def win_rate(
         dims.update(extra.pop("dims"))
 
     attrs = _attrs(data, method, prior, seed)
+    attrs["estimand"] = estimand
+    attrs.update(extra.get("bridge", {}))
     if method == "dawid-skene":
         attrs["ds_model"] = ds_model
     if "n_patterns" in extra:
@@ -577,6 +621,40 @@ def win_rate(
     if "loglik_attrs" in extra:
         idata["log_likelihood"]["t"].attrs.update(extra["loglik_attrs"])
     return idata
+
+
+def _no_label_post(data: WinRateData, method: str, priors: BridgePrior | None, *, chains: int, draws: int,
+                   seed: int) -> tuple[dict, dict]:
+    """Draws of the judges' rate (``"panel"``) or the bridged human rate (``"bridge"``) of every pair,
+    with what the summaries print about them (:mod:`bayes_judge.estimators.bridge`)."""
+    import json
+
+    from .estimators.bridge import consensus_votes, human_draws, judges_draws, panel_scores
+
+    P = len(data.pairs)
+    n_items = np.bincount(data.unit_pair, minlength=P)
+    judged = (data.n_first + data.n_second + data.n_tie).sum(axis=1) > 0
+    if not judged.all():  # encode_win_rate keeps only judged units; a guard, not a case
+        raise ValueError(f"{method}: {int((~judged).sum())} item(s) have no verdict")
+    if method == "panel":
+        s = panel_scores(data.n_first, data.n_second, data.n_tie)
+        p = judges_draws(s, data.unit_pair, P, chains=chains, draws=draws, seed=seed)
+        note = ("the judges' rate: the share of verdicts for the first system (ties 1/2, every judge and "
+                "order), over the population of items; it says nothing of how people would judge")
+        return {"p": p}, {"bridge": {"estimand_note": note, "n_items": n_items.tolist()}}
+    prior = BRIDGE_PRIOR if priors is None else priors
+    v = consensus_votes(data.n_first, data.n_second)
+    post = human_draws(v, data.unit_pair, P, prior=prior, chains=chains, draws=draws, seed=seed)
+    sens = {}
+    for factor in (0.5, 2.0):  # the answer under a prior half / twice as wide
+        alt = human_draws(v, data.unit_pair, P, prior=prior.scaled(factor), chains=chains, draws=draws, seed=seed)
+        q = np.quantile(alt["p"].reshape(-1, P), [0.05, 0.95], axis=0)
+        sens[f"x{factor:g}"] = [[round(float(lo), 4), round(float(hi), 4)] for lo, hi in q.T]
+    note = ("the human rate without labels: the judges' consensus rate bridged to people's by a prior fitted "
+            "to 17 bundled sets with known truth; the interval is as wide as that prior makes it")
+    info = {"estimand_note": note, "bridge_prior": prior.describe(), "bridge_prior_json": prior.to_json(),
+            "prior_sensitivity": json.dumps(sens), "n_items": n_items.tolist()}
+    return post, {"bridge": info}
 
 
 def item_predictions(data: WinRateData) -> np.ndarray:

@@ -1,0 +1,244 @@
+"""Win rates without labels that name their estimand: the judges' own rate, and the human rate
+bridged from it with the uncertainty the verdicts cannot remove.
+
+Two estimands of one pair of systems (G0, G1) over the population of items (prompts):
+
+``"judges"``
+    ``θ_J``: the rate at which this panel prefers G0, ``E_i[s_i]``, where ``s_i`` is item i's
+    share of verdicts for G0 over every judge and presentation order, a tie counting ½ (the
+    number Arena-Hard and AlpacaEval report).  The verdicts identify it; its only uncertainty
+    is which items were drawn.  Items are the clusters (all judges and orders of an item move
+    together): the Bayesian bootstrap (Rubin 1981), ``θ_J = Σ_i w_i s_i``,
+    ``w ~ Dirichlet(1, …, 1)``.
+
+``"human"``
+    ``p``: the share of the items on which a person prefers G0.  Without labels the verdicts do
+    not identify it.  Let ``v_i`` be item i's consensus, its share of *decisive* verdicts for G0
+    (ties left out; ½ where every verdict is a tie), and ``π = E_i[v_i]`` the consensus rate.
+    The bridge::
+
+        logit p_∞ = λ · logit π + α,     λ ~ LogNormal(log λ_0, s_λ),   α ~ Normal(0, τ)
+        p = Binomial(n, p_∞) / n                       (the n items at hand)
+
+    ``λ`` (shared by every pair of a fit: one panel, one kind of human vote) says how far the
+    human rate lies from the consensus in either direction: ``λ > 1`` where the judges err at
+    random (their rate is attenuated toward ½, seed 003 eq. 9), ``λ < 1`` where the human label
+    is itself a noisy vote and the judges agree more with each other than people do.  ``α``
+    (one per pair) is what the panel's preference for one system's texts (style, length, model
+    family) adds or takes away; it is zero only when outputs are assigned to the systems at
+    random.  ``π`` carries the item sampling by the same Bayesian bootstrap, with one
+    pseudo-item at ½ so that a unanimous panel does not give ``π = 1`` exactly.
+
+The prior (:class:`BridgePrior`) is fitted to the bundled sets with known human truth
+(:func:`fit_bridge_prior`: 17 sets, natural pairs of SummEval and HANNA and LLMBar's
+random-assignment sets), and ``benchmarks/natural_pairs.py`` checks it leave-one-source-out.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from scipy.optimize import minimize
+from scipy.special import expit, logit
+
+__all__ = [
+    "BridgePrior",
+    "BRIDGE_PRIOR",
+    "panel_scores",
+    "consensus_votes",
+    "judges_draws",
+    "human_draws",
+    "fit_bridge_prior",
+    "labels_to_decide",
+]
+
+
+@dataclass(frozen=True)
+class BridgePrior:
+    """Prior of the bridge from the judges' consensus rate to the human rate (logit scale).
+
+    Attributes
+    ----------
+    lam_median : float
+        Median of ``λ``, the ratio of the human rate's logit to the consensus rate's.
+    lam_log_sd : float
+        Standard deviation of ``log λ`` (between panels and kinds of human vote).
+    tau : float
+        Standard deviation of ``α``, the per-pair shift from the panel's preference for one
+        system's texts.
+    """
+
+    lam_median: float = 1.37
+    lam_log_sd: float = 0.48
+    tau: float = 0.47
+
+    def __post_init__(self) -> None:
+        for name in ("lam_median", "lam_log_sd", "tau"):
+            v = getattr(self, name)
+            if not np.isfinite(v) or v < 0 or (name == "lam_median" and v == 0):
+                raise ValueError(f"BridgePrior.{name} must be a finite number > 0 (>= 0 for sds), got {v!r}")
+
+    def describe(self) -> str:
+        """The prior in one line, as the summaries state it."""
+        lo, hi = self.lam_median * np.exp(np.array([-1.645, 1.645]) * self.lam_log_sd)
+        return (f"logit p = λ·logit π + α; λ ~ LogNormal(log {self.lam_median:g}, {self.lam_log_sd:g}) "
+                f"(90%: {lo:.2f}-{hi:.2f}), α ~ Normal(0, {self.tau:g}) per pair")
+
+    def scaled(self, factor: float) -> BridgePrior:
+        """The same prior with both spreads multiplied by ``factor`` (the sensitivity check)."""
+        return BridgePrior(self.lam_median, self.lam_log_sd * factor, self.tau * factor)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+
+# fit_bridge_prior on the 17 bundled sets (benchmarks/natural_pairs.py --fit-prior prints it):
+# λ per set from 0.72 (HANNA relevance) to 2.8 (LLMBar GPTInst); rounded to two digits
+BRIDGE_PRIOR = BridgePrior()
+
+
+def panel_scores(n_first: np.ndarray, n_second: np.ndarray, n_tie: np.ndarray) -> np.ndarray:
+    """Each unit's share of verdicts for G0 over all judges and orders, a tie counting ½, (U,).
+
+    NaN where no judge judged the unit.
+    """
+    n1, n0, nt = (np.asarray(a, dtype=float).sum(axis=-1) for a in (n_first, n_second, n_tie))
+    tot = n1 + n0 + nt
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(tot > 0, (n1 + 0.5 * nt) / np.where(tot > 0, tot, 1.0), np.nan)
+
+
+def consensus_votes(n_first: np.ndarray, n_second: np.ndarray) -> np.ndarray:
+    """Each unit's consensus ``v_i``: its share of decisive verdicts for G0 (ties left out), (U,);
+    ½ where no verdict is decisive."""
+    n1, n0 = (np.asarray(a, dtype=float).sum(axis=-1) for a in (n_first, n_second))
+    tot = n1 + n0
+    return np.where(tot > 0, n1 / np.where(tot > 0, tot, 1.0), 0.5)
+
+
+def _bootstrap_means(values: np.ndarray, unit_pair: np.ndarray, n_pairs: int, size: int,
+                     rng: np.random.Generator, pseudo: float | None = None) -> np.ndarray:
+    """Bayesian-bootstrap means of ``values`` within each pair, (size, n_pairs).
+
+    Dirichlet(1, …, 1) weights as normalised Exp(1) draws, one matrix product per pair;
+    ``pseudo`` adds one pseudo-unit with that value to every pair.
+    """
+    out = np.empty((size, n_pairs))
+    order = np.argsort(unit_pair, kind="stable")
+    bounds = np.searchsorted(unit_pair[order], np.arange(n_pairs + 1))
+    for j in range(n_pairs):  # a loop over pairs, each vectorized over its items and draws
+        x = values[order[bounds[j]:bounds[j + 1]]]
+        if pseudo is not None:
+            x = np.append(x, pseudo)
+        if x.size == 0:
+            raise ValueError(f"pair {j} has no item")
+        g = rng.standard_exponential((size, x.size))
+        out[:, j] = (g @ x) / g.sum(axis=1)
+    return out
+
+
+def judges_draws(scores: np.ndarray, unit_pair: np.ndarray, n_pairs: int, *, chains: int, draws: int,
+                 seed: int) -> np.ndarray:
+    """Posterior draws of the judges' rate ``θ_J`` of every pair, (chains, draws, P).
+
+    Parameters
+    ----------
+    scores : ndarray, shape (U,)
+        :func:`panel_scores` of every unit (no NaN).
+    unit_pair : ndarray of int, shape (U,)
+        The pair of each unit.
+    """
+    rng = np.random.default_rng(seed)
+    out = _bootstrap_means(np.asarray(scores, float), unit_pair, n_pairs, chains * draws, rng)
+    return out.reshape(chains, draws, n_pairs)
+
+
+def human_draws(votes: np.ndarray, unit_pair: np.ndarray, n_pairs: int, *, prior: BridgePrior = BRIDGE_PRIOR,
+                chains: int, draws: int, seed: int) -> dict[str, np.ndarray]:
+    """Draws of the human rate ``p`` bridged from the consensus (module docstring), (chains, draws, ·).
+
+    Parameters
+    ----------
+    votes : ndarray, shape (U,)
+        :func:`consensus_votes` of every unit.
+    unit_pair : ndarray of int, shape (U,)
+    n_pairs : int
+    prior : BridgePrior
+
+    Returns
+    -------
+    dict
+        ``p`` (chains, draws, P): the human rate on the items at hand; ``p_consensus`` (π),
+        ``alpha`` (α) of every pair; ``lam`` (λ), (chains, draws).
+    """
+    rng = np.random.default_rng(seed)
+    S = chains * draws
+    pi = _bootstrap_means(np.asarray(votes, float), unit_pair, n_pairs, S, rng, pseudo=0.5)
+    lam = prior.lam_median * np.exp(prior.lam_log_sd * rng.standard_normal((S, 1)))
+    alpha = prior.tau * rng.standard_normal((S, n_pairs))
+    p_inf = expit(lam * logit(pi) + alpha)
+    n = np.bincount(unit_pair, minlength=n_pairs)
+    p = rng.binomial(n, p_inf) / np.maximum(n, 1)
+    shape = (chains, draws)
+    return {"p": p.reshape(*shape, n_pairs), "p_consensus": pi.reshape(*shape, n_pairs),
+            "alpha": alpha.reshape(*shape, n_pairs), "lam": lam.reshape(shape)}
+
+
+def fit_bridge_prior(cases: Sequence[tuple[str, np.ndarray, float]]) -> BridgePrior:
+    """Fit :class:`BridgePrior` to cases with known human truth by maximum marginal likelihood.
+
+    Parameters
+    ----------
+    cases : sequence of (set name, votes, truth)
+        One case per pair of systems: the set it belongs to (cases of one set share ``λ``), the
+        :func:`consensus_votes` of its items, and its human win rate on those items.
+
+    Returns
+    -------
+    BridgePrior
+        ``λ_s`` is fitted per set, ``α`` per case, with a normal approximation on the logit
+        scale: ``logit p_c ~ N(λ_s logit π_c, τ² + se_c²)``, ``se_c²`` the binomial variance of
+        the truth and the item sampling of ``π_c``; then ``lam_median`` and ``lam_log_sd`` are the
+        mean and sd of ``log λ_s`` over the sets (``λ_s`` floored at 0.3: a set whose judges are no
+        better than chance says nothing about the scale) and ``tau`` is pooled.
+    """
+    by_set: dict[str, list[tuple[float, float, float]]] = {}
+    for name, v, t in cases:
+        v = np.asarray(v, dtype=float)
+        n = v.size
+        t = float(np.clip(t, 0.5 / n, 1 - 0.5 / n))
+        pi = float(np.clip(v.mean(), 0.5 / n, 1 - 0.5 / n))
+        se2 = 1.0 / (n * t * (1 - t)) + v.var() / (n * (pi * (1 - pi)) ** 2)
+        by_set.setdefault(name, []).append((logit(pi), logit(t), se2))
+    if len(by_set) < 2:
+        raise ValueError(f"fit_bridge_prior needs cases of at least 2 sets (λ varies between sets), got {len(by_set)}")
+    arrays = {k: np.array(v).T for k, v in by_set.items()}
+
+    def nll(theta: np.ndarray) -> float:
+        log_tau, *log_lams = theta
+        tot = 0.0
+        for (lp, lh, se2), ll in zip(arrays.values(), log_lams, strict=True):
+            var = np.exp(2 * log_tau) + se2
+            tot += 0.5 * np.sum(np.log(var) + (lh - np.exp(ll) * lp) ** 2 / var)
+        return tot
+
+    x0 = np.r_[np.log(0.4), np.zeros(len(arrays))]
+    res = minimize(nll, x0, method="L-BFGS-B", bounds=[(np.log(1e-3), np.log(5.0))] + [(np.log(0.3), np.log(10))] * len(arrays))
+    log_lams = res.x[1:]
+    return BridgePrior(lam_median=float(np.exp(log_lams.mean())), lam_log_sd=float(log_lams.std(ddof=1)),
+                       tau=float(np.exp(res.x[0])))
+
+
+def labels_to_decide(p_mean: np.ndarray, n_items: np.ndarray, z: float = 1.645) -> np.ndarray:
+    """Human labels that would decide a pair on their own: the smallest n whose normal 90% interval
+    around ``p_mean`` excludes ½, ``(z · sqrt(p (1 − p)) / |p − ½|)²``, capped at the pair's items
+    (an upper bound: with the judges' verdicts beside them, fewer labels do)."""
+    p = np.asarray(p_mean, dtype=float)
+    d = np.abs(p - 0.5)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n = np.ceil((z * np.sqrt(p * (1 - p)) / d) ** 2)
+    n = np.where(d > 0, n, np.inf)
+    return np.minimum(n, np.asarray(n_items, dtype=float))
