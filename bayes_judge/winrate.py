@@ -538,7 +538,7 @@ def win_rate(
     rng_seed = seed + 7919  # draws use a stream distinct from the tie flips
     if method in ("bridge", "panel"):
         post, extra = _no_label_post(data, method, priors, chains=chains, draws=draws, seed=rng_seed)
-        dims.update({"p_consensus": ["pair"], "alpha": ["pair"], "lam": []})
+        dims.update({"p_consensus": ["pair"], "alpha": ["pair"], "lam": [], "h_prob": ["item"]})
     elif method == "observed":
         post = observed_draws(data, chains=chains, draws=draws, seed=rng_seed)
         dims["k"] = ["pair", "judge"]
@@ -644,7 +644,9 @@ def _no_label_post(data: WinRateData, method: str, priors: BridgePrior | None, *
         return {"p": p}, {"bridge": {"estimand_note": note, "n_items": n_items.tolist()}}
     prior = BRIDGE_PRIOR if priors is None else priors
     v = consensus_votes(data.n_first, data.n_second)
-    post = human_draws(v, data.unit_pair, P, prior=prior, chains=chains, draws=draws, seed=seed)
+    small = chains * draws * data.n_units <= 2e7  # per-item draws only while small, as pointwise= elsewhere
+    nd = (data.n_first + data.n_second).sum(axis=1) if small else None
+    post = human_draws(v, data.unit_pair, P, prior=prior, chains=chains, draws=draws, seed=seed, n_decisive=nd)
     sens = {}
     for factor in (0.5, 2.0):  # the answer under a prior half / twice as wide
         alt = human_draws(v, data.unit_pair, P, prior=prior.scaled(factor), chains=chains, draws=draws, seed=seed)
@@ -652,7 +654,7 @@ def _no_label_post(data: WinRateData, method: str, priors: BridgePrior | None, *
         sens[f"x{factor:g}"] = [[round(float(lo), 4), round(float(hi), 4)] for lo, hi in q.T]
     note = ("the human rate without labels: the judges' consensus rate bridged to people's by a prior fitted "
             "to 17 bundled sets with known truth; the interval is as wide as that prior makes it")
-    info = {"estimand_note": note, "bridge_prior": prior.describe(), "bridge_prior_json": prior.to_json(),
+    info = {"estimand_note": note, "bridge_prior": prior.describe(), "interval": "eti", "bridge_prior_json": prior.to_json(),
             "prior_sensitivity": json.dumps(sens), "n_items": n_items.tolist()}
     return post, {"bridge": info}
 

@@ -322,7 +322,7 @@ def test_demo_without_llm(tmp_path, capsys):
     assert "skipped (--no-llm)" in text and "Dawid-Skene, in-distribution (30%)" in text
     assert "Total time:" in text and f"Report: {out / 'report.html'}" in text
     assert (out / "report.html").is_file()
-    assert "default, no labels (consensus model)" in text
+    assert "default, no labels (human rate, bridge)" in text and "estimand='judges'" in text
     for slug in ("observed_k", "bwrs", "dawid-skene_no_prior", "dawid-skene_in-distribution", "default_no_labels"):
         bj.load_run(out / f"mtbench_{slug}")
     msg_args = ["demo", "--summaries", "20", "--out", str(out)]

@@ -37,13 +37,21 @@ def win_rate_summary(
             whose eq. 11 draws may leave [0, 1] (a ratio whose mean need not exist), ``p_mean``
             is the draws' median
         p_median : posterior median of p
-        hdi_low, hdi_high : highest-density interval of p; for BWRS clipped to [0, 1]
+        hdi_low, hdi_high : highest-density interval of p; for BWRS clipped to [0, 1]; for the
+            no-label human rate (``"bridge"``) the equal-tailed interval (``attrs["interval"]``:
+            its draws pile against 0 or 1 where the panel is unanimous, and the highest-density
+            interval would then drop the lower tail that the prior is there to keep)
         prob_gt_half : P(p > 0.5 | data), the probability that system_a is the better system
         k_observed : observed win rate (eq. 4) averaged over judges
         r_hat, ess_bulk : convergence diagnostics of p (NaN-free only for MCMC fits)
         frac_outside_unit : share of p draws outside [0, 1] (BWRS, eq. 14)
         frac_q_sum_le_1 : share of (q0, q1) draws with q0 + q1 <= 1 (eq. 14)
         method, prior : from the fit
+        estimand : ``"human"`` (p is the rate people would give) or ``"judges"`` (the panel's own
+            rate), as :func:`bayes_judge.win_rate` was asked
+        labels_to_decide : no-label human-rate fits (``"bridge"``) only: where the interval holds
+            ½, the human labels that would decide the pair on their own (0 where it is decided;
+            :func:`bayes_judge.next_labels` says which items to label)
     """
     if not hasattr(idata, "posterior") or "p" not in idata.posterior:
         raise ValueError("win_rate_summary needs an InferenceData with a posterior variable 'p'")
@@ -59,7 +67,11 @@ def win_rate_summary(
     pv = p.to_numpy()  # (chain, draw, pair)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        hdi = az.hdi(p, hdi_prob=hdi_prob)["p"].to_numpy()
+        if attrs.get("interval") == "eti":  # the fit asks for equal tails (its draws pile against 0 or 1)
+            tail = (1 - hdi_prob) / 2
+            hdi = np.quantile(pv.reshape(-1, len(pairs)), [tail, 1 - tail], axis=0).T
+        else:
+            hdi = az.hdi(p, hdi_prob=hdi_prob)["p"].to_numpy()
         rhat = az.rhat(p)["p"].to_numpy() if pv.shape[0] > 1 else np.full(len(pairs), np.nan)
         ess = az.ess(p, method="bulk")["p"].to_numpy()
     q_le = np.full(len(pairs), np.nan)
@@ -93,9 +105,17 @@ def win_rate_summary(
             "frac_q_sum_le_1": q_le,
             "method": attrs.get("method", ""),
             "prior": attrs.get("prior", ""),
+            "estimand": str(attrs.get("estimand", "human")),
         },
         index=pd.Index(pairs, name="pair"),
     )
+    # a human rate whose interval holds ½ is undecided: how many labels would decide it alone
+    n_items = np.atleast_1d(attrs.get("n_items", [])).astype(float)
+    if out["estimand"].iloc[0] == "human" and n_items.size == len(pairs):
+        from ..estimators.bridge import labels_to_decide
+
+        undecided = (out["hdi_low"] <= 0.5) & (out["hdi_high"] >= 0.5)
+        out["labels_to_decide"] = np.where(undecided, labels_to_decide(out["p_mean"].to_numpy(), n_items), 0.0)
     return out
 
 

@@ -17,7 +17,8 @@ Two estimands of one pair of systems (G0, G1) over the population of items (prom
     (ties left out; ½ where every verdict is a tie), and ``π = E_i[v_i]`` the consensus rate.
     The bridge::
 
-        logit p_∞ = λ · logit π + α,     λ ~ LogNormal(log λ_0, s_λ),   α ~ Normal(0, τ)
+        logit p* = λ · logit π + α,      λ ~ LogNormal(log λ_0, s_λ),   α ~ Normal(0, τ)
+        p_∞ = ½ + κ_h (p* − ½),          κ_h ~ Beta(a_h, 1)
         p = Binomial(n, p_∞) / n                       (the n items at hand)
 
     ``λ`` (shared by every pair of a fit: one panel, one kind of human vote) says how far the
@@ -26,7 +27,10 @@ Two estimands of one pair of systems (G0, G1) over the population of items (prom
     is itself a noisy vote and the judges agree more with each other than people do.  ``α``
     (one per pair) is what the panel's preference for one system's texts (style, length, model
     family) adds or takes away; it is zero only when outputs are assigned to the systems at
-    random.  ``π`` carries the item sampling by the same Bayesian bootstrap, with one
+    random.  ``κ_h = 2 c_h − 1``, with ``c_h`` the chance that a person's vote on an item agrees
+    with people's majority there: the human label is itself a noisy vote, so even a pair whose
+    texts differ plainly is not preferred on every item (``a_h = 10``: median c_h 0.97, 5%
+    quantile 0.87).  ``π`` carries the item sampling by the same Bayesian bootstrap, with one
     pseudo-item at ½ so that a unanimous panel does not give ``π = 1`` exactly.
 
 The prior (:class:`BridgePrior`) is fitted to the bundled sets with known human truth
@@ -69,14 +73,18 @@ class BridgePrior:
     tau : float
         Standard deviation of ``α``, the per-pair shift from the panel's preference for one
         system's texts.
+    human_a : float
+        ``a_h`` of ``κ_h ~ Beta(a_h, 1)``, how far people's own votes agree (``0``: not modelled,
+        ``κ_h = 1``).
     """
 
-    lam_median: float = 1.37
-    lam_log_sd: float = 0.48
-    tau: float = 0.47
+    lam_median: float = 1.4
+    lam_log_sd: float = 0.58
+    tau: float = 0.56
+    human_a: float = 10.0
 
     def __post_init__(self) -> None:
-        for name in ("lam_median", "lam_log_sd", "tau"):
+        for name in ("lam_median", "lam_log_sd", "tau", "human_a"):
             v = getattr(self, name)
             if not np.isfinite(v) or v < 0 or (name == "lam_median" and v == 0):
                 raise ValueError(f"BridgePrior.{name} must be a finite number > 0 (>= 0 for sds), got {v!r}")
@@ -84,19 +92,24 @@ class BridgePrior:
     def describe(self) -> str:
         """The prior in one line, as the summaries state it."""
         lo, hi = self.lam_median * np.exp(np.array([-1.645, 1.645]) * self.lam_log_sd)
-        return (f"logit p = λ·logit π + α; λ ~ LogNormal(log {self.lam_median:g}, {self.lam_log_sd:g}) "
+        text = (f"logit p* = λ·logit π + α; λ ~ LogNormal(log {self.lam_median:g}, {self.lam_log_sd:g}) "
                 f"(90%: {lo:.2f}-{hi:.2f}), α ~ Normal(0, {self.tau:g}) per pair")
+        if self.human_a:
+            c = 0.5 * (1 + 0.05 ** (1 / self.human_a))
+            text += f"; p = ½ + κ_h (p* − ½), κ_h ~ Beta({self.human_a:g}, 1) (people agree: c_h ≥ {c:.2f} at 95%)"
+        return text
 
     def scaled(self, factor: float) -> BridgePrior:
         """The same prior with both spreads multiplied by ``factor`` (the sensitivity check)."""
-        return BridgePrior(self.lam_median, self.lam_log_sd * factor, self.tau * factor)
+        a = self.human_a / factor if self.human_a else 0.0  # Beta(a, 1): a smaller a is a wider κ_h
+        return BridgePrior(self.lam_median, self.lam_log_sd * factor, self.tau * factor, a)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
 
 
 # fit_bridge_prior on the 17 bundled sets (benchmarks/natural_pairs.py --fit-prior prints it):
-# λ per set from 0.72 (HANNA relevance) to 2.8 (LLMBar GPTInst); rounded to two digits
+# BridgePrior(lam_median=1.4037, lam_log_sd=0.5765, tau=0.5600, human_a=10.0), rounded to two digits
 BRIDGE_PRIOR = BridgePrior()
 
 
@@ -157,7 +170,7 @@ def judges_draws(scores: np.ndarray, unit_pair: np.ndarray, n_pairs: int, *, cha
 
 
 def human_draws(votes: np.ndarray, unit_pair: np.ndarray, n_pairs: int, *, prior: BridgePrior = BRIDGE_PRIOR,
-                chains: int, draws: int, seed: int) -> dict[str, np.ndarray]:
+                chains: int, draws: int, seed: int, n_decisive: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Draws of the human rate ``p`` bridged from the consensus (module docstring), (chains, draws, ·).
 
     Parameters
@@ -167,6 +180,10 @@ def human_draws(votes: np.ndarray, unit_pair: np.ndarray, n_pairs: int, *, prior
     unit_pair : ndarray of int, shape (U,)
     n_pairs : int
     prior : BridgePrior
+    n_decisive : ndarray, shape (U,), optional
+        Decisive verdicts per unit: when given, ``h_prob`` (chains, draws, U) is returned too,
+        the bridge read item by item, ``expit(λ logit ṽ_i + α)`` with ``ṽ_i`` the consensus
+        shrunk by one pseudo-verdict at ½ (what :func:`bayes_judge.next_labels` ranks).
 
     Returns
     -------
@@ -179,15 +196,22 @@ def human_draws(votes: np.ndarray, unit_pair: np.ndarray, n_pairs: int, *, prior
     pi = _bootstrap_means(np.asarray(votes, float), unit_pair, n_pairs, S, rng, pseudo=0.5)
     lam = prior.lam_median * np.exp(prior.lam_log_sd * rng.standard_normal((S, 1)))
     alpha = prior.tau * rng.standard_normal((S, n_pairs))
-    p_inf = expit(lam * logit(pi) + alpha)
+    kappa = rng.beta(prior.human_a, 1.0, size=(S, 1)) if prior.human_a else np.ones((S, 1))
+    p_inf = 0.5 + kappa * (expit(lam * logit(pi) + alpha) - 0.5)
     n = np.bincount(unit_pair, minlength=n_pairs)
     p = rng.binomial(n, p_inf) / np.maximum(n, 1)
     shape = (chains, draws)
-    return {"p": p.reshape(*shape, n_pairs), "p_consensus": pi.reshape(*shape, n_pairs),
-            "alpha": alpha.reshape(*shape, n_pairs), "lam": lam.reshape(shape)}
+    out = {"p": p.reshape(*shape, n_pairs), "p_consensus": pi.reshape(*shape, n_pairs),
+           "alpha": alpha.reshape(*shape, n_pairs), "lam": lam.reshape(shape)}
+    if n_decisive is not None:
+        nd = np.asarray(n_decisive, dtype=float)
+        v_shrunk = (np.asarray(votes, float) * nd + 0.5) / (nd + 1.0)
+        h = 0.5 + kappa * (expit(lam * logit(v_shrunk)[None, :] + alpha[:, unit_pair]) - 0.5)
+        out["h_prob"] = h.reshape(*shape, -1)
+    return out
 
 
-def fit_bridge_prior(cases: Sequence[tuple[str, np.ndarray, float]]) -> BridgePrior:
+def fit_bridge_prior(cases: Sequence[tuple[str, np.ndarray, float]], *, human_a: float = 10.0) -> BridgePrior:
     """Fit :class:`BridgePrior` to cases with known human truth by maximum marginal likelihood.
 
     Parameters
@@ -195,12 +219,16 @@ def fit_bridge_prior(cases: Sequence[tuple[str, np.ndarray, float]]) -> BridgePr
     cases : sequence of (set name, votes, truth)
         One case per pair of systems: the set it belongs to (cases of one set share ``λ``), the
         :func:`consensus_votes` of its items, and its human win rate on those items.
+    human_a : float
+        ``a_h`` of the people's agreement ``κ_h ~ Beta(a_h, 1)``, kept as given (the cases do not
+        tell it from ``λ``); the fit reads ``κ_h`` at its mean ``a_h / (a_h + 1)``.
 
     Returns
     -------
     BridgePrior
         ``λ_s`` is fitted per set, ``α`` per case, with a normal approximation on the logit
-        scale: ``logit p_c ~ N(λ_s logit π_c, τ² + se_c²)``, ``se_c²`` the binomial variance of
+        scale: ``logit p_c ~ N(logit(½ + κ̄ (expit(λ_s logit π_c) − ½)), τ² + se_c²)`` (``α`` read
+        through ``expit`` at ``α = 0``, a first-order approximation), ``se_c²`` the binomial variance of
         the truth and the item sampling of ``π_c``; then ``lam_median`` and ``lam_log_sd`` are the
         mean and sd of ``log λ_s`` over the sets (``λ_s`` floored at 0.3: a set whose judges are no
         better than chance says nothing about the scale) and ``tau`` is pooled.
@@ -216,20 +244,24 @@ def fit_bridge_prior(cases: Sequence[tuple[str, np.ndarray, float]]) -> BridgePr
     if len(by_set) < 2:
         raise ValueError(f"fit_bridge_prior needs cases of at least 2 sets (λ varies between sets), got {len(by_set)}")
     arrays = {k: np.array(v).T for k, v in by_set.items()}
+    kbar = human_a / (human_a + 1.0) if human_a else 1.0
 
     def nll(theta: np.ndarray) -> float:
         log_tau, *log_lams = theta
         tot = 0.0
         for (lp, lh, se2), ll in zip(arrays.values(), log_lams, strict=True):
-            var = np.exp(2 * log_tau) + se2
-            tot += 0.5 * np.sum(np.log(var) + (lh - np.exp(ll) * lp) ** 2 / var)
+            star = expit(np.exp(ll) * lp)
+            mean = logit(0.5 + kbar * (star - 0.5))
+            slope = kbar * star * (1 - star) / ((0.5 + kbar * (star - 0.5)) * (0.5 - kbar * (star - 0.5)))
+            var = (slope * np.exp(log_tau)) ** 2 + se2
+            tot += 0.5 * np.sum(np.log(var) + (lh - mean) ** 2 / var)
         return tot
 
     x0 = np.r_[np.log(0.4), np.zeros(len(arrays))]
     res = minimize(nll, x0, method="L-BFGS-B", bounds=[(np.log(1e-3), np.log(5.0))] + [(np.log(0.3), np.log(10))] * len(arrays))
     log_lams = res.x[1:]
     return BridgePrior(lam_median=float(np.exp(log_lams.mean())), lam_log_sd=float(log_lams.std(ddof=1)),
-                       tau=float(np.exp(res.x[0])))
+                       tau=float(np.exp(res.x[0])), human_a=human_a)
 
 
 def labels_to_decide(p_mean: np.ndarray, n_items: np.ndarray, z: float = 1.645) -> np.ndarray:

@@ -248,7 +248,7 @@ def test_judge_accuracies_on_mtbench_match_the_human_labels():
     truth = (decided["winner"] == decided["human"]).mean()
     kw = dict(chains=2, draws=300, tune=300, seed=0)
     verdicts = df.drop(columns="human")
-    cons = bj.judge_summary(bj.win_rate(verdicts, **kw))["acc_g0"].mean()
+    cons = bj.judge_summary(bj.win_rate(verdicts, method="dawid-skene", ds_model="consensus", prior="none", **kw))["acc_g0"].mean()
     one = bj.judge_summary(bj.win_rate(verdicts, method="dawid-skene", ds_model="one-coin", prior="none", **kw))["acc_g0"].mean()
     assert abs(cons - truth) < 0.03
     assert one - truth > 0.05

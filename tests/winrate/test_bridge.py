@@ -1,0 +1,190 @@
+"""Win rates without labels that name their estimand (:mod:`bayes_judge.estimators.bridge`).
+
+Checks: the judges' rate covers the panel's rate of the population the items were drawn from;
+the bridge reduces to its closed form when its prior is a point; the prior fit recovers a known
+λ and τ; seeds reproduce; the default of ``bj.win_rate`` names its estimand, answers the case of
+issue 30 (a unanimous panel, people at 0.84) with an interval that holds the truth, and refuses
+what it cannot answer; real natural pairs (SummEval) cover.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import expit, logit
+
+import bayes_judge as bj
+from bayes_judge.generative.winrate_models import ConsensusPriors
+from bayes_judge.estimators.bridge import (
+    BRIDGE_PRIOR,
+    BridgePrior,
+    consensus_votes,
+    fit_bridge_prior,
+    human_draws,
+    judges_draws,
+    labels_to_decide,
+    panel_scores,
+)
+
+
+def _table(votes: np.ndarray, both_orders: bool = True) -> pd.DataFrame:
+    """Items x judges verdicts (1: system "A" wins, 0: "B", 0.5: tie) as a judgments table, each
+    judge in both presentation orders with the same verdict."""
+    n, judges = votes.shape
+    rows = []
+    for i in range(n):
+        for j in range(judges):
+            v = votes[i, j]
+            w = "tie" if v == 0.5 else ("a" if v == 1 else "b")
+            rows.append(dict(item=i, a="A", b="B", judge=f"j{j}", winner=w))
+            if both_orders:
+                w2 = "tie" if v == 0.5 else ("b" if v == 1 else "a")
+                rows.append(dict(item=i, a="B", b="A", judge=f"j{j}", winner=w2))
+    return pd.DataFrame(rows)
+
+
+def test_panel_scores_and_consensus_votes_closed_form():
+    n1 = np.array([[2, 0], [0, 0], [1, 1]])
+    n0 = np.array([[0, 1], [0, 0], [1, 0]])
+    nt = np.array([[0, 1], [2, 0], [0, 0]])
+    np.testing.assert_allclose(panel_scores(n1, n0, nt), [2.5 / 4, 0.5, 2 / 3])
+    np.testing.assert_allclose(consensus_votes(n1, n0), [2 / 3, 0.5, 2 / 3])
+
+
+def test_judges_rate_covers_the_population_rate():
+    """Items drawn from a population whose panel rate is 0.7: the Bayesian bootstrap's 90%
+    interval covers it in about 90% of 60 draws (P(<= 48 of 60) < 0.05)."""
+    rng = np.random.default_rng(0)
+    covered = 0
+    for rep in range(60):
+        s = rng.beta(2.8, 1.2, size=80)  # item-level panel shares, population mean 0.7
+        d = judges_draws(s, np.zeros(80, dtype=int), 1, chains=2, draws=500, seed=rep)
+        lo, hi = np.quantile(d, [0.05, 0.95])
+        covered += lo <= 0.7 <= hi
+    assert covered >= 49
+
+
+def test_bridge_is_its_closed_form_when_the_prior_is_a_point():
+    """λ = 1.5, α = 0, many identical items: p = expit(1.5 logit π) up to the pseudo-item."""
+    v = np.full(4000, 0.8)
+    d = human_draws(v, np.zeros(4000, dtype=int), 1, prior=BridgePrior(1.5, 0.0, 0.0, 0.0), chains=1, draws=400, seed=0)
+    pi = (0.8 * 4000 + 0.5) / 4001
+    assert d["p_consensus"].mean() == pytest.approx(pi, abs=1e-3)
+    assert d["p"].mean() == pytest.approx(expit(1.5 * logit(pi)), abs=2e-3)
+    assert np.all(d["lam"] == 1.5) and np.all(d["alpha"] == 0.0)
+
+
+def test_fit_bridge_prior_recovers_lambda_and_tau():
+    rng = np.random.default_rng(3)
+    lams = {"s0": 0.8, "s1": 1.3, "s2": 2.0, "s3": 1.1}
+    cases = []
+    for name, lam in lams.items():
+        for _ in range(40):
+            pi = rng.uniform(0.2, 0.8)
+            n = 400
+            v = (rng.random(n) < pi).astype(float)
+            t = rng.binomial(n, expit(lam * logit(v.mean()) + 0.4 * rng.standard_normal())) / n
+            cases.append((name, v, t))
+    prior = fit_bridge_prior(cases, human_a=0.0)
+    logs = np.log(list(lams.values()))
+    assert prior.lam_median == pytest.approx(np.exp(logs.mean()), rel=0.15)
+    assert prior.lam_log_sd == pytest.approx(logs.std(ddof=1), abs=0.12)
+    assert prior.tau == pytest.approx(0.4, abs=0.12)
+    with pytest.raises(ValueError, match="at least 2 sets"):
+        fit_bridge_prior([c for c in cases if c[0] == "s0"])
+
+
+def test_bridge_prior_is_stated_and_checked():
+    assert "LogNormal(log 1.4, 0.58)" in BRIDGE_PRIOR.describe()
+    assert BRIDGE_PRIOR.scaled(2.0).tau == pytest.approx(2 * BRIDGE_PRIOR.tau)
+    assert BRIDGE_PRIOR.scaled(2.0).human_a == pytest.approx(BRIDGE_PRIOR.human_a / 2)
+    with pytest.raises(ValueError, match="lam_median"):
+        BridgePrior(lam_median=0.0)
+    with pytest.raises(ValueError, match="tau"):
+        BridgePrior(tau=float("nan"))
+
+
+def test_labels_to_decide():
+    n = labels_to_decide(np.array([0.6, 0.5, 0.9]), np.array([1000, 1000, 1000]))
+    assert n[0] == np.ceil((1.645 * np.sqrt(0.24) / 0.1) ** 2) and n[1] == 1000 and n[2] == 2
+
+
+def test_default_names_its_estimand_and_reproduces():
+    rng = np.random.default_rng(1)
+    votes = (rng.random((60, 5)) < 0.7).astype(float)
+    df = _table(votes)
+    fit = bj.win_rate(df, seed=4)
+    assert fit.attrs["method"] == "bridge" and fit.attrs["estimand"] == "human"
+    assert "λ ~ LogNormal" in fit.attrs["bridge_prior"]
+    s = bj.win_rate_summary(fit, hdi_prob=0.9)
+    assert s["estimand"].iloc[0] == "human" and "labels_to_decide" in s
+    again = bj.win_rate(df, seed=4)
+    np.testing.assert_array_equal(fit.posterior["p"].to_numpy(), again.posterior["p"].to_numpy())
+    other = bj.win_rate(df, seed=5)
+    assert not np.array_equal(fit.posterior["p"].to_numpy(), other.posterior["p"].to_numpy())
+    judges = bj.win_rate(df, estimand="judges", seed=4)
+    sj = bj.win_rate_summary(judges, hdi_prob=0.9)
+    assert judges.attrs["method"] == "panel" and sj["estimand"].iloc[0] == "judges"
+    assert sj["p_mean"].iloc[0] == pytest.approx(votes.mean(), abs=0.02)
+    # the human rate's interval is wider than the judges' own: the verdicts do not identify it
+    assert (s["hdi_high"] - s["hdi_low"]).iloc[0] > 2 * (sj["hdi_high"] - sj["hdi_low"]).iloc[0]
+    # with labels the default is the label regression, for the same estimand
+    lab = df.assign(human=np.where(df["item"] % 5 == 0, np.where(df["a"] == "A", "a", "b"), None))
+    reg = bj.win_rate(lab, chains=2, draws=200, tune=200, seed=0)
+    assert reg.attrs["method"] == "regression" and reg.attrs["estimand"] == "human"
+    # the next labels of a no-label fit
+    assert len(bj.next_labels(fit, 3)) == 3
+
+
+def test_a_unanimous_panel_does_not_claim_certainty_about_people():
+    """Issue 30's example: the judges prefer system A on 98% of 70 items, people on 84%: the
+    default's 90% interval (equal-tailed) reaches down to about 0.84 (the consensus model's p
+    never lay nearer ½ than the consensus rate, so it said [0.95, 1.00])."""
+    rng = np.random.default_rng(2)
+    votes = np.where(rng.random((70, 5)) < 0.98, 1.0, 0.0)
+    s = bj.win_rate_summary(bj.win_rate(_table(votes), seed=0), hdi_prob=0.9).iloc[0]
+    assert s["hdi_low"] <= 0.85 and s["hdi_high"] > 0.95
+    assert s["hdi_high"] - s["hdi_low"] < 0.35  # honest, not [0, 1]
+
+
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        (dict(estimand="people"), "estimand must be one of"),
+        (dict(estimand="judges", method="dawid-skene"), "estimand='judges' is the panel's own rate"),
+        (dict(method="panel"), "pass estimand='judges'"),
+        (dict(method="bridge", ties="random"), "counts ties"),
+        (dict(method="bridge", priors=ConsensusPriors()), "BridgePrior"),
+    ],
+)
+def test_bad_requests(kw, match):
+    df = _table(np.ones((10, 2)))
+    with pytest.raises((ValueError, TypeError), match=match):
+        bj.win_rate(df, **kw)
+
+
+def test_not_a_table():
+    with pytest.raises(TypeError, match="pandas DataFrame"):
+        bj.win_rate([{"item": 1, "a": "A", "b": "B", "winner": "a"}])
+
+
+def test_natural_pairs_summeval_cover():
+    """Real systems, nothing reassigned: SummEval's fluency, all 66 pairs of 12 summarisers, 9 LLM
+    judges; the default's 90% intervals cover the experts' rate on at least 80% of the pairs (the
+    benchmark's full run: benchmarks/results/natural_pairs.md)."""
+    from bayes_judge.datasets import natural
+
+    df = natural.system_pairs("summeval", "fluency")
+    truth = natural.truth(df)
+    s = bj.win_rate_summary(bj.win_rate(df.assign(human=None), seed=0), hdi_prob=0.9).join(truth)
+    covered = ((s["hdi_low"] <= s["p_true"]) & (s["p_true"] <= s["hdi_high"])).mean()
+    assert covered >= 0.8 and (s["hdi_high"] - s["hdi_low"]).mean() < 0.45
+
+
+def test_people_s_own_disagreement_pulls_toward_half():
+    """κ_h ~ Beta(a, 1): E[p] = ½ + a / (a + 1) (p* − ½) at a point λ and α = 0."""
+    v = np.full(4000, 0.9)
+    d = human_draws(v, np.zeros(4000, dtype=int), 1, prior=BridgePrior(1.0, 0.0, 0.0, 4.0), chains=2, draws=2000, seed=1)
+    pi = (0.9 * 4000 + 0.5) / 4001
+    assert d["p"].mean() == pytest.approx(0.5 + 0.8 * (pi - 0.5), abs=3e-3)
