@@ -537,7 +537,8 @@ def win_rate(
     extra: dict = {}
     rng_seed = seed + 7919  # draws use a stream distinct from the tie flips
     if method in ("bridge", "panel"):
-        post, extra = _no_label_post(data, method, priors, chains=chains, draws=draws, seed=rng_seed)
+        post, extra = _no_label_post(data, method, priors if isinstance(priors, BridgePrior) else None,
+                                     chains=chains, draws=draws, seed=rng_seed)
         dims.update({"p_consensus": ["pair"], "alpha": ["pair"], "lam": [], "h_prob": ["item"]})
     elif method == "observed":
         post = observed_draws(data, chains=chains, draws=draws, seed=rng_seed)

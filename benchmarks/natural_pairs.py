@@ -50,8 +50,9 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import bayes_judge as bj  # noqa: E402
 import real_calibration as rc  # noqa: E402
+
+import bayes_judge as bj  # noqa: E402
 from bayes_judge.datasets import natural  # noqa: E402
 from bayes_judge.estimators.bridge import consensus_votes, fit_bridge_prior, panel_scores  # noqa: E402
 from bayes_judge.estimators.ppi import labels_only_interval, ppi_mean  # noqa: E402
@@ -117,7 +118,7 @@ def judges_rows(df: pd.DataFrame, proto: str, set_name: str, reps: int, seed: in
         rng = np.random.default_rng([seed, rep, 7])
         keep = set(units[rng.random(units.size) < 0.5])
         half = df[key.isin(keep).to_numpy()]
-        fit, sec = _timed(lambda half=half: bj.win_rate(half.assign(human=None), estimand="judges", seed=rep))
+        fit, sec = _timed(lambda half=half, rep=rep: bj.win_rate(half.assign(human=None), estimand="judges", seed=rep))
         out += _records(proto, set_name, "judges", 0.0, rep, _interval(fit), full, sec)
     return out
 
@@ -161,7 +162,7 @@ def label_rows(df: pd.DataFrame, set_name: str, budgets: list[float], reps: int,
             n_pair = pair.map(pair.value_counts()).to_numpy()
             lab = rank <= np.maximum(2, np.round(b * n_pair))
             labels = units[lab]
-            fit, sec = _timed(lambda labels=labels: bj.win_rate(dec.assign(human=None), human=labels, seed=rep,
+            fit, sec = _timed(lambda labels=labels, rep=rep: bj.win_rate(dec.assign(human=None), human=labels, seed=rep,
                                                                  chains=4, draws=500, tune=500))
             out += _records("natural", set_name, "default", b, rep, _interval(fit), truth, sec)
             rows_p, rows_l = [], []

@@ -109,7 +109,8 @@ def system_pairs(
     h_b = h.reindex(pd.MultiIndex.from_frame(out[["item", "b"]])).to_numpy()
     d = out["s_a"].to_numpy() - out["s_b"].to_numpy()
     winner = np.where(d > 0, "a", np.where(d < 0, "b", "tie"))
-    hum = np.where(h_a > h_b, "a", np.where(h_a < h_b, "b", None))
+    hum = np.where(h_a > h_b, "a", np.where(h_a < h_b, "b", "")).astype(object)
+    hum[hum == ""] = None  # the human means are equal: no label
     out = pd.DataFrame({"item": out["item"].to_numpy(), "a": out["a"].to_numpy(), "b": out["b"].to_numpy(),
                         "judge": out["judge"].to_numpy(), "winner": winner, "human": hum})
     out = out.sort_values(["a", "b", "item", "judge"], kind="stable").reset_index(drop=True)

@@ -15,7 +15,6 @@ import pytest
 from scipy.special import expit, logit
 
 import bayes_judge as bj
-from bayes_judge.generative.winrate_models import ConsensusPriors
 from bayes_judge.estimators.bridge import (
     BRIDGE_PRIOR,
     BridgePrior,
@@ -26,6 +25,7 @@ from bayes_judge.estimators.bridge import (
     labels_to_decide,
     panel_scores,
 )
+from bayes_judge.generative.winrate_models import ConsensusPriors
 
 
 def _table(votes: np.ndarray, both_orders: bool = True) -> pd.DataFrame:
