@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import warnings
 from collections.abc import Mapping, Sequence
 
@@ -515,7 +516,16 @@ def win_rate(
             f"(got method={method!r}, prior={prior!r})"
         )
 
-    data = encode_win_rate(df, systems=systems, judges=judges, human=human, swap=swap, ties=ties, seed=seed)
+    diagnosis = _diagnose(df, judges)
+    try:
+        data = encode_win_rate(df, systems=systems, judges=judges, human=human, swap=swap, ties=ties, seed=seed)
+    except ValueError as e:
+        from .comparator.diagnose import uninformative_message
+
+        why = uninformative_message(diagnosis)
+        if why is None:
+            raise
+        raise ValueError(f"{e}. Why: {why}") from e
     ood_data = None
     sources = None
     if method == "transfer":
@@ -589,6 +599,7 @@ def win_rate(
 
     attrs = _attrs(data, method, prior, seed)
     attrs["estimand"] = estimand
+    attrs["judge_diagnosis"] = json.dumps(diagnosis)
     attrs.update(extra.get("bridge", {}))
     if method == "dawid-skene":
         attrs["ds_model"] = ds_model
@@ -658,6 +669,19 @@ def _no_label_post(data: WinRateData, method: str, priors: BridgePrior | None, *
     info = {"estimand_note": note, "bridge_prior": prior.describe(), "interval": "eti", "bridge_prior_json": prior.to_json(),
             "prior_sensitivity": json.dumps(sens), "n_items": n_items.tolist()}
     return post, {"bridge": info}
+
+
+def _diagnose(df: pd.DataFrame, judges: Sequence[str] | None) -> dict:
+    """Each judge's diagnosis from the table (:func:`~bayes_judge.comparator.diagnose.diagnose_table`),
+    with a warning naming every judge whose verdicts do not depend on the texts."""
+    from .comparator.diagnose import UninformativeJudgeWarning, diagnose_table, uninformative_message
+
+    rows = df if judges is None or "judge" not in df.columns else df[df["judge"].astype(str).isin([str(j) for j in judges])]
+    diagnosis = diagnose_table(rows)
+    msg = uninformative_message(diagnosis)
+    if msg:
+        warnings.warn(f"win_rate: {msg}", UninformativeJudgeWarning, stacklevel=3)
+    return diagnosis
 
 
 def item_predictions(data: WinRateData) -> np.ndarray:

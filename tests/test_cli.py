@@ -133,6 +133,7 @@ def test_option_values_match_the_package():
     from bayes_judge.ranking.rank import METHODS as RANK_METHODS
 
     assert commands.WINRATE_METHODS == winrate.METHODS
+    assert commands.ESTIMANDS == winrate.ESTIMANDS
     assert commands.PRIORS == winrate.PRIORS
     assert commands.DS_MODELS == winrate.DS_MODELS
     assert commands.SWAP_MODES == verdicts.SWAP_MODES
@@ -175,6 +176,31 @@ def test_fit_transfer_reads_several_ood_files(files, tmp_path, capsys):
     msg = _error(capsys, ["fit", str(target), "--task", "winrate", "--method", "dawid-skene", *srcs,
                           "--out", str(tmp_path / "never")])
     assert "several --ood files are read by --method transfer only" in msg
+
+
+@pytest.mark.filterwarnings("default::bayes_judge.comparator.diagnose.UninformativeJudgeWarning")
+def test_fit_names_the_estimand_and_an_uninformative_judge(tmp_path, capsys):
+    """Issue 30: a judge whose verdict follows the position (the embedded judge's failure) is
+    named with its reason by `fit` and by `summary` of the saved run, whatever route the table
+    took (here a CSV written without the comparator's attrs); the estimand and prior are said."""
+    df = bj.simulate_win_rate(80, p=0.7, q0=[0.8, 0.75], swap=True, seed=2).drop(columns="human")
+    stuck = df[df["judge"] == "judge0"].assign(judge="stuck")
+    stuck["winner"] = np.where(np.random.default_rng(0).random(len(stuck)) < 0.97, "a", "b")  # position-driven
+    path = tmp_path / "j.csv"
+    pd.concat([df, stuck]).to_csv(path, index=False)
+    out = tmp_path / "run"
+    assert main(["fit", str(path), "--task", "winrate", "--out", str(out), "--draws", "100", "--chains", "2"]) == 0
+    cap = capsys.readouterr()
+    text = cap.out
+    assert "warning: win_rate: 1 of 3 judge(s) carry no information" in cap.err
+    assert "estimand: human" in text and "prior: logit p* = λ·logit π + α" in text
+    assert "UNINFORMATIVE JUDGE stuck" in text and "follows the position" in text
+    assert "UNINFORMATIVE JUDGE judge0" not in text
+    assert main(["summary", str(out)]) == 0
+    assert "UNINFORMATIVE JUDGE stuck" in capsys.readouterr().out
+    assert main(["fit", str(path), "--task", "winrate", "--estimand", "judges", "--out", str(tmp_path / "j2"),
+                 "--draws", "100", "--chains", "2"]) == 0
+    assert "estimand: judges" in capsys.readouterr().out
 
 
 def test_fit_rank_runs(runs, capsys):

@@ -23,6 +23,7 @@ from .commands import (
     SELECT_METHODS,
     SWAP_MODES,
     TIE_MODES,
+    ESTIMANDS,
     WINRATE_METHODS,
     cmd_compare,
     cmd_fit,
@@ -98,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "candidates of every item (bj.rank, bayesian=True)")
     fit.add_argument("--method", choices=[*WINRATE_METHODS, *RANK_METHODS], metavar="METHOD",
                      help=f"winrate: {', '.join(WINRATE_METHODS)} (default: regression when the table has "
-                          "human labels, else dawid-skene); "
+                          "human labels, else bridge; panel with --estimand judges); "
                           f"rank: {', '.join(RANK_METHODS)} (default poe-bt)")
     fit.add_argument("--prior", choices=PRIORS,
                      help="winrate: human knowledge: in-distribution (the table's human column; the default "
@@ -106,6 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--ood", metavar="FILE", action="append",
                      help="winrate, --prior ood: labelled judgments table of other items; --method transfer "
                           "reads several (repeat --ood, one labelled set per file)")
+    fit.add_argument("--estimand", choices=ESTIMANDS, default="human",
+                     help="winrate: human (default: the rate people would give; without labels the interval "
+                          "widens by what the verdicts cannot tell) or judges (the panel's own rate)")
     fit.add_argument("--ds-model", choices=DS_MODELS, help="winrate, dawid-skene: two-coin, one-coin or consensus (default: consensus without labels when --method is not given, else two-coin)")
     fit.add_argument("--systems", metavar="A,B,...", help="winrate: system order (pairs are earlier vs later)")
     fit.add_argument("--swap", choices=SWAP_MODES, help="winrate: a judge's two orders: sum (default), none, split")

@@ -30,7 +30,9 @@ __all__ = ["cmd_fit", "cmd_summary", "cmd_report", "cmd_select", "cmd_compare", 
 
 # the package's option values, repeated here so that `--help` needs no heavy imports
 # (tests/test_cli.py checks that they equal the package's own tuples)
-WINRATE_METHODS = ("regression", "ppi", "transfer", "dawid-skene", "hierarchical", "bwrs", "observed", "independent")
+WINRATE_METHODS = ("bridge", "panel", "regression", "ppi", "transfer", "dawid-skene", "hierarchical", "bwrs", "observed",
+                   "independent")
+ESTIMANDS = ("human", "judges")
 RANK_METHODS = ("poe-bt", "poe-g", "poe-g-hard", "bt")  # the generative ones (bayesian=True)
 BACKENDS = ("nutpie", "numpyro", "pymc")
 PRIORS = ("none", "in-distribution", "ood")
@@ -104,7 +106,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
                else (tables[0] if tables else None))
         idata = bj.win_rate(df, method=method, prior=args.prior, ood=ood, ds_model=args.ds_model,
                             systems=_split_list(args.systems), swap=args.swap or "sum",
-                            ties=args.ties, **kw)
+                            ties=args.ties, estimand=args.estimand, **kw)
         table = bj.win_rate_summary(idata)[WINRATE_COLUMNS]
         what = f"win rate, {idata.attrs['method']} (prior {idata.attrs['prior']})"
     else:
@@ -115,6 +117,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
     path = bj.save_run(idata, args.out)
     print(f"{what}: {len(df)} judgments, {args.chains} chains x {args.draws} draws")
     print(format_table(table, max_rows=args.max_rows, index=args.task == "winrate"))
+    for line in run_notes(idata):
+        print(line)
     print(f"run saved: {path} (+ {path.with_suffix('.json').name}); "
           f"read it with `bayes-judge summary {path}` or bj.load_run")
     return 0
@@ -194,10 +198,40 @@ def cmd_summary(args: argparse.Namespace) -> int:
         cols = ["pair", *cols] if kind == "win-rate" else cols
         print(f"== {name} ({kind}, {_method(runs[name])})")
         print(format_table(sub[[c for c in cols if c in sub.columns]], max_rows=args.max_rows, index=False))
+        for line in run_notes(runs[name]):
+            print(line)
     if args.csv:
         p = write_table(table, args.csv, "CSV")
         print(f"summary of {len(runs)} run(s), {len(table)} rows -> {p}")
     return 0
+
+
+def run_notes(idata) -> list[str]:
+    """What a win-rate run's numbers are and what limits them, in lines to print: the estimand,
+    the prior a no-label human rate rests on and its sensitivity, and every judge whose verdicts
+    do not depend on the texts (from the table's own diagnosis, ``attrs["judge_diagnosis"]``)."""
+    import json
+
+    attrs = idata.attrs or {}
+    if attrs.get("task") != "win-rate":
+        return []
+    out = []
+    estimand = str(attrs.get("estimand", "human"))
+    note = attrs.get("estimand_note")
+    out.append(f"estimand: {estimand}" + (f" ({note})" if note else
+               " (P(a person prefers system_a))" if estimand == "human" else ""))
+    if attrs.get("bridge_prior"):
+        out.append(f"prior: {attrs['bridge_prior']}")
+        sens = json.loads(str(attrs.get("prior_sensitivity", "{}")) or "{}")
+        if sens:
+            first = {k: v[0] for k, v in sens.items()}
+            out.append("prior sensitivity (first pair, 90% interval): "
+                       + ", ".join(f"spreads {k[1:]}x: [{lo:.3f}, {hi:.3f}]" for k, (lo, hi) in first.items()))
+    diag = json.loads(str(attrs.get("judge_diagnosis", "{}")) or "{}")
+    for judge, d in diag.items():
+        if d.get("informative") is False:
+            out.append(f"UNINFORMATIVE JUDGE {judge}: " + "; ".join(d.get("messages", [])))
+    return out
 
 
 def _method(idata) -> str:

@@ -44,7 +44,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["UninformativeJudgeWarning", "diagnose_judgments", "warn_if_uninformative"]
+__all__ = ["UninformativeJudgeWarning", "diagnose_judgments", "diagnose_table", "warn_if_uninformative",
+           "uninformative_message"]
 
 
 class UninformativeJudgeWarning(UserWarning):
@@ -131,6 +132,65 @@ def diagnose_judgments(
     out["messages"] = [_MESSAGES[f].format(**out) for f in flags]
     out["informative"] = None if not out["checked"] else not (set(flags) - {"saturated"})
     return out
+
+
+_KEEP = ("flags", "messages", "informative", "checked", "share_a", "position_determined", "n_pairs_both_orders",
+         "order_consistent", "p_sd", "n")
+
+
+def diagnose_table(df: pd.DataFrame, **thresholds: Any) -> dict[str, dict[str, Any]]:
+    """:func:`diagnose_judgments` for every judge of a judgments table, read from the table itself.
+
+    The diagnosis is made from the rows, not carried beside them, so it holds whatever route the
+    table took (the comparator, its store, a CSV or Parquet round trip, another tool's export).
+    ``p_a`` is read where given, else the hard verdict (``winner`` ``"a"`` / ``"b"`` / ``"tie"``
+    as 1 / 0 / ½); hard verdicts are not flagged ``"saturated"`` (they are meant to be hard).
+
+    Returns
+    -------
+    dict
+        judge name → the diagnosis's ``flags``, ``messages``, ``informative``, ``checked``,
+        ``share_a`` (P(first position)), ``position_determined``, ``n_pairs_both_orders``,
+        ``order_consistent``, ``p_sd`` and ``n``.
+    """
+    if df.empty:
+        return {}
+    soft = "p_a" in df.columns and pd.to_numeric(df["p_a"], errors="coerce").notna().any()
+    if soft:
+        p = pd.to_numeric(df["p_a"], errors="coerce")
+    elif "winner" in df.columns:
+        w = df["winner"].astype(str).str.strip().str.lower()
+        p = w.map({"a": 1.0, "b": 0.0, "tie": 0.5})
+    else:
+        return {}
+    judge = df["judge"].astype(str) if "judge" in df.columns else pd.Series("judge", index=df.index)
+    cols = [c for c in ("item", "a", "b") if c in df.columns]
+    t = df[cols].assign(p_a=p.to_numpy(), judge=judge.to_numpy())
+    out = {}
+    for name, g in t.groupby("judge", sort=True):
+        d = diagnose_judgments(g, **thresholds)
+        if not soft:  # hard verdicts: meant to be hard, and "constant" said in their terms
+            keep = [i for i, f in enumerate(d["flags"]) if f != "saturated"]
+            d["flags"], d["messages"] = [d["flags"][i] for i in keep], [d["messages"][i] for i in keep]
+            if "constant" in d["flags"]:
+                v = {1.0: "'a' (the first position)", 0.0: "'b' (the second position)", 0.5: "a tie"}
+                d["messages"][d["flags"].index("constant")] = (
+                    f"all {d['n']} of its verdicts are {v.get(float(g['p_a'].iloc[0]), 'the same')}: "
+                    "they do not depend on the texts")
+        out[str(name)] = {k: d[k] for k in _KEEP}
+    return out
+
+
+def uninformative_message(diagnosis: dict[str, dict[str, Any]]) -> str | None:
+    """One sentence naming each judge whose verdicts do not depend on the texts, or None."""
+    bad = {j: d for j, d in diagnosis.items() if d.get("informative") is False}
+    if not bad:
+        return None
+    parts = [f"{j!r}: " + "; ".join(d["messages"]) for j, d in bad.items()]
+    return (f"{len(bad)} of {len(diagnosis)} judge(s) carry no information about the texts: " + " | ".join(parts)
+            + f". Their verdicts only pull the estimates toward ½: leave them out (judges= without {sorted(bad)})"
+            + (" or judge again with an informative judge." if len(bad) < len(diagnosis)
+               else "; no judge is left, so these verdicts cannot answer the question."))
 
 
 def _both_orders(df: pd.DataFrame) -> dict[str, Any]:

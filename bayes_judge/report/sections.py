@@ -97,15 +97,39 @@ def _win_rate_data_rows(ctx: Context) -> list[tuple[str, str]]:
     return rows
 
 
-def win_rate_position_bias(idata: az.InferenceData) -> pd.DataFrame | None:
-    """P(A) per judge from a ``swap="split"`` fit: the share of verdicts for the system in position A.
+def uninformative_judges(attrs: dict) -> list[str]:
+    """One problem per judge whose verdicts do not depend on the texts (``attrs["judge_diagnosis"]``,
+    made by :func:`bayes_judge.win_rate` from the table itself)."""
+    import json
 
-    Returns None when the fit stores verdicts only in the pair's orientation.
+    diag = json.loads(str(attrs.get("judge_diagnosis", "{}")) or "{}")
+    return [f"Judge {j!r} carries no information about the texts: " + "; ".join(d.get("messages", []))
+            + ". Its verdicts only pull the win rates toward ½; leave it out or use another judge."
+            for j, d in diag.items() if d.get("informative") is False]
+
+
+def win_rate_position_bias(idata: az.InferenceData) -> pd.DataFrame | None:
+    """P(A) per judge: the share of decided verdicts for the system in position A.
+
+    From a ``swap="split"`` fit's per-order judges, else from the position counts every win-rate
+    fit keeps (``attrs["position_counts"]``, the rows as judged).  None when neither is there.
     """
+    import json
+
     judges = [str(j) for j in idata["observed_data"]["judge"].to_numpy()]
     tags = (" [G0 in A]", " [G0 in B]")
     if not any(j.endswith(tags) for j in judges):
-        return None
+        counts = json.loads(str((idata.attrs or {}).get("position_counts", "{}")) or "{}")
+        counts = {j: c for j, c in counts.items() if c[1] > 0}
+        if not counts:
+            return None
+        out = pd.DataFrame({"verdicts": [float(c[1]) for c in counts.values()],
+                            "P(A)": [c[0] / c[1] for c in counts.values()]},
+                           index=pd.Index(list(counts), name="judge"))
+        if len(out) > 1:
+            total = out["verdicts"].sum()
+            out.loc["all judges"] = [total, float((out["P(A)"] * out["verdicts"]).sum() / total)]
+        return out
     first = idata["observed_data"]["n_first"].sum("item").to_numpy()
     second = idata["observed_data"]["n_second"].sum("item").to_numpy()
     rows: dict[str, list[float]] = {}
@@ -232,11 +256,19 @@ def data_section(ctx: Context) -> Section:
                 cell_cls=lambda c, v: WARN if c == "P(A)" and abs(v - 0.5) > POSITION_WARN else ""))
     if ctx.kind == WIN_RATE:
         bias = win_rate_position_bias(ctx.idata)
+        for msg in uninformative_judges(ctx.attrs):  # from the table itself: survives any round trip
+            sec.blocks.append(Text(msg, cls="fail"))
+            ctx.problems.append(msg)
+        estimand = str(ctx.attrs.get("estimand", "human"))
+        note = ctx.attrs.get("estimand_note")
+        sec.blocks.append(Text(f"Estimand: {estimand}" + (f": {note}." if note else
+                               ": the rate people would give." if estimand == "human" else "."), cls="note"))
+        if ctx.attrs.get("bridge_prior"):
+            sec.blocks.append(Text(f"Prior of the no-label human rate: {ctx.attrs['bridge_prior']}.", cls="note"))
         if bias is None:
             sec.blocks.append(Text(
-                "Position bias P(A): not available, the fit stores verdicts in the pair's "
-                f"orientation (swap={ctx.attrs.get('swap', 'sum')!r}); fit with swap='split' to "
-                "see it.", cls="note"))
+                "Position bias P(A): not available, the table has no verdict that shows which system "
+                "was in position A.", cls="note"))
         else:
             sec.blocks.append(table_from_frame(
                 bias, caption="Position bias: share of verdicts for the system shown in position A "

@@ -8,6 +8,7 @@ from html.parser import HTMLParser
 import arviz as az
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 import pytest
 
 import bayes_judge as bj
@@ -93,7 +94,8 @@ def test_data_summary(html, ds_split_fit):
     labelled = _run_block(html, "run2-")
     assert re.search(r"human labels</td><td>120 \(used by the model\)", labelled)
     assert "data hash" in labelled  # read from disk: the manifest is shown
-    assert "Position bias P(A): not available" in labelled
+    assert ">P(A)</th>" in labelled  # from the position counts every win-rate fit keeps
+    assert "Estimand: human" in labelled
 
     rank = _run_block(html, "run4-")
     assert "position bias P(A)" in rank and "γ" in rank
@@ -150,3 +152,21 @@ def test_generic_fit_gets_generic_sections(tmp_path):
     html = bj.report({"toy": idata}, tmp_path / "toy.html").read_text()
     assert "Not a win-rate fit" in html and "Not a ranking fit" in html
     assert "No sampler statistics" in html
+
+
+@pytest.mark.filterwarnings("ignore::bayes_judge.comparator.diagnose.UninformativeJudgeWarning")
+def test_an_uninformative_judge_is_a_red_problem(tmp_path):
+    """Issue 30: a judge whose verdict follows the position (97% "A" in both orders) read from a
+    CSV (no comparator attrs): the report names it as a problem, never a clean bill, and shows
+    P(A) from the fit's position counts."""
+    df = bj.simulate_win_rate(60, p=0.7, q0=[0.8, 0.75], swap=True, seed=2).drop(columns="human")
+    stuck = df[df["judge"] == "judge0"].assign(judge="stuck")
+    stuck["winner"] = np.where(np.random.default_rng(0).random(len(stuck)) < 0.97, "a", "b")
+    path = tmp_path / "j.csv"
+    pd.concat([df, stuck]).to_csv(path, index=False)
+    fit = bj.win_rate(pd.read_csv(path), seed=0)
+    out = bj.report({"stuck": fit}, tmp_path / "r.html")
+    block = out.read_text(encoding="utf-8")
+    assert "Judge &#39;stuck&#39; carries no information about the texts" in block
+    assert 'class="badge fail"' in block and "Problems found" in block
+    assert ">P(A)</th>" in block and "Estimand: human" in block
