@@ -674,7 +674,11 @@ def _no_label_post(data: WinRateData, method: str, priors: BridgePrior | None, *
 def _diagnose(df: pd.DataFrame, judges: Sequence[str] | None) -> dict:
     """Each judge's diagnosis from the table (:func:`~bayes_judge.comparator.diagnose.diagnose_table`),
     with a warning naming every judge whose verdicts do not depend on the texts."""
-    from .comparator.diagnose import UninformativeJudgeWarning, diagnose_table, uninformative_message
+    from .comparator.diagnose import (
+        UninformativeJudgeWarning,
+        diagnose_table,
+        uninformative_message,
+    )
 
     rows = df if judges is None or "judge" not in df.columns else df[df["judge"].astype(str).isin([str(j) for j in judges])]
     diagnosis = diagnose_table(rows)

@@ -18,12 +18,12 @@ from ._common import USER_ERRORS, one_line
 from .commands import (
     BACKENDS,
     DS_MODELS,
+    ESTIMANDS,
     PRIORS,
     RANK_METHODS,
     SELECT_METHODS,
     SWAP_MODES,
     TIE_MODES,
-    ESTIMANDS,
     WINRATE_METHODS,
     cmd_compare,
     cmd_fit,
