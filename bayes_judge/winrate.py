@@ -516,16 +516,19 @@ def win_rate(
             f"(got method={method!r}, prior={prior!r})"
         )
 
-    diagnosis = _diagnose(df, judges)
     try:
         data = encode_win_rate(df, systems=systems, judges=judges, human=human, swap=swap, ties=ties, seed=seed)
-    except ValueError as e:
+    except ValueError as e:  # a valid table whose judges say nothing: say why
         from .comparator.diagnose import uninformative_message
 
-        why = uninformative_message(diagnosis)
+        try:
+            why = uninformative_message(_diagnose(df, judges, warn=False))
+        except Exception:  # the table itself is invalid: the encoder's error says what is wrong
+            why = None
         if why is None:
             raise
         raise ValueError(f"{e}. Why: {why}") from e
+    diagnosis = _diagnose(df, judges)
     ood_data = None
     sources = None
     if method == "transfer":
@@ -671,7 +674,7 @@ def _no_label_post(data: WinRateData, method: str, priors: BridgePrior | None, *
     return post, {"bridge": info}
 
 
-def _diagnose(df: pd.DataFrame, judges: Sequence[str] | None) -> dict:
+def _diagnose(df: pd.DataFrame, judges: Sequence[str] | None, *, warn: bool = True) -> dict:
     """Each judge's diagnosis from the table (:func:`~bayes_judge.comparator.diagnose.diagnose_table`),
     with a warning naming every judge whose verdicts do not depend on the texts."""
     from .comparator.diagnose import (
@@ -683,7 +686,7 @@ def _diagnose(df: pd.DataFrame, judges: Sequence[str] | None) -> dict:
     rows = df if judges is None or "judge" not in df.columns else df[df["judge"].astype(str).isin([str(j) for j in judges])]
     diagnosis = diagnose_table(rows)
     msg = uninformative_message(diagnosis)
-    if msg:
+    if msg and warn:
         warnings.warn(f"win_rate: {msg}", UninformativeJudgeWarning, stacklevel=3)
     return diagnosis
 

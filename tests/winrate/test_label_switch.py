@@ -91,11 +91,12 @@ def test_symmetric_prior_gives_both_modes_in_every_chain():
     assert np.abs(h - p[..., 0]).max() < 0.15
 
 
-def test_default_without_labels_is_consensus_and_the_seed_method_stays_two_coin():
+def test_consensus_by_name_and_the_seed_method_stays_two_coin():
     df = bj.simulate_win_rate(80, p=0.7, q0=[0.85, 0.8, 0.9], q1=[0.8, 0.85, 0.75], swap=False, seed=5)
     df = df.drop(columns="human")
     kw = dict(chains=2, draws=150, tune=150, seed=0)
-    fit = bj.win_rate(df, **kw)
+    assert bj.win_rate(df, **kw).attrs["method"] == "bridge"  # the default without labels
+    fit = bj.win_rate(df, method="dawid-skene", ds_model="consensus", prior="none", **kw)
     assert fit.attrs["method"] == "dawid-skene" and fit.attrs["ds_model"] == "consensus"
     assert {"q", "agreement", "p_consensus"} <= set(fit.posterior) and "q0" not in fit.posterior
     seed_fit = bj.win_rate(df, method="dawid-skene", **kw)
