@@ -601,7 +601,7 @@ def win_rate(
         dims.update(extra.pop("dims"))
 
     attrs = _attrs(data, method, prior, seed)
-    attrs["estimand"] = estimand
+    attrs["estimand"] = "judges" if method == "observed" else estimand  # k (eq. 4) is what the judges say
     attrs["judge_diagnosis"] = json.dumps(diagnosis)
     attrs.update(extra.get("bridge", {}))
     if method == "dawid-skene":

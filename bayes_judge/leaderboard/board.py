@@ -68,6 +68,7 @@ def leaderboard(
     *,
     human: pd.DataFrame | None = None,
     model: str | None = None,
+    estimand: str | None = None,
     position_bias: bool | None = None,
     system_bias: bool | None = None,
     difficulty: bool = False,
@@ -99,6 +100,13 @@ def leaderboard(
         (:mod:`bayes_judge.generative.leaderboard_models`); ``"bt"``: the judges' verdicts are
         the preference (Bradley-Terry-Davidson; the default when the only judge is ``"human"``,
         as in a Chatbot Arena export).
+    estimand : {"human", "judges"}, optional
+        Which scores.  ``"human"``: the Bradley-Terry scores of people's preference (model
+        ``"bt-judges"``, the judges read through their accuracy and biases; or ``"bt"`` when the
+        only judge is ``"human"``, people's own votes).  ``"judges"``: the scores of this panel's
+        own preference, its verdicts taken as they are (model ``"bt"``).  Default: ``"human"``,
+        or what ``model`` implies.  Without labels, the human scores' intervals do not yet widen
+        by a bias all judges share (see ``system_bias``); ``attrs["estimand"]`` names it.
     position_bias : bool, optional
         Fit a position bias per judge (default: yes).  Where the design cannot tell a judge's
         position bias from the systems' strengths (a system always in the same position) it is an
@@ -154,9 +162,18 @@ def leaderboard(
     from ..inference.fit import fit_model, pointwise_log_lik
     from ..inference.idata import build_idata
 
+    if estimand not in (None, "human", "judges"):
+        raise ValueError(f"estimand must be 'human' or 'judges', got {estimand!r}")
     data = encode_leaderboard(df, human=human, difficulty=difficulty, covariates=covariates)
+    people = data.judges == ["human"]
     if model is None:
-        model = "bt" if data.judges == ["human"] else "bt-judges"
+        model = "bt" if (people or estimand == "judges") else "bt-judges"
+    if estimand == "judges" and model != "bt":
+        raise ValueError(f"estimand='judges' takes the panel's verdicts as they are (model 'bt'), not {model!r}")
+    if estimand == "human" and model == "bt" and not people:
+        raise ValueError("model 'bt' takes the judges' verdicts as the preference: that is estimand='judges'; "
+                         "for people's preference use model 'bt-judges'")
+    estimand = "human" if (model != "bt" or people) else "judges"
     spec = get_model(model, "leaderboard")
     use_bias = _check_position(data, position_bias)
     ties = data.has_ties
@@ -196,7 +213,7 @@ def leaderboard(
              "n_labels": data.meta["n_labels"], "n_soft": data.meta["n_soft"], "n_ties": data.meta["n_ties"],
              "n_cells": data.n_cells, "position_bias": int(use_bias),
              "system_bias": int(options.get("system_bias", False)), "difficulty": int(bool(difficulty)),
-             "covariates": ",".join(data.covariates)}
+             "covariates": ",".join(data.covariates), "estimand": estimand}
     return build_idata(
         task="leaderboard", model=spec.name, sampler="nutpie (fast path)" if fit.fast else sampler, seed=seed,
         posterior=post, sample_stats=fit.stats, log_likelihood=loglik,

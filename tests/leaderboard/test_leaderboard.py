@@ -256,3 +256,18 @@ def test_covariates_of_human_labels_follow_the_labels_orientation():
     assert got[("S000", "S001")] == -2.0  # no judge saw it: the human table's value, turned to lo − hi
     with pytest.raises(ValueError, match="need their covariate"):
         encode_leaderboard(df, human=human.drop(columns="x"), covariates=["x"])
+
+
+def test_leaderboard_names_its_estimand():
+    """estimand="judges" is the panel's own preference (model "bt"); the default is people's."""
+    df = bj.simulate_win_rate(40, p=0.7, q0=[0.8, 0.75], swap=True, seed=1).drop(columns="human")
+    kw = dict(chains=2, draws=100, tune=100, seed=0)
+    judges = bj.leaderboard(df, estimand="judges", position_bias=False, **kw)
+    assert judges.attrs["model"] == "bt" and judges.attrs["estimand"] == "judges"
+    assert set(bj.leaderboard_summary(judges)["estimand"]) == {"judges"}
+    with pytest.raises(ValueError, match="estimand='judges' takes the panel's verdicts"):
+        bj.leaderboard(df, estimand="judges", model="bt-judges", **kw)
+    with pytest.raises(ValueError, match="that is estimand='judges'"):
+        bj.leaderboard(df, estimand="human", model="bt", **kw)
+    with pytest.raises(ValueError, match="estimand must be"):
+        bj.leaderboard(df, estimand="people", **kw)
