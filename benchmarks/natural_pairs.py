@@ -191,15 +191,25 @@ def synthetic_tables(reps: int, seed: int):
                     yield proto, name, rep, df, truth
 
 
+def prior_cases(tables: dict[str, pd.DataFrame], seed: int) -> list[tuple[str, np.ndarray, float]]:
+    """The bridge prior's cases: every pair of every natural set (whatever ``--sets`` runs) and 3
+    draws of every synthetic cell; ``tables`` holds natural tables already read."""
+    cases = []
+    for src, aspects in natural.SOURCES.items():
+        for asp in aspects:
+            k = f"{src}/{asp}"
+            df = tables[k] if k in tables else natural.system_pairs(src, asp)
+            cases += cases_of(df, natural.truth(df), k)
+    return cases + [c for _, name, _, df, t in synthetic_tables(3, seed + 1) for c in cases_of(df, t, name)]
+
+
 def run(args) -> list[dict]:
     natural_sets = [(src, asp) for src, aspects in natural.SOURCES.items() for asp in aspects
                     if not args.sets or f"{src}/{asp}" in args.sets or src in args.sets]
     tables = {f"{s}/{a}": natural.system_pairs(s, a) for s, a in natural_sets}
     truths = {k: natural.truth(v) for k, v in tables.items()}
     synth = list(synthetic_tables(args.synth_reps, args.seed)) if args.synthetic else []
-    # the bridge prior's cases, by source: natural pairs, and 3 draws of every synthetic cell
-    cases = [c for k, df in tables.items() for c in cases_of(df, truths[k], k)]
-    cases += [c for proto, name, rep, df, t in synthetic_tables(3, args.seed + 1) for c in cases_of(df, t, name)]
+    cases = prior_cases(tables, args.seed)
     sources = sorted({source_of(c[0]) for c in cases})
     priors = {s: fit_bridge_prior([c for c in cases if source_of(c[0]) != s]) for s in sources}
     priors.update({s: fit_bridge_prior(cases) for s in ("summeval", "hanna", "llmbar") if s not in priors})
@@ -239,6 +249,47 @@ def _md(t: pd.DataFrame) -> str:
     return "\n".join([head, rule, *rows])
 
 
+INFORMATIVE = ("llmbar_natural", "mtbench", "llmeval2")
+
+
+def targets(rec: pd.DataFrame) -> list[str]:
+    """Issue 30's targets, each checked cell by cell."""
+    def cov(d):
+        return d["covered"].mean()
+
+    out = []
+    nat = rec[(rec.protocol == "natural") & (rec.budget == 0)]
+    d = nat[nat.estimator == "default"]
+    per = d.groupby("set")["covered"].mean()
+    out.append(f"- no labels, default, natural pooled >= 85%: {cov(d):.0%} ({'met' if cov(d) >= 0.85 else 'MISSED'})")
+    out.append(f"- no labels, default, every natural set >= 75%: lowest {per.min():.0%} ({per.idxmin()}) "
+               f"({'met' if per.min() >= 0.75 else 'MISSED'})")
+    syn = rec[(rec.protocol != "natural") & (rec.budget == 0)]
+    if len(syn):
+        for proto, g in syn.groupby("protocol"):
+            dd, kk = g[g.estimator == "default"], g[g.estimator == "observed"]
+            c = cov(dd)
+            err = dd.groupby("set")["error"].mean()
+            kerr = kk.groupby("set")["error"].mean()
+            worse = sorted(err.index[err >= kerr.reindex(err.index)])
+            w = dd[dd.set.isin(INFORMATIVE)]["width"].mean()
+            out.append(f"- synthetic `{proto}`: coverage >= 88%: {c:.0%} ({'met' if c >= 0.88 else 'MISSED'}); "
+                       f"error below k's on every set: {'met' if not worse else 'MISSED on ' + ', '.join(worse)}; "
+                       f"width <= 0.35 on the informative sets: {w:.3f} ({'met' if w <= 0.35 else 'MISSED'})")
+    j = rec[(rec.estimator == "judges")]
+    for proto, g in j.groupby("protocol"):
+        out.append(f"- `judges` on `{proto}` >= 88%: {cov(g):.0%} ({'met' if cov(g) >= 0.88 else 'MISSED'})")
+    lab = rec[(rec.protocol == "natural") & (rec.budget > 0)]
+    for b, g in lab.groupby("budget"):
+        s = g.groupby("estimator")[["covered", "error", "width"]].mean()
+        if "default" in s.index and "ppi++" in s.index:
+            dflt, ppi = s.loc["default"], s.loc["ppi++"]
+            ok = dflt.covered >= 0.88 and dflt.error <= ppi.error and dflt.width <= ppi.width
+            out.append(f"- {b:.0%} labels: coverage {dflt.covered:.0%}, error {dflt.error:.3f} (PPI++ {ppi.error:.3f}), "
+                       f"width {dflt.width:.3f} (PPI++ {ppi.width:.3f}) ({'met' if ok else 'MISSED'})")
+    return out
+
+
 def render(rec: pd.DataFrame, out: Path, args) -> None:
     lines = ["# Natural pairs of real systems, beside the synthetic protocols", "",
              f"Command: `python benchmarks/natural_pairs.py {' '.join(args.argv)}`", "",
@@ -246,6 +297,7 @@ def render(rec: pd.DataFrame, out: Path, args) -> None:
              "`natural`: SummEval and HANNA, every pair of real systems, the truth the human means' share; "
              "`seed003` / `length`: real_calibration.py's random-assignment protocols. `judges` is scored "
              "against the panel's own rate on all items (fitted on a random half).", "",
+             "## Targets (issue 30)", "", *targets(rec), "",
              "## Pooled, no labels", "", _md(summarize(rec[rec.budget == 0], ["protocol", "estimator"])), ""]
     nat = rec[rec.protocol == "natural"]
     lab = nat[nat.budget > 0]
@@ -290,20 +342,22 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--fit-prior", action="store_true", help="print the bridge prior fitted to all 17 sets and stop")
+    ap.add_argument("--render", type=Path, help="redraw the tables and plot from this JSON and stop")
     args = ap.parse_args(argv)
     args.argv = sys.argv[1:] if argv is None else argv
+    if args.render:
+        saved = json.loads(args.render.read_text())
+        args.argv = saved["argv"]
+        render(pd.DataFrame(saved["records"]), args.out, args)
+        print(args.out.with_suffix(".md").read_text())
+        return
     if args.fit_prior:
-        cases = []
-        for src, aspects in natural.SOURCES.items():
-            for asp in aspects:
-                df = natural.system_pairs(src, asp)
-                cases += cases_of(df, natural.truth(df), f"{src}/{asp}")
-        cases += [c for proto, name, rep, df, t in synthetic_tables(3, args.seed + 1) for c in cases_of(df, t, name)]
-        print(fit_bridge_prior(cases))
+        print(fit_bridge_prior(prior_cases({}, args.seed)))
         return
     rec = pd.DataFrame(run(args))
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.with_suffix(".json").write_text(json.dumps({"argv": args.argv, "records": rec.to_dict("records")}))
+    cols = {c: (rec[c].round(4) if rec[c].dtype.kind == "f" else rec[c]).tolist() for c in rec.columns}
+    args.out.with_suffix(".json").write_text(json.dumps({"argv": args.argv, "records": cols}, separators=(",", ":")))
     render(rec, args.out, args)
     print(args.out.with_suffix(".md").read_text())
 
