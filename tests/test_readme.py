@@ -25,6 +25,8 @@ def test_readme_example_runs(capsys):
     out = capsys.readouterr().out
     assert "p_mean" in out and "true p: 0.8" in out and "acc_g0" in out and "h_mean" in out
     assert ns["tr"].attrs["method"] == "transfer" and ns["tr"].attrs["transfer_sources"] == ["llmeval2", "llmbar_natural"]
+    assert ns["nl"].attrs["method"] == "bridge" and ns["nl"].attrs["estimand"] == "human"
+    assert ns["jr"].attrs["estimand"] == "judges"
 
 
 def test_readme_model_library_example_runs(capsys):
