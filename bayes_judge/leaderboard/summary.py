@@ -45,8 +45,8 @@ def leaderboard_summary(idata: az.InferenceData, *, hdi_prob: float = 0.9, tier_
     scale of the human preference: σ(s_i − s_j) is the probability a person prefers system i's
     answer to system j's); ``rank_mean``, ``rank_low``, ``rank_high`` (central ``hdi_prob``
     interval of the rank, 1 = best); ``p_best``; ``tier`` (systems in one tier cannot be told
-    apart from the tier's leader at ``tier_prob``); ``r_hat``, ``ess_bulk``; ``estimand``
-    (``"human"``: people's preference; ``"judges"``: the panel's own, :func:`bayes_judge.leaderboard`).
+    apart from the tier's leader at ``tier_prob``); ``r_hat``, ``ess_bulk``.  ``attrs["estimand"]``:
+    ``"human"`` (people's preference) or ``"judges"`` (the panel's own, :func:`bayes_judge.leaderboard`).
     """
     import arviz as az
     import pandas as pd
@@ -69,9 +69,10 @@ def leaderboard_summary(idata: az.InferenceData, *, hdi_prob: float = 0.9, tier_
         "rank_high": np.quantile(ranks, hi_q, axis=0, method="higher"), "p_best": best,
         "tier": _tiers(draws, order, tier_prob),
         "r_hat": summ["r_hat"].to_numpy(), "ess_bulk": summ["ess_bulk"].to_numpy(),
-        "estimand": str((idata.attrs or {}).get("estimand", "human")),
     })
-    return out.iloc[order].reset_index(drop=True)
+    out = out.iloc[order].reset_index(drop=True)
+    out.attrs["estimand"] = str((idata.attrs or {}).get("estimand", "human"))
+    return out
 
 
 def pairwise_prob(idata: az.InferenceData, *, kind: str = "preference") -> pd.DataFrame:
