@@ -188,3 +188,60 @@ def test_people_s_own_disagreement_pulls_toward_half():
     d = human_draws(v, np.zeros(4000, dtype=int), 1, prior=BridgePrior(1.0, 0.0, 0.0, 4.0), chains=2, draws=2000, seed=1)
     pi = (0.9 * 4000 + 0.5) / 4001
     assert d["p"].mean() == pytest.approx(0.5 + 0.8 * (pi - 0.5), abs=3e-3)
+
+
+# -- issue 30's bad inputs: each a clear error or an honest wide answer with its reason -----------
+
+
+def _pairs_table(n_items: int, judges: int, p_first: float, seed: int, systems=("A", "B")) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return _table((rng.random((n_items, judges)) < p_first).astype(float)).replace(
+        {"a": {"A": systems[0], "B": systems[1]}, "b": {"A": systems[0], "B": systems[1]}})
+
+
+@pytest.mark.filterwarnings("ignore::bayes_judge.comparator.diagnose.UninformativeJudgeWarning")
+def test_a_judge_that_always_names_one_position_is_refused_with_the_reason():
+    df = _table(np.ones((30, 1))).assign(winner="a")  # "A" whatever the order
+    with pytest.raises(ValueError, match="Why: 1 of 1 judge.*follows the position"):
+        bj.win_rate(df)
+
+
+@pytest.mark.filterwarnings("ignore::bayes_judge.comparator.diagnose.UninformativeJudgeWarning")
+def test_a_constant_judge_is_refused_with_the_reason():
+    df = _table(np.full((30, 2), 0.5))  # every verdict a tie
+    with pytest.raises(ValueError, match="all 60 of its verdicts are a tie"):
+        bj.win_rate(df)
+
+
+def test_a_position_driven_judge_beside_an_informative_one_is_warned_and_recorded():
+    import json
+
+    from bayes_judge.comparator import UninformativeJudgeWarning
+
+    rng = np.random.default_rng(0)
+    df = _table((rng.random((40, 2)) < 0.8).astype(float))
+    first = (df["judge"] == "j1") & (rng.random(len(df)) < 0.95)
+    df.loc[first, "winner"] = "a"  # j1 names the first position 95% of the time
+    with pytest.warns(UninformativeJudgeWarning, match="'j1'.*follows the position"):
+        fit = bj.win_rate(df)
+    diag = json.loads(fit.attrs["judge_diagnosis"])
+    assert diag["j1"]["informative"] is False and diag["j0"]["informative"] is True
+
+
+def test_single_judge_and_unanimous_judges_give_an_honest_interval():
+    one = bj.win_rate_summary(bj.win_rate(_pairs_table(80, 1, 0.7, 1)), hdi_prob=0.9).iloc[0]
+    same = np.repeat((np.random.default_rng(2).random((80, 1)) < 0.7).astype(float), 6, axis=1)
+    agree = bj.win_rate_summary(bj.win_rate(_table(same)), hdi_prob=0.9).iloc[0]
+    for s in (one, agree):  # neither certain nor [0, 1]
+        assert 0.25 < s["hdi_high"] - s["hdi_low"] < 0.6 and s["hdi_low"] < 0.7 < s["hdi_high"]
+
+
+def test_a_pair_judged_on_three_items_is_wide_and_says_how_many_labels_would_decide():
+    big = _pairs_table(60, 4, 0.7, 3)
+    tiny = _pairs_table(3, 4, 0.7, 4, systems=("A", "C")).assign(item=lambda d: "t" + d["item"].astype(str))
+    s = bj.win_rate_summary(bj.win_rate(pd.concat([big, tiny], ignore_index=True)), hdi_prob=0.9)
+    w = s["hdi_high"] - s["hdi_low"]
+    assert w["A vs C"] > w["A vs B"] and s.loc["A vs C", "hdi_low"] < 0.5
+    assert 0 < s.loc["A vs C", "labels_to_decide"] <= 3  # capped at the pair's items
+    # a system in one pair only (C) is answered like any other
+    assert np.isfinite(s.loc["A vs C", "p_mean"])
