@@ -371,9 +371,7 @@ def win_rate(
         judges' consensus, which agrees with a human with an unknown chance ``c``
         (:func:`~bayes_judge.generative.winrate_models.consensus`: real judges err together, so
         without labels the verdicts identify the consensus's rate, not the human one).  Default:
-        ``"consensus"`` when ``method`` is left to the package and there are no labels and no
-        ``ood=`` (on ``benchmarks/real_calibration.py`` without labels its intervals cover the
-        truth where the one-coin model's miss, with a smaller error), else ``"two-coin"``.
+        ``"two-coin"``; giving ``ds_model`` with no ``method`` fits that Dawid-Skene model.
     priors : Priors, optional
         Prior distributions of the generative model (its ``Priors`` dataclass in
         :mod:`bayes_judge.generative.winrate_models`); default: the declaration's.
@@ -434,7 +432,6 @@ def win_rate(
     if estimand not in ESTIMANDS:
         raise ValueError(f"estimand must be one of {ESTIMANDS}, got {estimand!r}")
     labelled = human is not None or ("human" in df.columns and df["human"].notna().any())
-    recommended = method is None
     if estimand == "judges":
         if method not in (None, "panel"):
             raise ValueError(f"estimand='judges' is the panel's own rate (method='panel'); method={method!r} "
@@ -447,11 +444,11 @@ def win_rate(
     if method is None:  # the recommended estimator: honest on real judges (benchmarks/natural_pairs.py)
         several = ood is not None and not isinstance(ood, pd.DataFrame)  # labelled sets to transfer from
         method = ("regression" if (labelled and prior in (None, "in-distribution") and ood is None)
-                  else "transfer" if several else "bridge" if (ood is None and prior in (None, "none"))
-                  else "dawid-skene")
-    if ds_model is None:  # no labels, no other sets: the consensus model (benchmarks/real_calibration.py)
-        bare = recommended and method == "dawid-skene" and not labelled and ood is None and prior in (None, "none")
-        ds_model = "consensus" if bare else "two-coin"
+                  else "transfer" if several
+                  else "bridge" if (ood is None and prior in (None, "none") and ds_model is None)
+                  else "dawid-skene")  # ds_model= names a Dawid-Skene model
+    if ds_model is None:  # the seed's model (the package's no-label default is the bridge, not a Dawid-Skene)
+        ds_model = "two-coin"
     if prior is None:
         prior = "ood" if ood is not None else ("in-distribution" if labelled and method != "observed" else "none")
     if ties is None:  # the seed's coin flip for the seed's estimators; ties are votes of 0 otherwise

@@ -142,8 +142,10 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     table = bj.leaderboard_summary(idata, hdi_prob=args.hdi_prob)
     path = bj.save_run(idata, args.out)
     a = idata.attrs
-    print(f"leaderboard, {a['model']} (estimand: {a.get('estimand', 'human')}): {a['n_rows']} judgments of {a['n_comparisons']} comparisons "
+    print(f"leaderboard, {a['model']}: {a['n_rows']} judgments of {a['n_comparisons']} comparisons "
           f"({a['n_labels']} human labels) -> {a['n_cells']} cells; {args.chains} chains x {args.draws} draws")
+    print(f"estimand: {a.get('estimand', 'human')} (" + ("people's preference" if a.get("estimand", "human") == "human"
+          else "the panel's own preference, its verdicts as they are") + ")")
     print(format_table(table, max_rows=args.max_rows, index=False))
     if args.csv:
         write_table(table, args.csv, "leaderboard table")

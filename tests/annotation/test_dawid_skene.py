@@ -206,6 +206,7 @@ def test_many_systems_one_p_per_pair():
         assert row["hdi_low"] < p < row["hdi_high"], (row, p)
 
 
+@pytest.mark.filterwarnings("ignore::bayes_judge.comparator.diagnose.UninformativeJudgeWarning")  # and it is named
 def test_all_verdicts_one_class_without_labels():
     df = bj.simulate_win_rate(30, q0=[1.0], q1=[0.0], seed=0)  # judge always says G0
     with pytest.raises(ValueError, match=r"all \d+ verdicts prefer G0.*not identified"):
