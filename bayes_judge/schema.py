@@ -43,8 +43,45 @@ def _rows(index: Iterable, limit: int = 8) -> str:
 
 
 def _as_str(col: pd.Series) -> pd.Series:
-    """Candidate / judge / item ids as plain Python strings (object dtype)."""
+    """Candidate / judge / item ids as plain Python strings (object dtype).
+
+    A whole-number float is written as an integer (``1.0`` → ``"1"``): pandas turns an integer
+    id column into floats when a value is missing or after a merge, and the same system must not
+    become two ("1" and "1.0").
+    """
+    kind = col.dtype.kind
+    if kind == "f" or (kind == "O" and pd.api.types.infer_dtype(col, skipna=True) in ("floating", "mixed-integer-float")):
+        num = pd.to_numeric(col, errors="coerce") if kind == "O" else col
+        x = num.to_numpy(dtype=float)
+        whole = np.isfinite(x) & (np.floor(x) == x) & (np.abs(x) < 2**53)
+        if whole.any():
+            text = col.astype(str).to_numpy(dtype=object)
+            text[whole] = x[whole].astype(np.int64).astype(str)
+            return pd.Series(text, index=col.index, dtype=object)
     return col.astype(str).astype(object)
+
+
+def _check_ids(out: pd.DataFrame) -> None:
+    """No empty system or judge name, and no two systems (or judges) whose names differ only by surrounding
+    whitespace: ``"gpt-4"`` and ``"gpt-4 "`` are one system typed twice, never silently two."""
+    for cols in (("a", "b"), ("judge",)):
+        vals = pd.unique(np.concatenate([out[c].to_numpy(dtype=object) for c in cols]))
+        ids = pd.Series(vals, dtype=object)
+        stripped = ids.str.strip()
+        empty = stripped == ""
+        name = "/".join(f"'{c}'" for c in cols)
+        if empty.any():
+            rows = np.zeros(len(out), dtype=bool)
+            for c in cols:
+                rows |= out[c].str.strip().to_numpy() == ""
+            raise ValueError(f"column(s) {name}: empty id in {_rows(out.index[rows])}")
+        clash = stripped.duplicated(keep=False)
+        if clash.any():
+            groups = ids[clash].groupby(stripped[clash]).apply(list).tolist()[:3]
+            raise ValueError(
+                f"column(s) {name}: ids that differ only by surrounding whitespace {groups} would be "
+                "counted as different; strip them (df[col].str.strip()) or rename them"
+            )
 
 
 def _normalize_label(col: pd.Series, name: str, allowed: tuple[str, ...], allow_na: bool) -> pd.Series:
@@ -83,7 +120,7 @@ def validate_judgments(df: pd.DataFrame) -> pd.DataFrame:
     ------
     ValueError
         Naming the column and rows for: a non-DataFrame or empty table, a missing required
-        column, missing ids, ``a == b``, NaN or out-of-range ``p_a``, an unknown ``winner``
+        column, missing or empty ids, ids that differ only by surrounding whitespace, ``a == b``, NaN or out-of-range ``p_a``, an unknown ``winner``
         or ``human`` value, a ``winner`` that contradicts ``p_a``, and duplicate
         (item, a, b, judge[, sample]) rows.
 
@@ -121,6 +158,7 @@ def validate_judgments(df: pd.DataFrame) -> pd.DataFrame:
             raise ValueError(f"column 'judge': missing judge name in {_rows(out.index[na])}")
         out["judge"] = _as_str(out["judge"])
 
+    _check_ids(out)
     same = out["a"] == out["b"]
     if same.any():
         raise ValueError(

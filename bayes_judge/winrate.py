@@ -720,7 +720,11 @@ def _ppi_draws(data: WinRateData, *, alpha: float, chains: int, draws: int, seed
         f_unl = f[unl]
         if np.isnan(f[u]).any():
             raise ValueError(f"ppi: {int(np.isnan(f[u]).sum())} item(s) of pair {data.pair_labels[j]} have no judge verdict")
-        r = ppi_mean(data.label[lab].astype(float), f[lab], f_unl if f_unl.size else f[lab], alpha=alpha, lam="tuned")
+        try:
+            r = ppi_mean(data.label[lab].astype(float), f[lab], f_unl if f_unl.size else f[lab], alpha=alpha,
+                         lam="tuned")
+        except ValueError as e:
+            raise ValueError(f"ppi, pair {data.pair_labels[j]}: {e}") from e
         out[:, :, j] = r.estimate + r.se * rng.standard_normal((chains, draws))
         info["ppi_lambda"].append(r.lam)
         info["ppi_n_labelled"].append(r.n)

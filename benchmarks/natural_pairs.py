@@ -169,8 +169,11 @@ def label_rows(df: pd.DataFrame, set_name: str, budgets: list[float], reps: int,
             for name in truth.index:
                 sel = (pair == name).to_numpy()
                 li, ui = sel & lab, sel & ~lab
-                r = ppi_mean(y_u[li], f_u[li], f_u[ui], alpha=ALPHA, lam="tuned")
-                rows_p.append((name, r.estimate, r.low, r.high))
+                try:  # PPI refuses labels of one class (its normal interval collapses)
+                    r = ppi_mean(y_u[li], f_u[li], f_u[ui], alpha=ALPHA, lam="tuned")
+                    rows_p.append((name, r.estimate, r.low, r.high))
+                except ValueError:
+                    rows_p.append((name, np.nan, 0.0, 1.0))  # no answer: counted as [0, 1]
                 lo = labels_only_interval(y_u[li], alpha=ALPHA)
                 rows_l.append((name, lo.estimate, lo.low, lo.high))
             for est, rows in (("ppi++", rows_p), ("labels_only", rows_l)):

@@ -72,3 +72,26 @@ def test_repeats_allowed_with_sample_column():
 def test_both_orders_are_not_duplicates():
     df = base(item=[1, 1, 2], a=["x", "y", "x"], b=["y", "x", "y"])
     assert len(bj.validate_judgments(df)) == 3
+
+
+def test_one_system_keeps_one_name_across_int_and_float_columns():
+    """Issue 31 (3): pandas turns an int id column into floats after a NaN or a merge; system 1
+    must stay one system, not "1" and "1.0" (two half-data pairs)."""
+    df = pd.DataFrame({"item": [1, 2, 3], "a": [1, 2, 1], "b": [2.0, 1.0, 3.5], "winner": ["a", "b", "a"]})
+    out = bj.validate_judgments(df)
+    assert out["a"].tolist() == ["1", "2", "1"] and out["b"].tolist() == ["2", "1", "3.5"]
+    mixed = pd.DataFrame({"item": [1, 2], "a": pd.Series([1, 2.0], dtype=object), "b": ["x", "y"], "winner": ["a", "a"]})
+    assert bj.validate_judgments(mixed)["a"].tolist() == ["1", "2"]
+    fit = bj.win_rate(pd.concat([df.assign(judge="j0"), df.assign(judge="j1")]), method="observed")
+    assert set(fit.attrs["systems"]) == {"1", "2", "3.5"}
+
+
+@pytest.mark.parametrize("a, match", [
+    (["gpt-4", "gpt-4 ", "x"], r"differ only by surrounding whitespace \[\['gpt-4', 'gpt-4 '\]\]"),
+    (["gpt-4", "  ", "x"], r"empty id in row\(s\) 1"),
+    (["gpt-4", "", "x"], r"empty id in row\(s\) 1"),
+])
+def test_system_names_that_are_empty_or_differ_by_whitespace_are_refused(a, match):
+    df = pd.DataFrame({"item": [1, 2, 3], "a": a, "b": ["y", "y", "y"], "winner": ["a", "b", "a"]})
+    with pytest.raises(ValueError, match=match):
+        bj.validate_judgments(df)

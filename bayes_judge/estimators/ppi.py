@@ -213,6 +213,12 @@ def ppi_mean(
             f"{y.size}: with one label the rectifier's variance cannot be estimated. Use "
             "labels_only_interval() for an exact interval, or label more items"
         )
+    if np.unique(y).size < 2:
+        raise ValueError(
+            f"ppi_mean: all {y.size} labels are {y[0]:g}: with labels of one value the rectifier's "
+            "variance is not estimable from them and the normal interval collapses (p = 1.0 [1.0, 1.0] "
+            "for labels of one class). Use labels_only_interval() for an exact interval, or label more items"
+        )
     if fu.size < 2:
         raise ValueError(f"ppi_mean needs at least 2 unlabelled predictions, got {fu.size}")
     if lam is None or (isinstance(lam, str) and lam == "tuned"):

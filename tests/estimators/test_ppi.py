@@ -175,3 +175,18 @@ def test_labels_only_exact_coverage_is_at_least_nominal(n):
 def test_labels_only_bad_inputs(y, alpha, match):
     with pytest.raises(ValueError, match=match):
         labels_only_interval(y, alpha=alpha)
+
+
+def test_labels_of_one_class_are_refused_not_collapsed():
+    """Issue 31 (2): two or more labels of one class gave p = 1.0 [1.0, 1.0]."""
+    import bayes_judge as bj
+    from bayes_judge.estimators.ppi import ppi_mean
+
+    with pytest.raises(ValueError, match="all 3 labels are 1"):
+        ppi_mean(np.ones(3), np.ones(3), np.ones(10))
+    df = bj.simulate_win_rate(60, p=0.95, q0=[0.9, 0.9], seed=1)
+    df = df.assign(human=df["human"].where(df["item"].astype(int) < 6))
+    if df.loc[df["human"].notna(), "human"].nunique() > 1:  # make the few labels one class
+        df.loc[df["human"].notna(), "human"] = np.where(df.loc[df["human"].notna(), "a"] == "G0", "a", "b")
+    with pytest.raises(ValueError, match="ppi, pair G0 vs G1: ppi_mean: all"):
+        bj.win_rate(df, method="ppi")
