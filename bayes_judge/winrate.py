@@ -632,6 +632,10 @@ def win_rate(
     )
     if "loglik_attrs" in extra:
         idata["log_likelihood"]["t"].attrs.update(extra["loglik_attrs"])
+    if extra.get("sample_stats") is not None:  # a NUTS fit: did it converge?
+        from .inference.convergence import warn_unconverged
+
+        warn_unconverged(idata, ["p"], f"win_rate ({model_name})")
     return idata
 
 

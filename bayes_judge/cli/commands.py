@@ -144,6 +144,8 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     a = idata.attrs
     print(f"leaderboard, {a['model']}: {a['n_rows']} judgments of {a['n_comparisons']} comparisons "
           f"({a['n_labels']} human labels) -> {a['n_cells']} cells; {args.chains} chains x {args.draws} draws")
+    for line in run_notes(idata):
+        print(line)
     print(f"estimand: {a.get('estimand', 'human')} (" + ("people's preference" if a.get("estimand", "human") == "human"
           else "the panel's own preference, its verdicts as they are") + ")")
     print(format_table(table, max_rows=args.max_rows, index=False))
@@ -209,15 +211,16 @@ def cmd_summary(args: argparse.Namespace) -> int:
 
 
 def run_notes(idata) -> list[str]:
-    """What a win-rate run's numbers are and what limits them, in lines to print: the estimand,
-    the prior a no-label human rate rests on and its sensitivity, and every judge whose verdicts
-    do not depend on the texts (from the table's own diagnosis, ``attrs["judge_diagnosis"]``)."""
+    """What a run's numbers are and what limits them, in lines to print: a fit that has not
+    converged (``attrs["convergence"]``); for a win rate, the estimand, the prior a no-label human
+    rate rests on and its sensitivity, and every judge whose verdicts do not depend on the texts
+    (from the table's own diagnosis, ``attrs["judge_diagnosis"]``)."""
     import json
 
     attrs = idata.attrs or {}
+    out = [f"NOT CONVERGED: {attrs['convergence']}"] if attrs.get("convergence") else []
     if attrs.get("task") != "win-rate":
-        return []
-    out = []
+        return out
     estimand = str(attrs.get("estimand", "human"))
     note = attrs.get("estimand_note")
     out.append(f"estimand: {estimand}" + (f" ({note})" if note else

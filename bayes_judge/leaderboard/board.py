@@ -214,10 +214,14 @@ def leaderboard(
              "n_cells": data.n_cells, "position_bias": int(use_bias),
              "system_bias": int(options.get("system_bias", False)), "difficulty": int(bool(difficulty)),
              "covariates": ",".join(data.covariates), "estimand": estimand}
-    return build_idata(
+    idata = build_idata(
         task="leaderboard", model=spec.name, sampler="nutpie (fast path)" if fit.fast else sampler, seed=seed,
         posterior=post, sample_stats=fit.stats, log_likelihood=loglik,
         observed_data={"v_counts": data.n, "human_counts": data.hum_n},
         constant_data={"sys_a": data.sys_a, "sys_b": data.sys_b, "cell_judge": data.judge, "h": data.h},
         coords=coords, dims=dims, priors=fit.priors, attrs=attrs,
     )
+    from ..inference.convergence import warn_unconverged
+
+    warn_unconverged(idata, ["s"], "leaderboard")
+    return idata

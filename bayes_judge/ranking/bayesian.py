@@ -277,4 +277,7 @@ def fit_scores(
         item=("candidate", [data.items[g] for g in data.cand_item]),
         candidate_id=("candidate", [str(c) for c in data.candidates]),
     )
+    from ..inference.convergence import warn_unconverged
+
+    warn_unconverged(idata, ["s"], f"rank ({model}, bayesian)")
     return idata
