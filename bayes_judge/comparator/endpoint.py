@@ -491,7 +491,9 @@ class EndpointJudge:
             raise ValueError(f"no_logprobs must be 'raise' or 'sample', not {no_logprobs!r}")
         self.client, self.template, self.api = client, template, api
         self.concurrency, self.top_logprobs, self.no_logprobs = int(concurrency), int(top_logprobs), no_logprobs
-        self.tokenizer = _load_tokenizer(tokenizer) if tokenizer is not None and not hasattr(tokenizer, "encode") else tokenizer
+        # a path (str or Path) is loaded; only an object is a tokenizer already (a str has .encode too)
+        as_path = isinstance(tokenizer, str | os.PathLike)
+        self.tokenizer = _load_tokenizer(tokenizer) if as_path or (tokenizer is not None and not hasattr(tokenizer, "encode")) else tokenizer
         self.served: list[str] | None = None
         self.label_check = "not run"
         self.probe_error: str | None = None

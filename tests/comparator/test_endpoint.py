@@ -397,3 +397,22 @@ def test_a_server_still_loading_its_model_is_waited_for():
     with FakeServer(handler) as srv:
         judge = Comparator(endpoint=srv.url, model=SERVED, request_options=FAST)
     assert state["n"] == 2 and judge.endpoint.served == [SERVED]
+
+
+def test_a_tokenizer_given_as_a_path_string_is_loaded():
+    """Issue 31 (12): tokenizer="path/to/model.gguf", as the README documents; a str has .encode,
+    so it was taken for a tokenizer object and failed at the first label check."""
+    from bayes_judge.comparator import get_template
+    from bayes_judge.comparator.endpoint import EndpointClient, EndpointJudge
+    from bayes_judge.comparator.install import default_model_dir
+
+    ggufs = sorted(default_model_dir().glob("*.gguf"))
+    if not ggufs:
+        pytest.skip("the embedded judge is not installed (make models)")
+    path = ggufs[0]
+    client = EndpointClient("http://127.0.0.1:9/v1", "served")
+    for given in (str(path), path):
+        judge = EndpointJudge(client, get_template("summeval-coherence"), api="completions", tokenizer=given,
+                              check=False)
+        assert not isinstance(judge.tokenizer, str | type(path))
+        assert len(judge.tokenizer.encode("First", add_special_tokens=False)) >= 1
