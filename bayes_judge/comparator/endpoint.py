@@ -314,6 +314,19 @@ class EndpointClient:
             raise ValueError(f"api_key_env={api_key_env!r}: that environment variable is not set or empty")
         if max_retries < 0 or timeout <= 0 or backoff < 0:
             raise ValueError("max_retries must be >= 0, timeout > 0 and backoff >= 0")
+        # credentials in the URL (http://user:pw@host/v1) go into a Basic Authorization header and
+        # out of the address: urllib cannot send them from the URL, and no message repeats them
+        self._basic: str | None = None
+        if parsed.username is not None or parsed.password is not None:
+            import base64
+
+            user = urllib.parse.unquote(parsed.username or "")
+            pw = urllib.parse.unquote(parsed.password or "")
+            self._basic = base64.b64encode(f"{user}:{pw}".encode()).decode()
+            host = parsed.hostname or ""
+            host = f"[{host}]" if ":" in host else host
+            parsed = parsed._replace(netloc=host + (f":{parsed.port}" if parsed.port else ""))
+            base_url = urllib.parse.urlunparse(parsed)
         self.base_url = str(base_url).rstrip("/")
         self.model = model
         self.api_key_env = api_key_env
@@ -333,6 +346,8 @@ class EndpointClient:
             if not key:
                 raise EndpointAuthError(f"the environment variable {self.api_key_env} holding the API key is empty")
             h["Authorization"] = f"Bearer {key}"
+        elif self._basic is not None:
+            h["Authorization"] = f"Basic {self._basic}"
         return h
 
     def _once(self, method: str, url: str, body: dict | None, timeout: float) -> tuple[int, bytes, dict]:

@@ -416,3 +416,19 @@ def test_a_tokenizer_given_as_a_path_string_is_loaded():
                               check=False)
         assert not isinstance(judge.tokenizer, str | type(path))
         assert len(judge.tokenizer.encode("First", add_special_tokens=False)) >= 1
+
+
+def test_credentials_in_the_url_become_a_header_and_never_reach_a_message():
+    """Issue 31 (11): http://user:pw@host/v1 failed with a wrong "cannot reach" diagnosis that
+    repeated the password."""
+    import base64
+
+    from bayes_judge.comparator import EndpointUnreachableError
+    from bayes_judge.comparator.endpoint import EndpointClient
+
+    c = EndpointClient("http://alice:s3cr%40t@127.0.0.1:9/v1", "served", max_retries=0, timeout=2)
+    assert c.base_url == "http://127.0.0.1:9/v1"
+    assert c._headers()["Authorization"] == "Basic " + base64.b64encode(b"alice:s3cr@t").decode()
+    with pytest.raises(EndpointUnreachableError) as err:
+        c.request("GET", "/models", retry_unreachable=False)
+    assert "s3cr" not in str(err.value) and "alice" not in str(err.value)
