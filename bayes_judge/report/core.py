@@ -195,10 +195,14 @@ def report(
         raise ValueError(f"report: hdi_prob must lie in (0, 1), got {hdi_prob!r}")
     if not isinstance(seed, int | np.integer):
         raise TypeError(f"report: seed must be an int, got {type(seed).__name__}")
-    runs = [
-        _build_run(k, name, idata, seed=int(seed), hdi_prob=hdi_prob, max_draws_ppc=max_draws_ppc)
-        for k, (name, idata) in enumerate(collect_runs(idata_or_runs), start=1)
-    ]
+    import matplotlib as mpl
+
+    # names are text, never math: a system called "model_$v1_$" must not reach mathtext's parser
+    with mpl.rc_context({"text.parse_math": False}):
+        runs = [
+            _build_run(k, name, idata, seed=int(seed), hdi_prob=hdi_prob, max_draws_ppc=max_draws_ppc)
+            for k, (name, idata) in enumerate(collect_runs(idata_or_runs), start=1)
+        ]
     comp = None if comparison is None else _comparison_section(comparison)
     page = render_html(runs, title=title, comparison=comp)
     try:

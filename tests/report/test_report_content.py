@@ -170,3 +170,14 @@ def test_an_uninformative_judge_is_a_red_problem(tmp_path):
     assert "Judge &#39;stuck&#39; carries no information about the texts" in block
     assert 'class="badge fail"' in block and "Problems found" in block
     assert ">P(A)</th>" in block and "Estimand: human" in block
+
+
+def test_names_with_dollar_signs_are_text_not_math(tmp_path):
+    """Issue 31 (10): a system named model_$v1_$ crashed matplotlib's math-text parser; balanced
+    $ rendered as math italics."""
+    df = bj.simulate_win_rate(40, p=0.7, q0=[0.8, 0.75], swap=True, seed=2).drop(columns="human")
+    df = df.replace({"a": {"G0": "model_$v1_$", "G1": "$x$"}, "b": {"G0": "model_$v1_$", "G1": "$x$"}})
+    fits = {"dollars": bj.win_rate(df, seed=0),
+            "board": bj.leaderboard(df, chains=2, draws=100, tune=100, seed=0)}
+    out = bj.report(fits, tmp_path / "r.html")
+    assert "model_$v1_$" in out.read_text(encoding="utf-8")
