@@ -97,3 +97,16 @@ def test_a_loaded_run_can_be_saved_over(tmp_path):
     again = bj.load_run(tmp_path / "r")
     bj.save_run(again, tmp_path / "r")  # no file left open by the lazy loader
     assert bj.load_run(tmp_path / "r").posterior["p"].shape == fit.posterior["p"].shape
+
+
+@pytest.mark.parametrize("which", ["nc", "json"])
+def test_a_truncated_run_file_is_a_clear_error_naming_it(tmp_path, which):
+    """Issue 31 (8): a truncated .nc or manifest raised h5py's OSError / a JSONDecodeError
+    without the path."""
+    df = bj.simulate_win_rate(30, p=0.7, q0=[0.8, 0.75], seed=0)
+    path = bj.save_run(bj.win_rate(df, method="observed"), tmp_path / "run")
+    f = path.with_suffix("." + which)
+    data = f.read_bytes()
+    f.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match=rf"{f.name}.*(truncated|not a)"):
+        bj.load_run(path)

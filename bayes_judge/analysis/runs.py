@@ -103,14 +103,21 @@ def load_run(path: str | os.PathLike) -> az.InferenceData:
     FileNotFoundError
         Either file is missing.
     ValueError
-        The manifest's format is newer or older than this package reads, or the data hash does
-        not match the stored data (the files were changed or mixed up).
+        Either file is truncated or not a run (the message names it), the manifest's format is
+        newer or older than this package reads, or the data hash does not match the stored data
+        (the files were changed or mixed up).
     """
     nc, js = _paths(path)
     for f in (nc, js):
         if not f.is_file():
             raise FileNotFoundError(f"run file {f} not found (a run is NAME.nc plus NAME.json)")
-    manifest = json.loads(js.read_text())
+    try:
+        manifest = json.loads(js.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as err:  # JSONDecodeError is a ValueError
+        raise ValueError(f"run manifest {js} is not valid JSON ({err}): the file is truncated or not a "
+                         "bayes_judge run manifest") from err
+    if not isinstance(manifest, dict):
+        raise ValueError(f"run manifest {js} holds a {type(manifest).__name__}, not a bayes_judge run manifest")
     fmt = manifest.get("format")
     if fmt != RUN_FORMAT:
         raise ValueError(
@@ -118,8 +125,12 @@ def load_run(path: str | os.PathLike) -> az.InferenceData:
             f"{manifest.get('bayes_judge_version', '?')}); this version reads format {RUN_FORMAT}"
         )
     # eager: a lazily opened file would stay open and block saving to the same path
-    with az.rc_context({"data.load": "eager"}):
-        idata = az.from_netcdf(str(nc))
+    try:
+        with az.rc_context({"data.load": "eager"}):
+            idata = az.from_netcdf(str(nc))
+    except (OSError, ValueError, KeyError) as err:  # h5py / netCDF4 on a truncated or foreign file
+        raise ValueError(f"run file {nc} cannot be read as InferenceData ({type(err).__name__}: {err}): "
+                         "the file is truncated or not a run saved by bj.save_run") from err
     if data_hash(idata) != manifest.get("data_hash"):
         raise ValueError(f"run {nc}: the stored data do not match the manifest's data_hash")
     idata.attrs["manifest"] = json.dumps(manifest)
