@@ -222,12 +222,29 @@ def _read_file(path: Path, fmt: str, text_columns: Iterable[str] = _TEXT_COLUMNS
         sep = "\t" if fmt == "tsv" else ","
         if _is_gzip(path):
             return pd.read_csv(path, sep=sep, dtype=text, compression="gzip")
+        _check_complete(path)
         return pd.read_csv(path, sep=sep, dtype=text, compression=None)
     if fmt == "parquet":
         return pd.read_parquet(path)
     if fmt == "jsonl":
         return _read_jsonl(path)
     return _read_json(path)
+
+
+def _check_complete(path: Path) -> None:
+    """A text table must end with a line break: a file cut inside its last number would otherwise
+    load with a different value (a p_a of 0.93 cut to "0." reads as 0.0, the verdict flipped)."""
+    size = path.stat().st_size
+    if size == 0:
+        return
+    with open(path, "rb") as fh:
+        fh.seek(max(0, size - 200))
+        tail = fh.read()
+    if not tail.endswith((b"\n", b"\r")):
+        last = tail.splitlines()[-1].decode("utf-8", "replace") if tail.splitlines() else ""
+        raise ValueError(
+            f"{path}: the file does not end with a line break, so its last row may have been cut "
+            f"(it reads {last[-80:]!r}); if the file is complete, add a newline at its end")
 
 
 def _check_path(path: Path) -> None:

@@ -337,3 +337,15 @@ def test_cli_bad_map_is_one_error_line(tmp_path, capsys):
     assert len(err) == 1 and "bayes-judge fit: error: mapping entry 'a=lft'" in err[0]
     assert "judgments table" in err[0] and "'question_id', 'left', 'right'" in err[0]
     assert not (tmp_path / "r.nc").exists()
+
+
+def test_a_csv_cut_inside_its_last_number_is_refused(tmp_path):
+    """Issue 31 (4): cut inside its last number, a CSV loaded with another p_a (0.93 → 0.0)."""
+    path = tmp_path / "j.csv"
+    pd.DataFrame({"item": [1, 2], "a": ["x", "x"], "b": ["y", "y"], "judge": ["j", "k"], "p_a": [0.4, 0.93]}).to_csv(
+        path, index=False)
+    full = path.read_bytes()
+    assert bj.read_judgments(path)["p_a"].tolist() == [0.4, 0.93]
+    path.write_bytes(full[:-3])  # "...,0." : the last number cut
+    with pytest.raises(ValueError, match="does not end with a line break.*'2,x,y,k,0.'"):
+        bj.read_judgments(path)
