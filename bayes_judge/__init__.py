@@ -8,6 +8,18 @@ models turn it into posterior win rates with honest uncertainty.
 >>> idata = bj.win_rate(df, method="dawid-skene")      # doctest: +SKIP
 >>> bj.win_rate_summary(idata)                         # doctest: +SKIP
 
+References (cited in the docstrings by first author and year, with the equation or section):
+
+* Liusie, Manakul & Gales 2024: A. Liusie, P. Manakul, M. J. F. Gales. LLM Comparative Assessment:
+  Zero-shot NLG Evaluation through Pairwise Comparisons using Large Language Models. EACL 2024,
+  arXiv:2307.07889.
+* Jeong et al. 2024: H. Jeong, C. Park, J. Hong, J. Choo. PRePair: Pointwise Reasoning Enhance
+  Pairwise Evaluating for Robust Instruction-Following Assessments. arXiv:2406.12319.
+* Gao et al. 2024: Y. Gao, G. Xu, Z. Wang, A. Cohan. Bayesian Calibration of Win Rate Estimation
+  with LLM Evaluators. arXiv:2411.04424.
+* Liusie et al. 2024 (PoE): A. Liusie, V. Raina, Y. Fathullah, M. Gales. Efficient LLM Comparative
+  Assessment: a Product of Experts Framework for Pairwise Comparisons. arXiv:2405.05894.
+
 The public names are imported on first use (PEP 562), so that ``import bayes_judge`` and
 ``bayes-judge --help`` do not pay for PyMC, ArviZ, JAX and numba.  To add a public name, add one
 line to ``_LAZY`` (and the same import under ``TYPE_CHECKING``, for type checkers).

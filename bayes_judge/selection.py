@@ -3,18 +3,18 @@
 Four strategies, each returning only the *new* comparisons as a table with columns ``a``, ``b``
 (candidate ids in the order the judge should see them):
 
-``random``            seed 001 §3.4 / seed 004 §4.2: ordered comparisons drawn uniformly from the
+``random``            Liusie, Manakul & Gales 2024 §3.4 / Liusie et al. 2024 (PoE) §4.2: ordered comparisons drawn uniformly from the
                       N(N-1) possible ones, no ordered comparison twice, every candidate in at least
                       one comparison.
-``no-repeat``         seed 001 §3.4: if (x_i, x_j) is selected then (x_j, x_i) is not: k distinct
+``no-repeat``         Liusie, Manakul & Gales 2024 §3.4: if (x_i, x_j) is selected then (x_j, x_i) is not: k distinct
                       unordered pairs, each in a random order.
-``symmetric``         seed 001 §3.4: if (x_i, x_j) is selected then (x_j, x_i) is too: k / 2
+``symmetric``         Liusie, Manakul & Gales 2024 §3.4: if (x_i, x_j) is selected then (x_j, x_i) is too: k / 2
                       distinct unordered pairs, each asked in both orders.
-``greedy-d-optimal``  seed 004 §3.6 and A.6: add one comparison at a time, the one that maximizes
+``greedy-d-optimal``  Liusie et al. 2024 (PoE) §3.6 and A.6: add one comparison at a time, the one that maximizes
                       det(W̃ᵀW̃) (eq. 15-17), keeping A = (W̃ᵀW̃)⁻¹ up to date by Sherman-Morrison
                       (eq. 44), starting from the striped-diagonal design (eq. 45).
 
-Notation (seed 004 §3.3): the design W ∈ R^{K×N} has one row per comparison k of (i, j) with
+Notation (Liusie et al. 2024 (PoE) §3.3): the design W ∈ R^{K×N} has one row per comparison k of (i, j) with
 W_ki = 1, W_kj = -1; W̃ prepends the anchoring expert's row e_1ᵀ (a prior on the first candidate's
 score), so that W̃ᵀW̃ = e_1 e_1ᵀ + L, with L the comparison graph's Laplacian, is invertible
 exactly when the comparisons connect all N candidates.
@@ -66,7 +66,7 @@ def select_comparisons(
     ----------
     candidates : int or sequence of hashable, length N
         The candidate ids.  An int ``N`` means the ids ``0, 1, ..., N-1``.  At least 2 candidates,
-        no duplicates.  The first candidate carries the anchoring row of W̃ (seed 004 §3.3).
+        no duplicates.  The first candidate carries the anchoring row of W̃ (Liusie et al. 2024 (PoE) §3.3).
     k : int
         How many new comparisons (rows of the result) to return; ``k >= 1``.  Per method:
 
@@ -76,7 +76,7 @@ def select_comparisons(
         * ``no-repeat``: k distinct unordered pairs, k <= N(N-1)/2 minus the unordered pairs already
           in ``existing``.
         * ``symmetric``: k ordered comparisons, that is k / 2 unordered pairs each asked in both
-          orders, as seed 001 §3.4 counts them (R = number of LLM calls, so symmetric selection
+          orders, as Liusie, Manakul & Gales 2024 §3.4 counts them (R = number of LLM calls, so symmetric selection
           has half the distinct pairs of no-repeat at the same R).  k must be even and
           k <= N(N-1) minus twice the unordered pairs already in ``existing``.
         * ``greedy-d-optimal``: k distinct unordered pairs, *including* the comparisons of the
@@ -99,7 +99,7 @@ def select_comparisons(
         does not depend on it (the row of W̃ only changes sign), but an LLM judge's position bias
         does.  ``"balanced"`` (default) shows first the candidate that has been shown first less
         often so far (counting ``existing``; ties: the earlier candidate), so that no candidate
-        sits in one position and a constant bias (β = E[p], seed 004 eq. 13) is removable;
+        sits in one position and a constant bias (β = E[p], Liusie et al. 2024 (PoE) eq. 13) is removable;
         ``"index"`` always shows the earlier candidate in ``candidates`` first.
 
     Returns
@@ -125,8 +125,8 @@ def select_comparisons(
 
     References
     ----------
-    Seed 004 (Liusie et al., PoE comparative assessment): §3.6 eq. 14-17, Appendix A.6 eq. 37-45.
-    Seed 001 (Liusie et al., LLM comparative assessment): §3.4 (random, no-repeat, symmetric).
+    Liusie et al. 2024 (PoE): §3.6 eq. 14-17, Appendix A.6 eq. 37-45.
+    Liusie, Manakul & Gales 2024: §3.4 (random, no-repeat, symmetric).
 
     Examples
     --------
@@ -296,7 +296,7 @@ def _sample_excluding(
 
 
 # --------------------------------------------------------------------------------------------
-# random, no-repeat, symmetric (seed 001 §3.4)
+# random, no-repeat, symmetric (Liusie, Manakul & Gales 2024 §3.4)
 # --------------------------------------------------------------------------------------------
 
 
@@ -362,7 +362,7 @@ def _random_unordered(
 
 
 # --------------------------------------------------------------------------------------------
-# greedy D-optimal selection (seed 004 §3.6, A.6)
+# greedy D-optimal selection (Liusie et al. 2024 (PoE) §3.6, A.6)
 # --------------------------------------------------------------------------------------------
 
 
@@ -418,7 +418,7 @@ def _greedy_selection(
         )
         raise ValueError(
             f"k={k} is too small for method='greedy-d-optimal': with {where}, connecting the "
-            f"N={n} candidates (the striped-diagonal start, seed 004 eq. 45) takes {sa.size} "
+            f"N={n} candidates (the striped-diagonal start, Liusie et al. 2024 (PoE) eq. 45) takes {sa.size} "
             "comparisons, and W̃ᵀW̃ is singular until then"
         )
     a0, b0 = np.concatenate([ea, sa]), np.concatenate([eb, sb])
@@ -469,7 +469,7 @@ def _greedy(
 def _greedy_loop(
     n: int, a0: np.ndarray, b0: np.ndarray, picks: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Greedy D-optimal picks from the connected design (a0, b0), seed 004 eq. 17 and 44.
+    """Greedy D-optimal picks from the connected design (a0, b0), Liusie et al. 2024 (PoE) eq. 17 and 44.
 
     Parameters
     ----------

@@ -21,7 +21,7 @@ def simulate_win_rate(
     human: bool = True,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """Judgments of E judges on n comparisons of two systems, drawn from Model 1 of seed 003.
+    """Judgments of E judges on n comparisons of two systems, drawn from Model 1 of Gao et al. 2024.
 
     ``h_i ~ Bernoulli(p)`` decides whether a human prefers ``systems[0]`` (G0); judge e then
     prefers G0 with probability ``q0[e]`` when h_i = G0 and ``1 - q1[e]`` otherwise.

@@ -4,13 +4,13 @@ Every win-rate estimator (observed k, BWRS, Dawid-Skene) reads the same encoding
 
 * the systems are ordered (``systems=`` or sorted by name) and every unordered pair of systems
   that meets in the table becomes one ``pair``, oriented (first, second) by that order;
-* a *unit* is one (pair, item): one comparison task ``i`` of seed 003, whose unknown human label
+* a *unit* is one (pair, item): one comparison task ``i`` of Gao et al. 2024, whose unknown human label
   ``h_i`` the Dawid-Skene model marginalizes;
 * each row's verdict is read in the pair's orientation: ``1`` when the judge preferred the pair's
   first system G0, ``0`` when it preferred the second.  Rows may show either system in position
   A: the orientation is per row.
 
-Conventions follow seed 003 §3.1: label / verdict "first" (G0 preferred) is the seed's class 0, so
+Conventions follow Gao et al. 2024 §3.1: label / verdict "first" (G0 preferred) is the seed's class 0, so
 ``p = P(h = G0)`` (eq. 1), ``q0 = P(T = G0 | H = G0)`` (eq. 5) and ``q1 = P(T = G1 | H = G1)``
 (eq. 6).
 """
@@ -53,7 +53,7 @@ class WinRateData:
     label : ndarray of int, shape (U,)
         Human label ``1`` (G0 preferred), ``0`` (G1 preferred) or ``-1`` (unknown).
     n_random_ties : int
-        Ties that were resolved by a seeded coin flip (``ties="random"``, seed 003 App. B).
+        Ties that were resolved by a seeded coin flip (``ties="random"``, Gao et al. 2024 App. B).
     """
 
     systems: list[str]
@@ -91,7 +91,7 @@ class WinRateData:
         Returns
         -------
         s_k, n_k : ndarray, shape (P, E)
-            Seed 003 eq. 4's numerator and denominator (Alg. 1 line 16's counts).
+            Gao et al. 2024, eq. 4's numerator and denominator (Alg. 1 line 16's counts).
         """
         P, E = len(self.pairs), len(self.judges)
         s = np.zeros((P, E))
@@ -167,7 +167,7 @@ def encode_win_rate(
         presentation order is its own judge.
     ties : {"random", "skip"}
         A tie (``winner="tie"``, or an even swap-and-sum) is broken by a seeded coin flip as
-        in seed 003 App. B, or left out of the counts and reported.
+        in Gao et al. 2024 App. B, or left out of the counts and reported.
     seed : int
         Seed of the coin flips.
 
@@ -224,7 +224,7 @@ def encode_win_rate(
     score_a = o.score_a
     score_first = o.score
 
-    # position choices per judge (kept rows with a decision): P(first) of seed 001 eq. 8
+    # position choices per judge (kept rows with a decision): P(first) of Liusie, Manakul & Gales 2024 eq. 8
     decided = keep & (score_a != 0.5)
     pos = pd.DataFrame({"judge": v["judge"].to_numpy(dtype=object)[decided], "a": score_a[decided] > 0.5})
     g = pos.groupby("judge", sort=True)["a"].agg(["sum", "count"])

@@ -1,4 +1,4 @@
-"""``bj.win_rate``: calibrated win rates of systems from judge verdicts (seed 003)."""
+"""``bj.win_rate``: calibrated win rates of systems from judge verdicts (Gao et al. 2024)."""
 
 from __future__ import annotations
 
@@ -165,7 +165,7 @@ def _registered() -> list[str]:
 
 
 def _declared_priors(name: str, data: WinRateData, prior: str, ood: WinRateData | None, priors):
-    """The declaration's priors: the user's ``priors=``, or seed 003's choice for ``prior``."""
+    """The declaration's priors: the user's ``priors=``, or Gao et al. 2024's choice for ``prior``."""
     from .generative import get_model
     from .generative import winrate_models as wm
 
@@ -347,14 +347,14 @@ def win_rate(
         the labelled sets in ``ood=`` (a list or dict of tables or
         :class:`~bayes_judge.estimators.transfer.TransferSource`) and calibrated on them, their
         between-set spread carried into the interval (:mod:`bayes_judge.estimators.transfer`);
-        ``"dawid-skene"``: seed 003 Model 1 with the true label marginalized (``ds_model``
+        ``"dawid-skene"``: Gao et al. 2024 Model 1 with the true label marginalized (``ds_model``
         picks two coins, one, or one on the judges' consensus); ``"hierarchical"``: Model 1 with the judges drawn from one
         population and each judge's class asymmetry shrunk toward 0; ``"bwrs"``: Algorithm 1 / eq. 11; ``"observed"``: k of eq. 4
         with its Beta-Bernoulli posterior; ``"independent"``: independent raters with no latent
         truth, the baseline :func:`bayes_judge.compare_models` ranks Dawid-Skene against.  Any
         win-rate model added with :func:`bayes_judge.generative.register_model` by its name.
     prior : {"none", "in-distribution", "ood"}, optional
-        Source of human knowledge (seed 003 §4.3).  Default: ``"ood"`` when ``ood=`` is given,
+        Source of human knowledge (Gao et al. 2024 §4.3).  Default: ``"ood"`` when ``ood=`` is given,
         ``"in-distribution"`` when labels are given, else ``"none"``.
     ood : pandas.DataFrame, or a list / dict of them, optional
         A labelled OOD judgments table (judgments columns plus ``human``), same judges.  Its
@@ -376,10 +376,10 @@ def win_rate(
         Prior distributions of the generative model (its ``Priors`` dataclass in
         :mod:`bayes_judge.generative.winrate_models`); default: the declaration's.
     swap : {"sum", "none", "split"}
-        Swap-and-sum of a judge's two orders (seed 003 App. B), every row an observation, or
+        Swap-and-sum of a judge's two orders (Gao et al. 2024 App. B), every row an observation, or
         each order its own judge.  See :func:`bayes_judge.verdicts.encode_win_rate`.
     ties : {"random", "skip"}, optional
-        Ties broken by a seeded coin flip (seed 003 App. B; default for the seed's methods) or
+        Ties broken by a seeded coin flip (Gao et al. 2024 App. B; default for the seed's methods) or
         left out and counted (default for ``"regression"`` and ``"ppi"``, which read a tie as a
         vote of 0 / a prediction of 1/2).
     sampler : {"nutpie", "pymc", "numpyro"}
@@ -416,7 +416,7 @@ def win_rate(
     References
     ----------
     Gao, Xu, Wang, Cohan. Bayesian Calibration of Win Rate Estimation with LLM Evaluators
-    (seed 003): eq. 4, 9-14, Algorithm 1, Model 1.  Angelopoulos et al. Prediction-powered
+    (Gao et al. 2024): eq. 4, 9-14, Algorithm 1, Model 1.  Angelopoulos et al. Prediction-powered
     inference (2023); PPI++ (2023).
 
     Examples
@@ -565,7 +565,7 @@ def win_rate(
         if prior == "none":
             raise ValueError(
                 "method='bwrs' needs human labels: prior='in-distribution' (a 'human' column or "
-                "human=) or prior='ood' (ood=); seed 003 footnote 4"
+                "human=) or prior='ood' (ood=); Gao et al. 2024 footnote 4"
             )
         if prior == "in-distribution":
             if not (data.label >= 0).any():

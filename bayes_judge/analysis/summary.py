@@ -33,7 +33,7 @@ def win_rate_summary(
     -------
     pandas.DataFrame indexed by pair label, with columns
         system_a, system_b : the pair's orientation; p = P(a human prefers system_a)
-        p_mean, p_mode : posterior mean and KDE mode of p (seed 003 p_mean / p_mode); for BWRS,
+        p_mean, p_mode : posterior mean and KDE mode of p (Gao et al. 2024 p_mean / p_mode); for BWRS,
             whose eq. 11 draws may leave [0, 1] (a ratio whose mean need not exist), ``p_mean``
             is the draws' median
         p_median : posterior median of p
@@ -141,14 +141,14 @@ def judge_summary(idata: az.InferenceData, *, hdi_prob: float = 0.9) -> pd.DataF
     Returns
     -------
     pandas.DataFrame indexed by judge, with columns
-        acc_g0, acc_g0_low, acc_g0_high : accuracy on items a human prefers G0 (q0 of seed 003
+        acc_g0, acc_g0_low, acc_g0_high : accuracy on items a human prefers G0 (q0 of Gao et al. 2024
             eq. 5): the posterior of q0 where the model has it (pooled over pairs), else the
             Beta(1 + agree, 1 + disagree) posterior from the labelled items; for the consensus
             model (``ds_model="consensus"``) ``q c + (1 − q)(1 − c)``, its accuracy on the
             consensus ``q`` carried through the consensus's agreement ``c`` with a human
         acc_g1, acc_g1_low, acc_g1_high : the same for G1 (q1, eq. 6)
         n_labelled_verdicts : verdicts on labelled items (the basis of a label-based accuracy)
-        p_first, p_first_low, p_first_high : P(the judge names the first-shown answer), seed 001
+        p_first, p_first_low, p_first_high : P(the judge names the first-shown answer), Liusie, Manakul & Gales 2024
             eq. 8 (0.5: no position bias), from every decided row
         agreement, agreement_low, agreement_high : share of items on which the judge's verdict
             agrees with the majority of the other judges (items with a decided majority)

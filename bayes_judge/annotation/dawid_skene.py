@@ -1,9 +1,9 @@
-"""Prior parameters of seed 003's Dawid-Skene: the "no prior" Beta(2, 1) and the OOD prior.
+"""Prior parameters of Gao et al. 2024's Dawid-Skene: the "no prior" Beta(2, 1) and the OOD prior.
 
 The model itself is declared once in :mod:`bayes_judge.generative.winrate_models`
 (``"dawid-skene"``, ``"one-coin"``, ``"independent"``); its hand-written nutpie kernel is the
 registered fast path :mod:`bayes_judge.annotation.ds_fast`.  This module builds the prior
-parameters that seed 003 derives from data: eq. 12-13 from a labelled out-of-distribution set
+parameters that Gao et al. 2024 derives from data: eq. 12-13 from a labelled out-of-distribution set
 (:func:`ood_prior`), per (pair, judge) (:func:`ds_prior`).
 """
 
@@ -17,7 +17,7 @@ from ..verdicts import WinRateData
 
 __all__ = ["DSPrior", "ds_prior", "ood_prior", "NO_PRIOR_Q"]
 
-NO_PRIOR_Q = (2.0, 1.0)  # seed 003 §4.3 "No prior": alpha_q = 2, beta_q = 1
+NO_PRIOR_Q = (2.0, 1.0)  # Gao et al. 2024 §4.3 "No prior": alpha_q = 2, beta_q = 1
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class DSPrior:
 
 
 def ood_prior(ood: WinRateData, judges: list[str], pooled: bool = False) -> tuple[np.ndarray, ...]:
-    """Normalized Beta priors for q0, q1 from a labelled OOD set, seed 003 eq. 12-13.
+    """Normalized Beta priors for q0, q1 from a labelled OOD set, Gao et al. 2024 eq. 12-13.
 
     For judge e with counts n0, s0, n1, s1 pooled over the OOD set's pairs and labelled items::
 
@@ -87,7 +87,7 @@ def ds_prior(
 ) -> DSPrior:
     """Prior parameters of Model 1 for every (pair, judge).
 
-    ``"none"`` and ``"in-distribution"`` use Beta(2, 1) on every q (seed 003 §4.3); ``"ood"``
+    ``"none"`` and ``"in-distribution"`` use Beta(2, 1) on every q (Gao et al. 2024 §4.3); ``"ood"``
     uses eq. 12-13 from the OOD set, and Beta(2, 1) for a judge the OOD set lacks.
     p ~ Beta(1, 1) always.  ``one_coin``: the one-coin model's q^e, whose OOD prior pools both
     classes (:func:`ood_prior` with ``pooled=True``); the q0 fields then hold q's prior and the

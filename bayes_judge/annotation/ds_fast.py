@@ -100,7 +100,7 @@ def _mirror_mixture(dl):
 
 @numba.njit(inline="always")
 def pattern_mixture(K, E2, pair, weight, cnt, label, la, lb, pv, v0, v1, grad, s0, s1):
-    """The verdict patterns' log-likelihood, summed over the latent label (seed 003 eq. 5-6).
+    """The verdict patterns' log-likelihood, summed over the latent label (Gao et al. 2024 eq. 5-6).
 
     Pattern ``k`` of pair ``j = pair[k]`` (weight ``w``, counts ``cnt_k`` of length ``E2``) has
     branches ``A = log p_j + cnt_k · v0_j`` (G0 preferred) and ``B = log(1 − p_j) + cnt_k · v1_j``;

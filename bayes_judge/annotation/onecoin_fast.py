@@ -6,7 +6,7 @@ without human labels, ``"consensus"`` (:func:`~bayes_judge.generative.winrate_mo
 Without labels the consensus model's likelihood is the one-coin likelihood at the consensus rate
 ``p_c`` (``c p + (1 − c)(1 − p) = p_c``), and ``v`` enters through its U(0, 1) prior alone, so
 one kernel serves both: parameters ``u = logit x`` for x in (p or p_c, q), plus ``logit v`` for
-the consensus model.  With ``A_k, B_k`` the two branches of pattern k (seed 003 eq. 9 with
+the consensus model.  With ``A_k, B_k`` the two branches of pattern k (Gao et al. 2024 eq. 9 with
 ``q0 = q1 = q``), ``r_k = P(h_k = G0 | ...)`` (1 / 0 where labelled)::
 
     A_k = log p + sum_e [n1 log q + n0 log(1 − q)],   B_k = log(1 − p) + sum_e [n1 log(1 − q) + n0 log q]

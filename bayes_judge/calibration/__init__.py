@@ -1,4 +1,4 @@
-"""Win rates from judge verdicts: observed k (seed 003 eq. 4) and BWRS (Algorithm 1)."""
+"""Win rates from judge verdicts: observed k (Gao et al. 2024 eq. 4) and BWRS (Algorithm 1)."""
 
 from .bwrs import bwrs_draws
 from .kde import kde_grid, kde_mode

@@ -1,4 +1,4 @@
-"""Bayesian Win Rate Sampling (seed 003, Algorithm 1), vectorized over judges, pairs and draws."""
+"""Bayesian Win Rate Sampling (Gao et al. 2024, Algorithm 1), vectorized over judges, pairs and draws."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ __all__ = ["bwrs_draws", "BWRSWarning"]
 
 
 class BWRSWarning(UserWarning):
-    """Some BWRS draws fall outside [0, 1] or have q0 + q1 <= 1 (seed 003 eq. 14)."""
+    """Some BWRS draws fall outside [0, 1] or have q0 + q1 <= 1 (Gao et al. 2024 eq. 14)."""
 
 
 def bwrs_draws(
@@ -83,7 +83,7 @@ def bwrs_draws(
     if outside > 0 or low_q > 0:
         warnings.warn(
             f"BWRS: {outside:.1%} of the pooled p draws lie outside [0, 1] and {low_q:.1%} of the "
-            "(q0, q1) draws have q0 + q1 <= 1 (seed 003 eq. 14); they are kept, not dropped. "
+            "(q0, q1) draws have q0 + q1 <= 1 (Gao et al. 2024 eq. 14); they are kept, not dropped. "
             "The judges may be too weak, or the labelled set too small, for eq. 11.",
             BWRSWarning,
             stacklevel=3,

@@ -68,6 +68,6 @@ def kde_grid(x: np.ndarray, grid_size: int = 4096, bw: float | None = None) -> t
 
 
 def kde_mode(x: np.ndarray, grid_size: int = 4096) -> float:
-    """Mode of the Gaussian KDE of ``x`` (the seed's p_mode estimator, seed 003 Alg. 1 l. 19)."""
+    """Mode of the Gaussian KDE of ``x`` (the seed's p_mode estimator, Gao et al. 2024 Alg. 1 l. 19)."""
     grid, dens = kde_grid(x, grid_size)
     return float(grid[int(np.argmax(dens))])

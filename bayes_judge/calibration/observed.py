@@ -1,4 +1,4 @@
-"""Observed win rate k (seed 003 eq. 4), per judge and pooled, with its Beta-Bernoulli posterior."""
+"""Observed win rate k (Gao et al. 2024 eq. 4), per judge and pooled, with its Beta-Bernoulli posterior."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def observed_draws(data: WinRateData, *, chains: int, draws: int, seed: int) -> 
 
     ``k_e = s_k / n_k`` (eq. 4) is the share of judge e's verdicts preferring G0.  Under a
     uniform prior its posterior is ``Beta(s_k + 1, n_k - s_k + 1)`` (Alg. 1 line 16).  The
-    pooled ``p`` is the mean over judges of ``k_e`` (seed 003 §4.3: "averaged over the results
+    pooled ``p`` is the mean over judges of ``k_e`` (Gao et al. 2024 §4.3: "averaged over the results
     of all LLM evaluators combined"); it estimates p only if every judge is perfect (eq. 9).
 
     Returns

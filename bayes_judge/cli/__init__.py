@@ -240,7 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--budget", type=int, help="stop after this many comparisons")
     cmp_.add_argument("--store", help="SQLite file that makes the run resumable")
     cmp_.add_argument("--allow-mixed", action="store_true", help="reuse a store written by another model/template")
-    cmp_.add_argument("--debias", choices=["reweight", "threshold"], help="position debiasing (seed 001 eq. 9-10)")
+    cmp_.add_argument("--debias", choices=["reweight", "threshold"], help="position debiasing (Liusie, Manakul & Gales 2024 eq. 9-10)")
     cmp_.add_argument("--batch-size", type=int, default=8, help="prompts per forward pass (default 8)")
     cmp_.add_argument("--samples", type=int, default=5, help="answers per comparison in sample mode (default 5)")
     cmp_.add_argument("--on-too-long", default="truncate", choices=["truncate", "raise"],

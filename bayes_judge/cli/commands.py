@@ -379,7 +379,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
                        engine=args.engine)
     pb = df.attrs["position_bias"]
     out = write_table(df, out, "judgments table")
-    bias = f"position bias P(A) = {pb['P(A)']:.3f} (seed 001 eq. 8; 0.5 = none)" if pb else "no probability read"
+    bias = f"position bias P(A) = {pb['P(A)']:.3f} (Liusie, Manakul & Gales 2024 eq. 8; 0.5 = none)" if pb else "no probability read"
     print(f"{len(df)} judgments by {judge.judge_name} -> {out}; {bias}")
     if "endpoint" in df.attrs:
         ep = df.attrs["endpoint"]

@@ -4,7 +4,7 @@
    D-optimal selection, judged in both orders by the LLM comparator (prob mode, resumable SQLite
    store), ranked by Bayesian PoE-BT; Spearman against the expert scores for PoE-BT and for the
    win ratio on the same comparisons; the judge's position bias P(A).
-2. MT-Bench: calibrated win rates (seed 003 protocol, true p printed beside them): the
+2. MT-Bench: calibrated win rates (Gao et al. 2024 protocol, true p printed beside them): the
    recommended label regression and PPI++ on a share of human labels, the no-label default (the
    human rate bridged from the judges' consensus), the judges' own rate (``estimand="judges"``),
    observed k, BWRS, Dawid-Skene without and with in-distribution human labels; each row names
@@ -98,7 +98,7 @@ def summeval_part(args: argparse.Namespace, out_dir: Path, kw: dict, say) -> tup
     df.to_csv(judgments, index=False)
     pb = df.attrs["position_bias"]
     say(f"      position bias P(A) = {pb['P(A)']:.3f} (share of comparisons won by the text shown first, "
-        f"seed 001 eq. 8; 0.5 = none), mean p_a = {pb['mean_p_a']:.3f}")
+        f"Liusie, Manakul & Gales 2024 eq. 8; 0.5 = none), mean p_a = {pb['mean_p_a']:.3f}")
 
     t = time.perf_counter()
     idata = bj.rank(df, method="poe-bt", bayesian=True, **kw)
@@ -140,7 +140,7 @@ def _fmt(x: float) -> str:
 
 
 def mtbench_part(args: argparse.Namespace, out_dir: Path, kw: dict, say) -> tuple[dict, list[dict]]:
-    """Calibrated win rates on bundled MT-Bench judges (seed 003 protocol)."""
+    """Calibrated win rates on bundled MT-Bench judges (Gao et al. 2024 protocol)."""
     import numpy as np
     import pandas as pd
 

@@ -1,4 +1,4 @@
-"""Position bias of a pairwise judge: P(A) (seed 001 eq. 8) and debiasing (eq. 9-10).
+"""Position bias of a pairwise judge: P(A) (Liusie, Manakul & Gales 2024 eq. 8) and debiasing (eq. 9-10).
 
 Works on any judgments table with ``p_a`` (the comparator's output, or a loaded one).
 """
@@ -12,7 +12,7 @@ __all__ = ["position_bias", "debias_position"]
 
 
 def position_bias(df: pd.DataFrame) -> dict:
-    """P(A) and P(B) of seed 001 eq. 8: the share of comparisons decided for the first / second
+    """P(A) and P(B) of Liusie, Manakul & Gales 2024 eq. 8: the share of comparisons decided for the first / second
     position (hard decisions p_a > 0.5, eq. 2; exact ties count half to each).
 
     Returns a dict with ``P(A)``, ``P(B)``, ``n`` and the mean soft probability ``mean_p_a``.
@@ -36,7 +36,7 @@ def _p(df: pd.DataFrame) -> np.ndarray:
 
 
 def debias_position(df: pd.DataFrame, method: str = "reweight", *, by: str | None = "judge") -> pd.DataFrame:
-    """Remove a judge's systematic position bias (seed 001 §3.5).
+    """Remove a judge's systematic position bias (Liusie, Manakul & Gales 2024 §3.5).
 
     ``"threshold"`` (eq. 10): the decision threshold tau is set to the median of p_a, so that
     P(A) = P(B) = 0.5 on this comparison set; ``winner`` is recomputed with it, ``p_a`` is unchanged.
@@ -74,7 +74,7 @@ def debias_position(df: pd.DataFrame, method: str = "reweight", *, by: str | Non
         out.loc[idx, "winner"] = win
         y = np.where(win == "a", 1.0, np.where(win == "b", 0.0, 0.5))
         record[str(key) if key is not None else "all"] = {
-            "method": method, "equation": "seed 001 eq. 9" if method == "reweight" else "seed 001 eq. 10",
+            "method": method, "equation": "Liusie, Manakul & Gales 2024 eq. 9" if method == "reweight" else "Liusie, Manakul & Gales 2024 eq. 10",
             "tau": tau, "alpha": alpha, "P(A) before": before, "P(A) after": float(y.mean()), "n": int(p.size),
         }
     out.attrs = {**df.attrs, "debias": record}

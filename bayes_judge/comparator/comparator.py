@@ -7,12 +7,12 @@
 Four judgment modes, all returning ``p_a`` = P(the candidate shown first is better):
 
 ``"prob"``     prompt-based classifier, p = P(w_A) / (P(w_A) + P(w_B)) from the next-token
-               distribution after the prompt (seed 001 eq. 3);
+               distribution after the prompt (Liusie, Manakul & Gales 2024 eq. 3);
 ``"sample"``   ``n_samples`` sampled answers parsed to A / B / tie, p = share choosing A, ties
-               counting half (seed 001 eq. 4-5); unparseable answers are counted, never guessed;
-``"likert"``   pointwise probability-weighted Likert scores s = Σ_k k P(k) / Σ_k P(k) (seed 002
+               counting half (Liusie, Manakul & Gales 2024 eq. 4-5); unparseable answers are counted, never guessed;
+``"likert"``   pointwise probability-weighted Likert scores s = Σ_k k P(k) / Σ_k P(k) (Jeong et al. 2024
                §3.1, G-Eval), one per (item, candidate), then p = sigmoid((s_a − s_b) / tau);
-``"prepair"``  PRePair (seed 002 §4): a pointwise analysis of each output, generated once per
+``"prepair"``  PRePair (Jeong et al. 2024 §4): a pointwise analysis of each output, generated once per
                output and cached, is written into the pairwise prompt, read by the classifier.
 
 The judge is a local model (transformers, in this process) or any OpenAI-compatible server
@@ -181,7 +181,7 @@ class Comparator:
         if self.mode in ("prob", "prepair", "likert") and not ep.probe_logprobs():
             if no_logprobs == "sample" and self.mode == "prob":
                 warnings.warn(f"{client.base_url} ({model}) returns no log-probabilities; judging by "
-                              f"{self.n_samples} sampled answers per comparison instead (mode 'sample', seed 001 eq. 4-5)",
+                              f"{self.n_samples} sampled answers per comparison instead (mode 'sample', Liusie, Manakul & Gales 2024 eq. 4-5)",
                               LogprobsFallbackWarning, stacklevel=3)
                 self.mode = self._spec["mode"] = "sample"
             else:
@@ -388,7 +388,7 @@ class Comparator:
             :func:`bayes_judge.select_comparisons`, all pairs, ...), or a list of (item, a, b)
         texts : candidate id → text, (item, candidate) → text, or a table item, candidate, text
         contexts : item → shared context (article, prompt, dialogue); a single string for all
-        symmetric : also judge every pair in the opposite order (seed 001 §3.4)
+        symmetric : also judge every pair in the opposite order (Liusie, Manakul & Gales 2024 §3.4)
         store : SQLite file that makes the run resumable (see :mod:`.store`)
         allow_mixed : reuse a store written by another model / template
         budget : stop after this many comparisons (rows of the plan, in plan order)
@@ -545,7 +545,7 @@ class Comparator:
         def on_batch(g, idx, lp):
             sub = rows[g].iloc[idx]
             la, lb = lp[:, 0], lp[:, 1]
-            p = 1.0 / (1.0 + np.exp(lb - la))  # seed 001 eq. 3
+            p = 1.0 / (1.0 + np.exp(lb - la))  # Liusie, Manakul & Gales 2024 eq. 3
             mass = np.exp(np.logaddexp(la, lb))
             st.add(self.mode, [
                 (i, a, b, o, float(pp), {"label_mass": round(float(m), 6)})
@@ -580,7 +580,7 @@ class Comparator:
                     parsed = [parse_choice(t, self.template.choices, prefix=self.template.answer_prefix) for t in answers]
                     n = {k: sum(x == k for x in parsed) for k in ("a", "b", "tie")}
                     n_ok = n["a"] + n["b"] + n["tie"]
-                    p = (n["a"] + 0.5 * n["tie"]) / n_ok if n_ok else 0.5  # seed 001 eq. 5
+                    p = (n["a"] + 0.5 * n["tie"]) / n_ok if n_ok else 0.5  # Liusie, Manakul & Gales 2024 eq. 5
                     extra: dict[str, Any] = {"n_a": n["a"], "n_b": n["b"], "n_tie": n["tie"], "n_unparsed": len(parsed) - n_ok}
                     if n_ok == 0:
                         extra["note"] = "unparsed"
@@ -592,7 +592,7 @@ class Comparator:
 
     def score(self, candidates, texts, contexts=None, *, store: str | os.PathLike | None = None,
               allow_mixed: bool = False, progress: bool = True) -> pd.DataFrame:
-        """Pointwise probability-weighted Likert scores (seed 002 §3.1).
+        """Pointwise probability-weighted Likert scores (Jeong et al. 2024 §3.1).
 
         Parameters
         ----------
@@ -679,7 +679,7 @@ class Comparator:
 
     def analyze(self, candidates, texts, contexts=None, *, store: str | os.PathLike | None = None,
                 allow_mixed: bool = False) -> pd.DataFrame:
-        """PRePair's pointwise analyses (seed 002 §4), one per (item, candidate), cached in the store."""
+        """PRePair's pointwise analyses (Jeong et al. 2024 §4), one per (item, candidate), cached in the store."""
         cands = pd.DataFrame(candidates) if not isinstance(candidates, pd.DataFrame) else candidates.copy()
         if cands.shape[1] == 2 and not {"item", "candidate"} <= set(cands.columns):
             cands.columns = ["item", "candidate"]

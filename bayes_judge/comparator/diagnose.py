@@ -9,8 +9,8 @@ texts were. Three signatures are checked on the rows that have a probability (``
 ``"position-determined"``
     Among the pairs judged in both orders, the text shown in the same position (first, or
     second) wins in both orders for at least ``position_share`` (default 90 %) of the pairs: the
-    verdict follows the position, not the texts ("A" whatever the order; seed 001 §3.5 and Table
-    8 report judges at 0.9+). Debiasing (seed 001 eq. 9-10) cannot recover texts' differences
+    verdict follows the position, not the texts ("A" whatever the order; Liusie, Manakul & Gales 2024 §3.5 and Table
+    8 report judges at 0.9+). Debiasing (Liusie, Manakul & Gales 2024 eq. 9-10) cannot recover texts' differences
     from such a judge: with the position removed, nothing is left.
 ``"order-inconsistent"``
     Soft version of the same question, on the pairs judged in both orders: q₁ = P(x better | x

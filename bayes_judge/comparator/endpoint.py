@@ -9,7 +9,7 @@
 
 How each mode reads an endpoint
 -------------------------------
-``prob`` (seed 001 eq. 3)
+``prob`` (Liusie, Manakul & Gales 2024 eq. 3)
     One request per comparison, greedy, with log-probabilities (chat: ``logprobs=true,
     top_logprobs=k``; completions: ``logprobs=k``). P(label) is the sum of the probabilities of
     the listed tokens whose text, with BPE / SentencePiece space markers (``Ġ``, ``▁``) read as
@@ -22,13 +22,13 @@ How each mode reads an endpoint
     ``"missing_b"``, with the bound the listed probabilities imply (``p_a_low`` / ``p_a_high``);
     the count is in ``attrs["endpoint"]["n_missing"]`` and a :class:`MissingLabelsWarning` says
     so. Nothing is filled with 0.5.
-``sample`` (seed 001 eq. 4-5)
+``sample`` (Liusie, Manakul & Gales 2024 eq. 4-5)
     ``n_samples`` requests per comparison at ``temperature``, each with its own ``seed`` (servers
     that ignore it are not reproducible, but the request cache makes a rerun return the same
     answers); answers parsed as in the local judge; unparseable ones counted (``n_unparsed``);
     a comparison with no parseable answer gets ``p_a = NaN``, ``status = "unparsed"``.
 ``likert`` / ``prepair``
-    Likert: the scale values read like labels (probability-weighted score, seed 002 §3.1); scale
+    Likert: the scale values read like labels (probability-weighted score, Jeong et al. 2024 §3.1); scale
     values missing from the top ``k`` count as 0 (they are below the smallest listed
     probability), a candidate with none of them listed has no score. PRePair: the per-output
     analyses are generated greedily once (cached), then the pairwise prompt is read as ``prob``.
@@ -225,7 +225,7 @@ def label_probabilities(
 
 
 def _pair_probability(lab: dict[str, Any]) -> tuple[float, dict[str, Any]]:
-    """p = P(A) / (P(A) + P(B)) (seed 001 eq. 3), or (MISSING_P, status and bounds)."""
+    """p = P(A) / (P(A) + P(B)) (Liusie, Manakul & Gales 2024 eq. 3), or (MISSING_P, status and bounds)."""
     pa, pb = lab["probs"]
     extra: dict[str, Any] = {"label_pos": lab["pos"]}
     if not math.isnan(pa) and not math.isnan(pb):
@@ -752,7 +752,7 @@ class EndpointJudge:
                                          "n_unparsed": len(parsed) - n_ok, "status": "ok" if n_ok else "unparsed"}
                 if not n_ok:
                     extra["answers"] = got_all[:3]
-                p = (n["a"] + 0.5 * n["tie"]) / n_ok if n_ok else MISSING_P  # seed 001 eq. 5
+                p = (n["a"] + 0.5 * n["tie"]) / n_ok if n_ok else MISSING_P  # Liusie, Manakul & Gales 2024 eq. 5
                 st.add(cmp.mode, [(*key, p, extra)])
                 bar.update(1)
 
@@ -763,7 +763,7 @@ class EndpointJudge:
 
     def scores(self, cmp: Comparator, cands: pd.DataFrame, lookup, ctx, st: JudgmentStore,
                progress: bool) -> pd.DataFrame:
-        """Probability-weighted Likert scores (seed 002 §3.1) of (item, candidate) rows."""
+        """Probability-weighted Likert scores (Jeong et al. 2024 §3.1) of (item, candidate) rows."""
         tpl = cmp.template
         if tpl.pointwise is None:
             raise ValueError(f"template {tpl.name!r} has no pointwise prompt")

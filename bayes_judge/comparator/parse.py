@@ -1,4 +1,4 @@
-"""Mapping free-text judge answers to a decision (seed 001 eq. 4-5: f(w̃) ∈ {0, 1}).
+"""Mapping free-text judge answers to a decision (Liusie, Manakul & Gales 2024 eq. 4-5: f(w̃) ∈ {0, 1}).
 
 :func:`parse_choice` reads an answer such as "Summary A", "Output (b) is better", "B.", "Both
 are equally good" and returns ``"a"``, ``"b"``, ``"tie"`` or ``None`` (unparseable: no choice

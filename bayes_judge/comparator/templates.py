@@ -4,18 +4,18 @@ model call.
 A :class:`PromptTemplate` holds up to four prompts:
 
 - ``pairwise`` (fields ``{context}``, ``{a}``, ``{b}``): the comparative prompt T(x_i, x_j, d) of
-  seed 001 §3.2, answered by a label word (``labels``) after ``answer_prefix``;
-- ``pointwise`` (``{context}``, ``{text}``): Likert scoring on ``scale`` (seed 002 §3.1, G-Eval's
+  Liusie, Manakul & Gales 2024 §3.2, answered by a label word (``labels``) after ``answer_prefix``;
+- ``pointwise`` (``{context}``, ``{text}``): Likert scoring on ``scale`` (Jeong et al. 2024 §3.1, G-Eval's
   probability-weighted score);
-- ``analysis`` (``{context}``, ``{text}``): PRePair's pointwise analysis of one output (seed 002
+- ``analysis`` (``{context}``, ``{text}``): PRePair's pointwise analysis of one output (Jeong et al. 2024
   §4), generated once per output;
 - ``prepair`` (``{context}``, ``{a}``, ``{b}``, ``{analysis_a}``, ``{analysis_b}``): the pairwise
   judgment that reads both analyses.
 
-Seed 001's Figure 2 prompts did not survive the PDF extraction; the summary presets follow its text
+Liusie, Manakul & Gales 2024's Figure 2 prompts did not survive the PDF extraction; the summary presets follow its text
 ("Which Summary is more consistent relative to the passage, Summary A or Summary B?", label words
 'Summary A' / 'Summary B', the attribute word swapped per aspect, 'summary' → 'response' for
-dialogue). The instruction-following preset follows LLMBar's rules prompt (seed 002 Fig. 5, 7).
+dialogue). The instruction-following preset follows LLMBar's rules prompt (Jeong et al. 2024 Fig. 5, 7).
 Literal braces in a template are written ``{{`` and ``}}``.
 """
 
@@ -79,7 +79,7 @@ class PromptTemplate:
         Comparative prompt with ``{a}`` and ``{b}`` (and optionally ``{context}``).
     labels : ((str, ...), (str, ...))
         Label words for "A is better" and "B is better"; only each word's first token is scored
-        (seed 001 eq. 3), summed over the words of a set. The first tokens of the two sets must
+        (Liusie, Manakul & Gales 2024 eq. 3), summed over the words of a set. The first tokens of the two sets must
         differ (checked against the tokenizer when the comparator starts).
     answer_prefix : str
         Text the answer starts with, appended after the prompt (and the chat template's
@@ -159,7 +159,7 @@ def _summary(aspect: str, adjective: str, definition: str) -> PromptTemplate:
             "Summary A or Summary B?"
         ),
         choices=(("summary a", "a"), ("summary b", "b"), ("tie", "both", "neither", "equal")),
-        description=f"SummEval {aspect} (seed 001 §3.2 comparative prompt)",
+        description=f"SummEval {aspect} (Liusie, Manakul & Gales 2024 §3.2 comparative prompt)",
     )
 
 
@@ -186,7 +186,7 @@ def _response(task: str, aspect: str, adjective: str, context_name: str) -> Prom
             f"Given the analyses, which Response is more {adjective}, Response A or Response B?"
         ),
         choices=(("response a", "a"), ("response b", "b"), ("tie", "both", "neither", "equal")),
-        description=f"{task} {aspect} (seed 001 §3.2, 'summary' → 'response')",
+        description=f"{task} {aspect} (Liusie, Manakul & Gales 2024 §3.2, 'summary' → 'response')",
     )
 
 
@@ -231,7 +231,7 @@ _INSTRUCTION = PromptTemplate(
         '"Output (a)" or "Output (b)":'
     ),
     choices=(("output (a)", "(a)"), ("output (b)", "(b)"), ("tie", "both", "neither", "equal")),
-    description="instruction following with LLMBar's rules (seed 002 Fig. 5, 7)",
+    description="instruction following with LLMBar's rules (Jeong et al. 2024 Fig. 5, 7)",
 )
 
 PRESETS: dict[str, PromptTemplate] = {

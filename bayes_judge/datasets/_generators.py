@@ -1,4 +1,4 @@
-"""Two simulated generators from a two-candidate data set (seed 003 §4.1)."""
+"""Two simulated generators from a two-candidate data set (Gao et al. 2024 §4.1)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def assign_generators(
     systems: tuple[str, str] = ("G0", "G1"),
     seed: int = 0,
 ) -> pd.DataFrame:
-    """Simulate two generators from a two-candidate data set (seed 003 §4.1).
+    """Simulate two generators from a two-candidate data set (Gao et al. 2024 §4.1).
 
     For a random ``round(share * n)`` of the n items the human-preferred output is attributed
     to ``systems[0]`` (G0), for the rest to ``systems[1]``, so that the true win rate of G0 is

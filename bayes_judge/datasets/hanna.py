@@ -1,4 +1,4 @@
-"""HANNA (Chhun et al. 2022; seed 004 §4.1): 96 story prompts × 11 systems = 1056 stories.
+"""HANNA (Chhun et al. 2022; Liusie et al. 2024 (PoE) §4.1): 96 story prompts × 11 systems = 1056 stories.
 
 Each story has 3 human ratings (1-5) on 6 criteria and pointwise scores from 20 LLM evaluator
 settings.  Files under ``data/hanna/``: ``stories.csv``, ``human_ratings.csv``,
@@ -67,7 +67,7 @@ def scores(criterion: str = "coherence", *, prompts: int | Sequence[str | int] |
     Parameters
     ----------
     criterion : {"relevance", "coherence", "empathy", "surprise", "engagement", "complexity"}
-        The HANNA criterion (seed 004 uses coherence COH, complexity CMP, surprise SUR).
+        The HANNA criterion (Liusie et al. 2024 (PoE) uses coherence COH, complexity CMP, surprise SUR).
     prompts : int or sequence of str, optional
         All 96 writing prompts (default), the first ``n`` by id, or the named prompt ids
         (``"0"`` ... ``"95"``; ints are accepted).

@@ -1,4 +1,4 @@
-"""The LLMBar family (Zeng et al. 2024, as staged for seed 003), read into the judgments schema.
+"""The LLMBar family (Zeng et al. 2024, as staged for Gao et al. 2024), read into the judgments schema.
 
 Each item has an instruction, two outputs and a human label; each evaluator judged every item in
 both presentation orders.  In the judgments table the candidates are the outputs

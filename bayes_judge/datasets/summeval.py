@@ -1,4 +1,4 @@
-"""SummEval (seed 004 §4.1): 100 CNN/DM articles, 16 summaries each, expert scores 1-5.
+"""SummEval (Liusie et al. 2024 (PoE) §4.1): 100 CNN/DM articles, 16 summaries each, expert scores 1-5.
 
 Files under ``data/summeval/``: ``summaries.csv`` (the summaries and their expert means),
 ``articles.csv`` (the source articles), ``llm_scores.csv`` (pointwise LLM scores of the 12
@@ -54,7 +54,7 @@ def scores(aspect: str = "coherence", *, articles: int | Sequence[str] | None = 
     Parameters
     ----------
     aspect : {"coherence", "consistency", "fluency", "relevance"}
-        The SummEval aspect (seed 004 §4.1: COH, CON, FLU, REL).
+        The SummEval aspect (Liusie et al. 2024 (PoE) §4.1: COH, CON, FLU, REL).
     articles : int or sequence of str, optional
         All 100 articles (default), the first ``n`` in file order, or the named doc ids.
 
@@ -104,14 +104,14 @@ def pairs(
     """Soft pairwise judgments between the 12 abstractive SummEval systems of every article.
 
     The SummEval data carry *pointwise* LLM scores (1 to 5, one per summary and judge setting),
-    not pairwise probabilities.  Seed 004 obtains ``p_ij`` from a pairwise prompt as
+    not pairwise probabilities.  Liusie et al. 2024 (PoE) obtains ``p_ij`` from a pairwise prompt as
     ``P(A) / (P(A) + P(B))`` over the answer tokens (§4.2, "LLM Pairwise Probability
     Calculation"), which needs token probabilities these data do not have.  We therefore map
     the two pointwise scores ``s_i``, ``s_j`` of a pair to
 
     .. math:: p_{ij} = \\sigma\\big((s_i - s_j) / \\tau\\big),\\qquad \\tau = 1 \\text{ by default},
 
-    the Bradley-Terry probability (seed 004 eq. 2) of the score difference in units of ``τ``
+    the Bradley-Terry probability (Liusie et al. 2024 (PoE) eq. 2) of the score difference in units of ``τ``
     score points: equal scores give 0.5 (a tie for the hard decision), a 1-point gap 0.731, a
     4-point gap 0.982.  ``p_ij + p_ji = 1`` exactly in meaning (up to one rounding), so the
     table carries no position bias; rank it with ``debias=False``.
@@ -187,9 +187,9 @@ def comparator(
 ) -> pd.DataFrame:
     """The embedded judge's pairwise probabilities between all 16 SummEval summaries of an article.
 
-    Real pairwise LLM judgments, as seed 004 §5.1 uses them (N = 16, the full set K = 240 per
+    Real pairwise LLM judgments, as Liusie et al. 2024 (PoE) §5.1 uses them (N = 16, the full set K = 240 per
     article): SmolLM2-135M-Instruct, the package's default comparator, in prob mode
-    (``p = P(w_A) / (P(w_A) + P(w_B))``, seed 001 eq. 3) with the ``summeval-<aspect>``
+    (``p = P(w_A) / (P(w_A) + P(w_B))``, Liusie, Manakul & Gales 2024 eq. 3) with the ``summeval-<aspect>``
     template, every pair in both orders, for the first 10 articles.  Unlike
     :func:`pairs` these probabilities carry the judge's position bias
     (``p_ab + p_ba != 1``): rank them with ``debias=True``.  The file,

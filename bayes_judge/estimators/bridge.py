@@ -23,7 +23,7 @@ Two estimands of one pair of systems (G0, G1) over the population of items (prom
 
     ``λ`` (shared by every pair of a fit: one panel, one kind of human vote) says how far the
     human rate lies from the consensus in either direction: ``λ > 1`` where the judges err at
-    random (their rate is attenuated toward ½, seed 003 eq. 9), ``λ < 1`` where the human label
+    random (their rate is attenuated toward ½, Gao et al. 2024 eq. 9), ``λ < 1`` where the human label
     is itself a noisy vote and the judges agree more with each other than people do.  ``α``
     (one per pair) is what the panel's preference for one system's texts (style, length, model
     family) adds or takes away; it is zero only when outputs are assigned to the systems at

@@ -4,7 +4,7 @@ On a set with labels, ``method="regression"`` learns how the human label follows
 verdicts.  With no labels here, the same relation must come from other labelled sets, and the
 relation is not the same across sets: on LLMBar's natural set the panel's mean vote predicts the
 human label almost perfectly, on its adversarial sets hardly at all, on one of them inversely.
-A prior that trusts one source set (seed 003 eq. 12-13) is then confidently wrong on the next.
+A prior that trusts one source set (Gao et al. 2024 eq. 12-13) is then confidently wrong on the next.
 This estimator carries the sets' disagreement into the interval.
 
 The model, for item i of the set at hand with judge e's net vote ``v_ie`` for G0 (its verdicts

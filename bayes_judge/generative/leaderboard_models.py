@@ -1,4 +1,4 @@
-"""Leaderboard models: systems ranked across prompts, each declared once (seeds 003 + 004 joined).
+"""Leaderboard models: systems ranked across prompts, each declared once (Gao et al. 2024 and Liusie et al. 2024 (PoE) joined).
 
 Both declarations read the cell counts of :class:`bayes_judge.leaderboard.encode.LeaderboardData`
 (``d.sys_a``, ``d.sys_b``, ``d.judge``, ``d.h``, ``d.n`` with columns ``[n_A, n_B, n_tie, soft_A,
@@ -7,7 +7,7 @@ soft_B]``, the human-label cells ``d.hum_*``) with dims ``system`` (N), ``judge`
 scale of the *human* preference::
 
     s_raw_i ~ Normal(0, σ_s),  s = s_raw − mean(s_raw)                   (sum to zero)
-    d = s_A − s_B  [· exp(u_prompt)]  [+ x·β]                             (Bradley-Terry, seed 004 eq. 1-2)
+    d = s_A − s_B  [· exp(u_prompt)]  [+ x·β]                             (Bradley-Terry, Liusie et al. 2024 (PoE) eq. 1-2)
 
 so that σ(s_i − s_j) is the probability that a person prefers system i's answer to system j's.
 
@@ -20,11 +20,11 @@ tie threshold ``τ_e`` (an ordered logit over B < tie < A)::
     η = ±α_e + β_e + δ_{e,A} − δ_{e,B}   (+ when h = A)
     P(v = A | h) = σ(η − τ_e),  P(v = B | h) = σ(−η − τ_e),  P(v = tie | h) = 1 − P(A | h) − P(B | h)
 
-The preference is marginalized, ``P(v) = σ(d) P(v | A) + σ(−d) P(v | B)``, as seed 003's Model 1
+The preference is marginalized, ``P(v) = σ(d) P(v | A) + σ(−d) P(v | B)``, as Gao et al. 2024's Model 1
 marginalizes the true label; where a human labelled the comparison, ``h`` is known and the
 judgment scores ``P(v | h)`` (the labels themselves score ``log σ(±d)`` once per comparison).  A
 judgment with a probability ``p_a`` scores ``p log P̃(A) + (1 − p) log P̃(B)`` with ``P̃`` the
-verdict probabilities given no tie: seed 004's soft Bradley-Terry expert (§3.2) applied to the
+verdict probabilities given no tie: Liusie et al. 2024 (PoE)'s soft Bradley-Terry expert (§3.2) applied to the
 judge's marginal verdict probability.  Each judgment marginalizes its own ``h``: judgments of
 one comparison by several judges are independent given the scores, not given one shared
 preference (real judges' errors correlate with each other — ``benchmarks/real_calibration.py`` —
@@ -181,7 +181,7 @@ def leaderboard_start(d: Any, prior: Priors) -> dict[str, Any]:
 @generative_model(
     "bt-judges", task="leaderboard", priors=JudgedBTPriors, observed=("v", "human"),
     summary=("s", "q", "beta"), init=leaderboard_start,
-    reference="seed 004 eq. 1-2 (Bradley-Terry scores), §3.2 (soft expert); seed 003 Model 1 (judges "
+    reference="Liusie et al. 2024 (PoE) eq. 1-2 (Bradley-Terry scores), §3.2 (soft expert); Gao et al. 2024 Model 1 (judges "
               "marginalized over the latent human preference, eq. 5-6)",
 )
 def judged_bradley_terry(d: Any, prior: JudgedBTPriors, *, predict: bool = False, position_bias: bool = True,
@@ -219,7 +219,7 @@ def judged_bradley_terry(d: Any, prior: JudgedBTPriors, *, predict: bool = False
 
 @generative_model(
     "bt", task="leaderboard", priors=DavidsonPriors, observed=("v", "human"), summary=("s", "beta"),
-    init=leaderboard_start, reference="seed 004 eq. 1-2 with Davidson's ties and a position shift per judge",
+    init=leaderboard_start, reference="Liusie et al. 2024 (PoE) eq. 1-2 with Davidson's ties and a position shift per judge",
 )
 def davidson_bradley_terry(d: Any, prior: DavidsonPriors, *, predict: bool = False, position_bias: bool = True,
                            tie_judges: tuple[int, ...] = (), n_judges: int = 1, difficulty: bool = False,

@@ -1,6 +1,6 @@
 """Observation blocks shared by the win-rate declarations.
 
-:func:`judged_truth` is seed 003's Model 1 likelihood for one item, the latent human preference
+:func:`judged_truth` is Gao et al. 2024's Model 1 likelihood for one item, the latent human preference
 ``h_i`` summed out; :func:`truth_posterior` is the same two class terms turned into
 P(h_i = G0 | verdicts).  Both call :func:`class_log_lik`, the one statement of the two terms.
 """
@@ -16,7 +16,7 @@ __all__ = ["class_log_lik", "verdict_log_lik", "label_posterior", "judged_truth"
 
 
 def class_log_lik(n1: Any, n_total: Any, p: Any, q0: Any, q1: Any, xp: Any = None) -> tuple[Any, Any]:
-    """log p(h = G0, t) and log p(h = G1, t) of one item (seed 003 Model 1, eq. 5-6).
+    """log p(h = G0, t) and log p(h = G1, t) of one item (Gao et al. 2024 Model 1, eq. 5-6).
 
     ::
 

@@ -1,4 +1,4 @@
-"""Bayesian ranking models, each declared once (seed 004 §3, as posteriors instead of MAP).
+"""Bayesian ranking models, each declared once (Liusie et al. 2024 (PoE) §3, as posteriors instead of MAP).
 
 Every declaration reads the comparisons of :class:`~bayes_judge.ranking.encode.RankData` as
 ``pm.Data`` (:meth:`RankData.arrays`, dims :attr:`RankData.DIMS`): ``d.i``, ``d.j`` (K,) the
@@ -9,9 +9,9 @@ every candidate's item and ``d.n_per_item`` (G,) the candidates per item.  Dims:
 
 Every model has the same scores: ``s_raw ~ Normal(0, 1)`` per candidate and
 ``s = s_raw − mean_item(s_raw)`` (sum to zero within every item; scores are defined up to a shift
-per item, seed 004 §3.3; no candidate is pinned, so every one gets an honest interval), and the
+per item, Liusie et al. 2024 (PoE) §3.3; no candidate is pinned, so every one gets an honest interval), and the
 same score difference of comparison k, ``d_k = s_i − s_j (+ γ)`` with the optional position-bias
-shift ``γ ~ Normal(0, 1)`` (``position_bias=True``; γ > 0 favours position A; seed 004 §3.5 and
+shift ``γ ~ Normal(0, 1)`` (``position_bias=True``; γ > 0 favours position A; Liusie et al. 2024 (PoE) §3.5 and
 A.8 write the shift the other way, ``σ(s_i − s_j − γ)``).
 
 Observed variables.  ``c`` is the model's own likelihood of every comparison (what the posterior
@@ -127,7 +127,7 @@ def _soft_bernoulli_random(diff: Any, rng: Any = None, size: Any = None) -> np.n
 
 
 def soft_bernoulli(name: str, diff: Any, *, observed: Any, dims: Any = None) -> Any:
-    """Outcomes ``v`` in [0, 1] scored ``v log σ(d) + (1 − v) log σ(−d)`` (seed 004 §3.2).
+    """Outcomes ``v`` in [0, 1] scored ``v log σ(d) + (1 − v) log σ(−d)`` (Liusie et al. 2024 (PoE) §3.2).
 
     For ``v`` in {0, 1} this is the Bernoulli likelihood of Bradley-Terry (eq. 1-2); for a soft
     ``v = p_ij`` the soft BT expert (its normalizer ``Z_ij = π / sin(π p_ij)`` does not depend on
@@ -181,10 +181,10 @@ def ranking_start(d: Any, prior: Priors) -> dict[str, Any]:
 @generative_model(
     "poe-bt", task="ranking", priors=SoftBTPriors, observed=("c",), latent=("log_lik_y",),
     summary=("s", "gamma"), init=ranking_start,
-    reference="seed 004 §3.2, eq. 4 with the soft Bradley-Terry expert; position bias §3.5, A.8",
+    reference="Liusie et al. 2024 (PoE) §3.2, eq. 4 with the soft Bradley-Terry expert; position bias §3.5, A.8",
 )
 def soft_bradley_terry(d: Any, prior: SoftBTPriors, *, predict: bool = False, position_bias: bool = False) -> None:
-    """Product of soft Bradley-Terry experts, PoE-BT (seed 004 §3.2, eq. 4)::
+    """Product of soft Bradley-Terry experts, PoE-BT (Liusie et al. 2024 (PoE) §3.2, eq. 4)::
 
         s_raw_n ~ Normal(0, 1),  s = s_raw − mean_item(s_raw)
         d_k = s_i − s_j (+ γ),   γ ~ Normal(0, 1)                 (position_bias, §3.5)
@@ -199,10 +199,10 @@ def soft_bradley_terry(d: Any, prior: SoftBTPriors, *, predict: bool = False, po
 @generative_model(
     "poe-g", task="ranking", priors=GaussianPoEPriors, observed=("c",), latent=("log_lik_y",),
     summary=("s", "alpha", "beta", "sigma"), init=ranking_start,
-    reference="seed 004 §3.3-3.4, eq. 5 and 12 (linear mean, constant variance); β of eq. 13",
+    reference="Liusie et al. 2024 (PoE) §3.3-3.4, eq. 5 and 12 (linear mean, constant variance); β of eq. 13",
 )
 def gaussian_poe(d: Any, prior: GaussianPoEPriors, *, predict: bool = False, w: float = 1.0) -> None:
-    """Gaussian experts with linear mean and constant variance, PoE-g (seed 004 eq. 12)::
+    """Gaussian experts with linear mean and constant variance, PoE-g (Liusie et al. 2024 (PoE) eq. 12)::
 
         s_raw_n ~ Normal(0, 1),  s = s_raw − mean_item(s_raw),  d_k = s_i − s_j
         α ~ HalfNormal(1),  β ~ Normal(0.5, 0.25),  σ ~ HalfNormal(0.5)
@@ -243,11 +243,11 @@ def gaussian_poe(d: Any, prior: GaussianPoEPriors, *, predict: bool = False, w: 
 @generative_model(
     "bt", task="ranking", priors=BTPriors, observed=("c",), latent=("log_lik_y",),
     summary=("s", "gamma", "nu"), init=ranking_start,
-    reference="seed 004 §3.1, eq. 1-2 (Bradley-Terry); ties by Davidson's model",
+    reference="Liusie et al. 2024 (PoE) §3.1, eq. 1-2 (Bradley-Terry); ties by Davidson's model",
 )
 def bradley_terry(d: Any, prior: BTPriors, *, predict: bool = False, position_bias: bool = False,
                   ties: bool = False) -> None:
-    """Hard Bradley-Terry on the decisions ``y_ij`` (seed 004 eq. 1-2)::
+    """Hard Bradley-Terry on the decisions ``y_ij`` (Liusie et al. 2024 (PoE) eq. 1-2)::
 
         s_raw_n ~ Normal(0, 1),  s = s_raw − mean_item(s_raw),  d_k = s_i − s_j (+ γ)
         y_k ~ Bernoulli(σ(d_k))                          (a tie counts half a win each way)

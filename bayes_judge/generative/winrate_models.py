@@ -1,4 +1,4 @@
-"""Generative models of win rates, each declared once (seed 003 and the package's own).
+"""Generative models of win rates, each declared once (Gao et al. 2024 and the package's own).
 
 Every declaration reads the pattern histogram of :func:`bayes_judge.verdicts.verdict_patterns`
 as ``pm.Data`` (``d.n1``, ``d.n_total``, ``d.label``, ``d.pair``, ``d.weight``, ``d.vote``, ...)
@@ -47,7 +47,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class DawidSkenePriors(Priors):
-    """Seed 003 §4.3 "No prior": p ~ Beta(1, 1), every q ~ Beta(2, 1); eq. 12-13 replace the q's."""
+    """Gao et al. 2024 §4.3 "No prior": p ~ Beta(1, 1), every q ~ Beta(2, 1); eq. 12-13 replace the q's."""
 
     p: Prior = Beta(1, 1)
     q0: Prior = Beta(2, 1)
@@ -122,10 +122,10 @@ def unfold_label_switch(post: dict[str, np.ndarray], delta: np.ndarray, seed: in
 
 @generative_model(
     "dawid-skene", task="win-rate", priors=DawidSkenePriors, observed=("t",), latent=("h_prob",),
-    summary=("p", "q0", "q1"), reference="seed 003, Model 1 (eq. 5-6), label marginalized", padding=("pattern",),
+    summary=("p", "q0", "q1"), reference="Gao et al. 2024, Model 1 (eq. 5-6), label marginalized", padding=("pattern",),
 )
 def dawid_skene(d: Any, prior: DawidSkenePriors, *, predict: bool = False, symmetric: bool = False) -> None:
-    """Bayesian Dawid-Skene, two coins per judge (seed 003 Model 1).
+    """Bayesian Dawid-Skene, two coins per judge (Gao et al. 2024 Model 1).
 
     ::
 
@@ -159,7 +159,7 @@ class OneCoinPriors(Priors):
 
 @generative_model(
     "one-coin", task="win-rate", priors=OneCoinPriors, observed=("t",), latent=("h_prob",),
-    summary=("p", "q"), reference="seed 003 Model 1 with q0^e = q1^e = q^e", padding=("pattern",),
+    summary=("p", "q"), reference="Gao et al. 2024 Model 1 with q0^e = q1^e = q^e", padding=("pattern",),
 )
 def one_coin(d: Any, prior: OneCoinPriors, *, predict: bool = False, symmetric: bool = False) -> None:
     """One-coin Dawid-Skene: Model 1 with one accuracy per judge, ``q0^e = q1^e = q^e``
@@ -251,7 +251,7 @@ def _consensus_rate(name: str, a: float, *, dims: Any) -> Any:
 def consensus(d: Any, prior: ConsensusPriors, *, predict: bool = False, symmetric: bool = False) -> None:
     """The judges' errors shared through their consensus: Model 1 one level up.
 
-    Real judges err together (seed 003's conditional independence fails on every bundled set),
+    Real judges err together (Gao et al. 2024's conditional independence fails on every bundled set),
     so without labels a Dawid-Skene model learns the rate ``p_c`` at which the judges'
     *consensus* prefers G0, not the human rate ``p``.  This model says so::
 
@@ -294,14 +294,14 @@ def consensus(d: Any, prior: ConsensusPriors, *, predict: bool = False, symmetri
 
 @dataclass(frozen=True)
 class IndependentPriors(Priors):
-    """k^e ~ Beta(1, 1): uniform rates, as the observed k's posterior (seed 003 Alg. 1 line 16)."""
+    """k^e ~ Beta(1, 1): uniform rates, as the observed k's posterior (Gao et al. 2024 Alg. 1 line 16)."""
 
     k: Prior = Beta(1, 1)
 
 
 @generative_model(
     "independent", task="win-rate", priors=IndependentPriors, observed=("t",), summary=("p", "k"), padding=("pattern",),
-    reference="independent raters: the observed win rate (seed 003 eq. 4) as a likelihood",
+    reference="independent raters: the observed win rate (Gao et al. 2024 eq. 4) as a likelihood",
 )
 def independent(d: Any, prior: IndependentPriors, *, predict: bool = False) -> None:
     """Independent raters, no latent truth: judge e prefers G0 with rate ``k^e`` on every item;
@@ -400,10 +400,10 @@ def _hierarchical_init(d: Any, prior: Priors) -> dict[str, Any]:
 @generative_model(
     "hierarchical", task="win-rate", priors=HierarchicalPriors, observed=("t",), latent=("h_prob",),
     summary=("p", "q0", "q1", "mu", "sigma", "tau"), init=_hierarchical_init, padding=("pattern",),
-    reference="seed 003 Model 1 with judges drawn from a population and class asymmetry shrunk to 0",
+    reference="Gao et al. 2024 Model 1 with judges drawn from a population and class asymmetry shrunk to 0",
 )
 def hierarchical(d: Any, prior: HierarchicalPriors, *, predict: bool = False) -> None:
-    """Dawid-Skene whose judges come from one population (seed 003 Model 1, hierarchical q).
+    """Dawid-Skene whose judges come from one population (Gao et al. 2024 Model 1, hierarchical q).
 
     ::
 

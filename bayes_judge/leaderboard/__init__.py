@@ -1,4 +1,4 @@
-"""Leaderboards: systems ranked across prompts by several judges (and people), seeds 003 + 004 joined.
+"""Leaderboards: systems ranked across prompts by several judges (and people), Gao et al. 2024 and Liusie et al. 2024 (PoE) joined.
 
 >>> import bayes_judge as bj                                   # doctest: +SKIP
 >>> idata = bj.leaderboard(df)                                 # judgments of systems across prompts

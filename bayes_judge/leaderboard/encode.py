@@ -5,7 +5,7 @@ only through counts per *cell*: (system shown first, system shown second, judge,
 label says about that comparison, and, when asked for, the prompt and the covariates).  Each cell
 holds five numbers, ``n = [n_A, n_B, n_tie, soft_A, soft_B]``: the hard verdicts for position A,
 for B and ties, and the sums of ``p_a`` and ``1 − p_a`` over the judgments that give a
-probability (seed 004's soft outcome).  Human labels are counted once per comparison
+probability (Liusie et al. 2024 (PoE)'s soft outcome).  Human labels are counted once per comparison
 (item, unordered pair) in cells of their own.  Merging judgments into counts is exact, so a
 million comparisons of 200 systems become at most a few hundred thousand cells, and nothing per
 row is kept per draw.

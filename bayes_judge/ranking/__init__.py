@@ -1,6 +1,6 @@
 """Ranking from pairwise comparisons: baselines, Bradley-Terry and Product-of-Experts scores.
 
-Seed 004 (PoE framework) and seed 001 eq. 6 (win-ratio).  A judgments table is encoded once
+Liusie et al. 2024 (PoE) (PoE framework) and Liusie, Manakul & Gales 2024 eq. 6 (win-ratio).  A judgments table is encoded once
 (:func:`encode_ranking`), every item at once on a global candidate index; the scoring functions
 return one score per candidate and :func:`rank` turns them into a table of ranks per item.
 """

@@ -1,6 +1,6 @@
 """Baseline scores from comparisons: win-ratio, average probability, Bradley-Terry MLE.
 
-Seed 004 §4.2 ("Scoring Methods"): *win-ratio* counts the comparisons a candidate won (seed 001
+Liusie et al. 2024 (PoE) §4.2 ("Scoring Methods"): *win-ratio* counts the comparisons a candidate won (Liusie, Manakul & Gales 2024
 eq. 6); *BT* is the Bradley-Terry maximum-likelihood solution (§3.1, eq. 1-3) found by Zermelo's
 iteration with a convergence threshold of 1e-4 and a prior of 1/(N−1) wins added to each
 selected comparison; *avg-prob* is a candidate's average probability over all its comparisons.
@@ -35,7 +35,7 @@ def _share(data: RankData, outcome: np.ndarray) -> np.ndarray:
 
 
 def win_ratio(data: RankData) -> np.ndarray:
-    """Win-ratio scores, seed 001 eq. 6.
+    """Win-ratio scores, Liusie, Manakul & Gales 2024 eq. 6.
 
     ``ŝ_i = #wins of x_i / #comparisons involving x_i`` from the hard decisions ``y_ij``; a
     tie counts half a win for each side.
@@ -54,7 +54,7 @@ def win_ratio(data: RankData) -> np.ndarray:
 
 
 def avg_prob(data: RankData) -> np.ndarray:
-    """Average-probability scores (avg-prob, seed 004 §4.2).
+    """Average-probability scores (avg-prob, Liusie et al. 2024 (PoE) §4.2).
 
     ``ŝ_i`` is the mean over the comparisons involving ``x_i`` of the probability that ``x_i``
     won: ``p_ij`` where it was in position A and ``1 − p_ji`` where it was in position B.
@@ -245,7 +245,7 @@ def bradley_terry(
     accelerate: bool = False,
     weight: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Bradley-Terry maximum-likelihood scores from hard decisions (seed 004 §3.1, eq. 1-3).
+    """Bradley-Terry maximum-likelihood scores from hard decisions (Liusie et al. 2024 (PoE) §3.1, eq. 1-3).
 
     Maximizes ``Π_k σ(s_i − s_j)^{y_ij} (1 − σ(s_i − s_j))^{1 − y_ij}`` (eq. 1-2) by Zermelo's
     iteration (Zermelo 1929; the MM algorithm of Hunter 2004), ``π_i ← W_i / Σ_j n_ij /
@@ -301,7 +301,7 @@ def bradley_terry(
 
     References
     ----------
-    Seed 004 §3.1 eq. 1-3, §4.2; Zermelo (1929); Hunter (2004), Ann. Statist. 32(1).
+    Liusie et al. 2024 (PoE) §3.1 eq. 1-3, §4.2; Zermelo (1929); Hunter (2004), Ann. Statist. 32(1).
     """
     if isinstance(prior, str):
         if prior != "paper":

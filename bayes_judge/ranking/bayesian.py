@@ -1,4 +1,4 @@
-"""Bayesian scores from pairwise comparisons (seed 004 §3, as posteriors instead of MAP / closed form).
+"""Bayesian scores from pairwise comparisons (Liusie et al. 2024 (PoE) §3, as posteriors instead of MAP / closed form).
 
 The models are declared once, in :mod:`bayes_judge.generative.ranking_models` (task
 ``"ranking"``): ``"poe-bt"`` (soft Bradley-Terry experts, §3.2), ``"poe-g"`` (Gaussian experts
@@ -114,8 +114,8 @@ def gaussian_centring(data: RankData) -> tuple[float, float]:
 
 
 _OWN_SCORES = {
-    "poe-bt": "comparisons: soft outcomes p, fractional Bernoulli pseudo-likelihood (seed 004 §3.2)",
-    "poe-g": "comparisons: soft outcomes p, Gaussian expert density (seed 004 eq. 12)",
+    "poe-bt": "comparisons: soft outcomes p, fractional Bernoulli pseudo-likelihood (Liusie et al. 2024 (PoE) §3.2)",
+    "poe-g": "comparisons: soft outcomes p, Gaussian expert density (Liusie et al. 2024 (PoE) eq. 12)",
     "bt": "comparisons: hard decisions y, Bradley-Terry (ties half a win each way)",
     "bt-davidson": "comparisons: hard decisions y with ties, Bradley-Terry-Davidson",
 }

@@ -1,7 +1,7 @@
 """Registered nutpie fast paths of the Bayesian ranking models: numba log-densities.
 
 The declarations ``"poe-bt"``, ``"poe-g"`` and ``"bt"`` of
-:mod:`bayes_judge.generative.ranking_models` (seed 004 §3.1-3.5, eq. 1-2, 12-13, A.7-A.8) are the
+:mod:`bayes_judge.generative.ranking_models` (Liusie et al. 2024 (PoE) §3.1-3.5, eq. 1-2, 12-13, A.7-A.8) are the
 models; this module is an optional speed-up for ``sampler="nutpie"``: the same log-density with
 its gradient written by hand in numba and handed to nutpie's Rust NUTS as C callbacks (built by
 :mod:`bayes_judge._nutpie`): no Python in the sampling loop, chains on native threads, kernels

@@ -1,6 +1,6 @@
 """Turn a judgments table into comparison arrays for ranking, all contexts at once.
 
-Notation of seed 004 §3: in one context (``item``) there are ``N`` candidates ``x_{1:N}`` and
+Notation of Liusie et al. 2024 (PoE) §3: in one context (``item``) there are ``N`` candidates ``x_{1:N}`` and
 ``K`` comparisons ``C_{1:K}``; comparison ``k`` is ``(i, j, p_ij)`` with ``i`` the candidate in
 position A, ``j`` the one in position B and ``p_ij = P(x_i better than x_j)`` the judge's
 probability (§3.2), or ``y_ij`` in {0, 1} for a hard decision (§3.1).
@@ -48,7 +48,7 @@ class RankData:
 
     Candidates of item ``g`` occupy the global indices ``offsets[g]:offsets[g + 1]``, sorted by
     name; the first of them, ``offsets[g]``, is the one the paper's anchoring expert pins
-    (seed 004 §3.3, "an additional expert on the first element").
+    (Liusie et al. 2024 (PoE) §3.3, "an additional expert on the first element").
 
     Attributes
     ----------
@@ -140,7 +140,7 @@ class RankData:
         raise ValueError(f"outcome must be 'soft' or 'hard', got {kind!r}")
 
     def is_symmetric(self) -> bool:
-        """True when every comparison (i, j) of a judge also occurs as (j, i) (seed 001 §3.4)."""
+        """True when every comparison (i, j) of a judge also occurs as (j, i) (Liusie, Manakul & Gales 2024 §3.4)."""
         n = max(self.n_candidates, 1)
         fwd = (self.judge * n + self.i) * n + self.j
         bwd = (self.judge * n + self.j) * n + self.i
@@ -187,7 +187,7 @@ def encode_ranking(
     ----------
     df : pandas.DataFrame, shape (K, n_columns)
         A judgments table (validated here by :func:`bayes_judge.validate_judgments`).  Every
-        row is one comparison ``C_k`` (seed 004 §3): ``a`` is candidate ``i`` (position A),
+        row is one comparison ``C_k`` (Liusie et al. 2024 (PoE) §3): ``a`` is candidate ``i`` (position A),
         ``b`` is ``j`` (position B), ``p_a`` is ``p_ij``.  Rows of every judge are used; each
         row is one expert.
     candidates : sequence of str or mapping item -> sequence of str, optional
@@ -319,7 +319,7 @@ def encode_ranking(
 def position_bias(data: RankData, values: np.ndarray, *, by: BiasBy = "item") -> np.ndarray:
     """Mean outcome ``E[p_ij]`` of every comparison's group, the debiasing statistic.
 
-    Seed 004 §3.5 estimates a judge's position bias by the average probability over its
+    Liusie et al. 2024 (PoE) §3.5 estimates a judge's position bias by the average probability over its
     comparisons, ``E[p_ij] ≈ (1/K) Σ_k p_ij^(k)`` (A.7): ``β = E[p_ij]`` for the linear
     Gaussian expert (eq. 13) and ``γ = −logit(E[p_ij])`` for the soft Bradley-Terry expert
     (A.8).

@@ -1,4 +1,4 @@
-"""Product-of-Experts scores from pairwise comparisons (seed 004 §3.2-3.5).
+"""Product-of-Experts scores from pairwise comparisons (Liusie et al. 2024 (PoE) §3.2-3.5).
 
 Every comparison ``C_k = (i, j, p_ij)`` is an expert on the score difference ``s_i − s_j``
 (eq. 4).  Two expert families:
@@ -53,7 +53,7 @@ Clip = Literal["warn", "error", "none"]
 
 
 def comparison_matrix(data: RankData) -> sp.csr_matrix:
-    """The comparison matrix ``W̃`` with the anchoring rows (seed 004 eq. 5, A.1 eq. 18).
+    """The comparison matrix ``W̃`` with the anchoring rows (Liusie et al. 2024 (PoE) eq. 5, A.1 eq. 18).
 
     Row ``k`` of ``W`` has ``W_ki = 1`` and ``W_kj = −1`` for comparison ``k`` between ``i``
     (position A) and ``j`` (position B).  ``W̃`` prepends one anchoring row per item, a 1 on the
@@ -185,7 +185,7 @@ def poe_gaussian(
     debias_by: BiasBy = "item",
     return_cov: bool = False,
 ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
-    """Gaussian Product-of-Experts scores (seed 004 §3.3-3.5, eq. 8-13).
+    """Gaussian Product-of-Experts scores (Liusie et al. 2024 (PoE) §3.3-3.5, eq. 8-13).
 
     Comparison ``k`` is the expert ``N(s_i − s_j; μ_k, σ_k²)`` and the anchoring expert
     ``N(s_1; 0, σ_0²)`` fixes each item's first candidate.  The scores are the mean of the
@@ -240,7 +240,7 @@ def poe_gaussian(
 
     References
     ----------
-    Seed 004 §3.3 eq. 5-12, §3.5 eq. 13, A.2, A.5, A.7; Zen et al. (2011).
+    Liusie et al. 2024 (PoE), §3.3 eq. 5-12, §3.5 eq. 13, A.2, A.5, A.7; Zen et al. (2011).
     """
     x = data.outcome(outcome)
     if f_mu is None:
@@ -331,7 +331,7 @@ def poe_bt(
     tol: float = 1e-9,
     max_iter: int | None = None,
 ) -> np.ndarray:
-    """Soft Bradley-Terry Product-of-Experts scores, PoE-BT (seed 004 §3.2, §3.5, A.4, A.8).
+    """Soft Bradley-Terry Product-of-Experts scores, PoE-BT (Liusie et al. 2024 (PoE) §3.2, §3.5, A.4, A.8).
 
     The scores are the mode of
 
@@ -387,7 +387,7 @@ def poe_bt(
 
     References
     ----------
-    Seed 004 §3.2 eq. 4, §3.5, A.4 eq. 22-28, A.8 eq. 52-60; Hunter (2004).
+    Liusie et al. 2024 (PoE), §3.2 eq. 4, §3.5, A.4 eq. 22-28, A.8 eq. 52-60; Hunter (2004).
     """
     if solver not in ("newton", "mm"):
         raise ValueError(f"solver must be 'newton' or 'mm', got {solver!r}")

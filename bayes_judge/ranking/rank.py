@@ -148,7 +148,7 @@ def rank(
     vectorized / block-diagonal computation.
 
     ==============  ====================================================================
-    method          scores (seed 004 §4.2)
+    method          scores (Liusie et al. 2024 (PoE) §4.2)
     ==============  ====================================================================
     ``poe-bt``      soft Bradley-Terry experts, MAP (§3.2); scores mean zero per item
     ``poe-g``       Gaussian experts, linear mean and constant variance (§3.4, eq. 12);
@@ -156,7 +156,7 @@ def rank(
     ``poe-g-hard``  ``poe-g`` on the hard decisions instead of the probabilities
     ``bt``          Bradley-Terry MLE by Zermelo, 1/(N−1) prior wins, tol 1e-4 (§4.2);
                     log-strengths, mean zero per item
-    ``win-ratio``   share of comparisons won (seed 001 eq. 6), ties count half
+    ``win-ratio``   share of comparisons won (Liusie, Manakul & Gales 2024 eq. 6), ties count half
     ``avg-prob``    average probability of winning over a candidate's comparisons
     ==============  ====================================================================
 
@@ -247,7 +247,7 @@ def rank(
         idata.attrs["method"] = method  # "poe-g-hard" is fit_scores' "poe-g" on y
         if method == "poe-g-hard":
             idata["log_likelihood"]["c"].attrs["scores"] = (
-                "comparisons: hard decisions y as p, Gaussian expert density (seed 004 poe-g-hard)"
+                "comparisons: hard decisions y as p, Gaussian expert density (Liusie et al. 2024 (PoE) poe-g-hard)"
             )
         return idata
     if method == "poe-bt":

@@ -617,7 +617,7 @@ def _ppc_advice(statistic: str, method: str, has_gamma: bool = False) -> str:
         return ("The fit already has a position-bias shift γ and still does not reproduce the share "
                 "won by position A: the judge's position preference is stronger than a constant "
                 "score shift can explain (a judge that nearly always picks A). Debias its "
-                "probabilities before fitting (compare(..., debias='reweight'), seed 001 eq. 9) or "
+                "probabilities before fitting (compare(..., debias='reweight'), Liusie, Manakul & Gales 2024 eq. 9) or "
                 "use a better judge.")
     return _PPC_ADVICE.get((statistic, method)) or _PPC_ADVICE.get(statistic, "")
 
