@@ -302,9 +302,27 @@ def _warn_probability_columns(df: pd.DataFrame) -> None:
         )
 
 
+_KAGGLE_WINNERS = ("winner_model_a", "winner_model_b", "winner_tie")
+
+
+def _kaggle_winner(df: pd.DataFrame, where: str) -> pd.DataFrame:
+    """The Kaggle Arena format's one-hot ``winner_model_a`` / ``winner_model_b`` / ``winner_tie``
+    as one ``winner`` column; a row with no or several ones is an error naming it."""
+    onehot = df[list(_KAGGLE_WINNERS)].apply(pd.to_numeric, errors="coerce")
+    bad = ~onehot.isin([0, 1]).all(axis=1) | (onehot.sum(axis=1) != 1)
+    if bad.any():
+        rows = ", ".join(str(i) for i in df.index[bad][:8])
+        raise ValueError(f"{where}: columns {list(_KAGGLE_WINNERS)} must hold exactly one 1 per row "
+                         f"(the Kaggle Arena format); row(s) {rows} do not")
+    winner = np.array(["a", "b", "tie"], dtype=object)[np.argmax(onehot.to_numpy(), axis=1)]
+    return df.drop(columns=list(_KAGGLE_WINNERS)).assign(winner=winner)
+
+
 def _normalize(df: pd.DataFrame, renames: list[_Rename], where: str) -> pd.DataFrame:
     original = set(df.columns)
     df = _apply_mapping(df, renames, where)
+    if set(_KAGGLE_WINNERS) <= set(df.columns) and "winner" not in df.columns:
+        df = _kaggle_winner(df, where)
     # an Arena export: model_a / model_b with a hard winner and no probability (or Arena winner values)
     arena = {"model_a", "model_b"} <= original and "winner" in df.columns and "p_a" not in df.columns
     if "a" not in df.columns and "b" not in df.columns and {"model_a", "model_b"} <= set(df.columns):
@@ -318,8 +336,16 @@ def _normalize(df: pd.DataFrame, renames: list[_Rename], where: str) -> pd.DataF
             df = df.rename(columns={"question_id": "item"})
         elif arena:
             df.insert(0, "item", np.arange(len(df)))
+    if arena and "judge" in df.columns and "voter" not in df.columns and not {"a", "b"} <= original:
+        # the real export's "judge" holds the voters' ids (arena_user_973): people, one judge
+        df = df.rename(columns={"judge": "voter"})
     if arena and "judge" not in df.columns:
         df["judge"] = "human"
+    if arena and "sample" not in df.columns and {"item", "a", "b", "judge"} <= set(df.columns):
+        # several people voting on the same prompt and pair: each vote is one observation
+        key = ["item", "a", "b", "judge"]
+        if df.duplicated(key).any():
+            df["sample"] = df.groupby(key, sort=False, dropna=False).cumcount()
     _warn_probability_columns(df)
     return df
 
@@ -367,7 +393,11 @@ def read_judgments(
           ``model_b`` or ``tie (bothbad)``) with neither ``item`` nor ``question_id`` gets
           ``item`` = the row number (0, 1, ...), i.e. **each row is its own item**; an Arena
           table without a ``judge`` column gets ``judge = "human"``, since the Arena winner is
-          a human vote;
+          a human vote; the real export's ``judge`` column of voter ids (``arena_user_973``)
+          becomes ``voter`` and the judge is ``"human"``; repeated votes on the same prompt and
+          pair get a ``sample`` number;
+        - the Kaggle Arena format (one-hot ``winner_model_a``, ``winner_model_b``,
+          ``winner_tie``) read as ``winner``;
         - ``winner`` as ``"a"`` / ``"b"`` / ``"tie"`` (missing kept): ``model_a`` -> ``"a"``,
           ``model_b`` -> ``"b"``, ``tie`` and ``tie (bothbad)`` -> ``"tie"``, and the package's
           own labels in any case and spacing;

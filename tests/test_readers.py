@@ -128,11 +128,12 @@ def test_arena_export(tmp_path, name):
     assert len(bj.load_judgments(tmp_path / name)) == 5
 
 
-def test_arena_without_question_id_numbers_the_rows_and_keeps_a_judge_column():
+def test_arena_without_question_id_numbers_the_rows_and_keeps_its_voters():
     arena = _arena().drop(columns="question_id").assign(judge=["u1", "u2", "u1", "u3", "u2"])
     got = bj.read_judgments(arena)
     assert got["item"].tolist() == [0, 1, 2, 3, 4]  # each row its own item
-    assert got["judge"].tolist() == ["u1", "u2", "u1", "u3", "u2"]
+    assert got["voter"].tolist() == ["u1", "u2", "u1", "u3", "u2"]  # the export's judge: people
+    assert (got["judge"] == "human").all()
     assert "question_id" not in arena.columns and "a" not in arena.columns  # the input is not modified
     bj.validate_judgments(got)
 
@@ -349,3 +350,51 @@ def test_a_csv_cut_inside_its_last_number_is_refused(tmp_path):
     path.write_bytes(full[:-3])  # "...,0." : the last number cut
     with pytest.raises(ValueError, match="does not end with a line break.*'2,x,y,k,0.'"):
         bj.read_judgments(path)
+
+
+def _arena_rows(n: int, seed: int) -> list[dict]:
+    rng = np.random.default_rng(seed)
+    models = ["gpt-4", "claude-v1", "vicuna-13b", "alpaca-13b"]
+    strength = dict(zip(models, [1.5, 1.0, 0.3, -0.5], strict=True))
+    rows = []
+    for i in range(n):
+        a, b = rng.choice(models, 2, replace=False)
+        pa = 1 / (1 + np.exp(-(strength[a] - strength[b])))
+        u = rng.random()
+        w = "tie" if u < 0.1 else ("model_a" if u < 0.1 + 0.9 * pa else "model_b")
+        rows.append({"question_id": f"q{i % 25}", "model_a": a, "model_b": b, "winner": w,
+                     "judge": f"arena_user_{rng.integers(1000)}", "turn": 1})
+    return rows
+
+
+def test_the_real_arena_export_reads_its_judge_column_as_voters(tmp_path):
+    """Issue 31 (13): the real Chatbot Arena export has a `judge` column of user ids; they are
+    people, one judge ("human"), and repeated votes on one prompt and pair are samples."""
+    path = tmp_path / "arena.json"
+    rows = _arena_rows(300, 0)
+    rows.append(dict(rows[0], judge="arena_user_other"))  # a second person, same prompt and pair
+    path.write_text(json.dumps(rows))
+    df = bj.load_judgments(path)
+    assert set(df["judge"]) == {"human"} and df["voter"].str.startswith("arena_user_").all()
+    assert "sample" in df.columns and df["sample"].max() >= 1
+    fit = bj.leaderboard(df, chains=2, draws=200, tune=200, seed=0)
+    assert fit.attrs["model"] == "bt" and fit.attrs["estimand"] == "human"
+    assert bj.leaderboard_summary(fit)["system"].iloc[0] == "gpt-4"
+
+
+def test_the_kaggle_arena_format_reads_its_one_hot_winner(tmp_path):
+    rows = _arena_rows(40, 1)
+    kaggle = pd.DataFrame({"id": range(40), "model_a": [r["model_a"] for r in rows],
+                           "model_b": [r["model_b"] for r in rows], "prompt": ["..."] * 40,
+                           "winner_model_a": [int(r["winner"] == "model_a") for r in rows],
+                           "winner_model_b": [int(r["winner"] == "model_b") for r in rows],
+                           "winner_tie": [int(r["winner"] == "tie") for r in rows]})
+    path = tmp_path / "train.csv"
+    kaggle.to_csv(path, index=False)
+    df = bj.load_judgments(path)
+    expect = [{"model_a": "a", "model_b": "b", "tie": "tie"}[r["winner"]] for r in rows]
+    assert df["winner"].tolist() == expect and set(df["judge"]) == {"human"}
+    bad = kaggle.assign(winner_tie=1)
+    bad.to_csv(path, index=False)
+    with pytest.raises(ValueError, match=r"exactly one 1 per row.*row\(s\) 0"):
+        bj.load_judgments(path)
