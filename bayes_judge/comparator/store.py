@@ -75,26 +75,54 @@ class JudgmentStore:
             self._con = sqlite3.connect(self.path, timeout=30)
         except (OSError, sqlite3.Error) as err:
             raise ValueError(f"cannot open the store {self.path}: {err}") from err
-        try:
-            self._con.execute("PRAGMA journal_mode=WAL")
-            self._con.execute("PRAGMA synchronous=NORMAL")
-            self._con.executescript(_SCHEMA)
-        except sqlite3.DatabaseError as err:
-            self._con.close()
-            raise ValueError(f"{self.path} is not a bayes_judge store: {err}") from err
         self.model, self.template = model, template
-        meta = dict(self._con.execute("SELECT key, value FROM meta").fetchall())
-        if not meta:
-            with self._con:
-                self._con.executemany("INSERT INTO meta VALUES (?, ?)",
-                                      [("model", model), ("template", template), ("format", "1")])
-        elif (meta.get("model"), meta.get("template")) != (model, template) and not allow_mixed:
+        meta = self._initialise(model, template)
+        if (meta.get("model"), meta.get("template")) != (model, template) and not allow_mixed:
             self._con.close()
             raise StoreMismatchError(
                 f"the store {self.path} was written by model {meta.get('model')!r} with template "
                 f"{meta.get('template')!r}; this run uses model {model!r} with template {template!r}. "
                 "Use another store file, or pass allow_mixed=True to add to it anyway."
             )
+
+    def _initialise(self, model: str, template: str, wait: float = 60.0) -> dict[str, str]:
+        """WAL mode, the schema and the creator's meta, waiting out another process that is
+        creating or recovering the same file (SQLite answers BUSY / "locked" then, which is not a
+        damaged file); the first creator's meta wins."""
+        import time
+
+        deadline, pause = time.monotonic() + wait, 0.01
+        while True:
+            try:
+                self._con.execute("PRAGMA journal_mode=WAL")
+                self._con.execute("PRAGMA synchronous=NORMAL")
+                self._con.executescript(_SCHEMA)
+                with self._con:
+                    self._con.executemany("INSERT OR IGNORE INTO meta VALUES (?, ?)",
+                                          [("model", model), ("template", template), ("format", "1")])
+                return dict(self._con.execute("SELECT key, value FROM meta").fetchall())
+            except sqlite3.OperationalError as err:
+                busy = "locked" in str(err) or "busy" in str(err)
+                if busy and time.monotonic() < deadline:
+                    time.sleep(pause)
+                    pause = min(0.5, pause * 2)
+                    continue
+                self._con.close()
+                if busy:
+                    raise ValueError(f"the store {self.path} stayed locked by another process for {wait:.0f} s: "
+                                     f"{err}") from err
+                raise ValueError(f"{self.path} is not a bayes_judge store: {err}") from err
+            except sqlite3.DatabaseError as err:
+                self._con.close()
+                raise ValueError(f"{self.path} is not a bayes_judge store: {err}") from err
+
+    def _checkpoint(self) -> None:
+        """Copy the write-ahead log into the main file (PASSIVE: never waits for readers), so that
+        a copy of the ``.sqlite`` alone, made after a kill, holds every batch written so far."""
+        try:
+            self._con.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except sqlite3.OperationalError:
+            pass  # another connection is checkpointing; its copy will do
 
     # -- pairwise ---------------------------------------------------------------------------
     def done(self, mode: str) -> pd.DataFrame:
@@ -116,7 +144,9 @@ class JudgmentStore:
         with self._con:
             before = self._con.total_changes
             self._con.executemany("INSERT OR IGNORE INTO judgments VALUES (?,?,?,?,?,?,?,?,?)", data)
-            return self._con.total_changes - before
+            added = self._con.total_changes - before
+        self._checkpoint()
+        return added
 
     # -- pointwise --------------------------------------------------------------------------
     def pointwise(self, kind: str, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
@@ -131,6 +161,7 @@ class JudgmentStore:
         data = [(self.model, self.template, kind, str(i), str(c), v) for i, c, v in rows]
         with self._con:
             self._con.executemany("INSERT OR IGNORE INTO pointwise VALUES (?,?,?,?,?,?)", data)
+        self._checkpoint()
 
     # -- endpoint requests ------------------------------------------------------------------
     def responses(self, keys: Iterable[str]) -> dict[str, dict]:
@@ -154,6 +185,7 @@ class JudgmentStore:
                                json.dumps(response)))
 
     def close(self) -> None:
+        self._checkpoint()
         self._con.close()
 
     def __enter__(self) -> JudgmentStore:

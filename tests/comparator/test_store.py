@@ -44,3 +44,49 @@ def test_bad_store_paths(tmp_path):
     with pytest.raises(ValueError, match="cannot open the store"):
         JudgmentStore(blocker / "run.sqlite", model="m", template="t")
     assert sqlite3.sqlite_version
+
+
+def _create(path: str, barrier, errors) -> None:
+    from bayes_judge.comparator.store import JudgmentStore
+
+    barrier.wait()
+    try:
+        with JudgmentStore(path, model="m", template="t") as st:
+            st.add("prob", [("i", "x", "y", "ab", 0.7, None)])
+    except Exception as err:  # reported to the parent
+        errors.put(repr(err))
+
+
+def test_processes_creating_one_new_store_at_once_all_succeed(tmp_path):
+    """Issue 31 (9): SQLite's BUSY while another process creates the file was misreported as
+    "is not a bayes_judge store: database is locked" (2-4 of 10-15 trials)."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    for trial in range(6):
+        path = str(tmp_path / f"s{trial}.sqlite")
+        barrier, errors = ctx.Barrier(4), ctx.Queue()
+        procs = [ctx.Process(target=_create, args=(path, barrier, errors)) for _ in range(4)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(60)
+        assert errors.empty(), errors.get()
+        assert all(p.exitcode == 0 for p in procs)
+
+
+def test_a_copy_of_the_store_without_its_wal_file_keeps_every_batch(tmp_path):
+    """Issue 31 (6): a store copied without its -wal file after a kill opened empty, and the
+    whole run was judged again with no message."""
+    import shutil
+
+    from bayes_judge.comparator.store import JudgmentStore
+
+    st = JudgmentStore(tmp_path / "run.sqlite", model="m", template="t")
+    st.add("prob", [("i", "x", "y", "ab", 0.7, None), ("i", "x", "y", "ba", 0.4, None)])
+    st.add_pointwise("likert", [("i", "x", "{}")])
+    shutil.copy(tmp_path / "run.sqlite", tmp_path / "copy.sqlite")  # the writer still open: as if killed
+    copy = JudgmentStore(tmp_path / "copy.sqlite", model="m", template="t")
+    assert len(copy.done("prob")) == 2
+    st.close()
+    copy.close()
