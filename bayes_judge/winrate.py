@@ -325,8 +325,9 @@ def win_rate(
         estimator (``"bridge"``) widens the interval by what they cannot tell: how far people's
         rate lies from the judges' consensus, in either direction, and how much the panel prefers
         one system's texts (:mod:`bayes_judge.estimators.bridge`).  ``"judges"``: the rate at which
-        this panel prefers the first system over the population of items (ties ½, both orders,
-        every judge), with only the uncertainty of which items were drawn (``method="panel"``).
+        this panel prefers the first system over the population of items (every row a verdict:
+        ties ½, both orders as judged, every judge; ``swap`` is not read), with only the
+        uncertainty of which items were drawn (``method="panel"``).
     method : str, optional
         ``None`` (default): the package's recommended estimator for the estimand, the one that
         holds its nominal coverage on real judges with known truth, on outputs assigned to two
@@ -513,6 +514,8 @@ def win_rate(
             f"(got method={method!r}, prior={prior!r})"
         )
 
+    if method == "panel":  # the panel's rate counts every row: both orders, each verdict as given
+        swap = "none"
     try:
         data = encode_win_rate(df, systems=systems, judges=judges, human=human, swap=swap, ties=ties, seed=seed)
     except ValueError as e:  # a valid table whose judges say nothing: say why
@@ -657,7 +660,9 @@ def _no_label_post(data: WinRateData, method: str, priors: BridgePrior | None, *
         p = judges_draws(s, data.unit_pair, P, chains=chains, draws=draws, seed=seed)
         note = ("the judges' rate: the share of verdicts for the first system (ties 1/2, every judge and "
                 "order), over the population of items; it says nothing of how people would judge")
-        return {"p": p}, {"bridge": {"estimand_note": note, "n_items": n_items.tolist()}}
+        # equal tails: with few items the bootstrap's density is flat, and a highest-density window
+        # of a flat density need not hold the panel's own share
+        return {"p": p}, {"bridge": {"estimand_note": note, "n_items": n_items.tolist(), "interval": "eti"}}
     prior = BRIDGE_PRIOR if priors is None else priors
     v = consensus_votes(data.n_first, data.n_second)
     small = chains * draws * data.n_units <= 2e7  # per-item draws only while small, as pointwise= elsewhere

@@ -108,7 +108,7 @@ def cases_of(df: pd.DataFrame, truth: pd.Series, set_name: str) -> list[tuple[st
 def judges_rows(df: pd.DataFrame, proto: str, set_name: str, reps: int, seed: int) -> list[dict]:
     """``estimand="judges"`` fitted on a random half of every pair's items; the truth is the panel's
     rate on all of them."""
-    d = _encoded(df)
+    d = bj.encode_win_rate(df.assign(human=None), ties="skip", swap="none")  # every row, as the estimator
     s = panel_scores(d.n_first, d.n_second, d.n_tie)
     full = pd.Series(np.bincount(d.unit_pair, weights=s) / np.bincount(d.unit_pair), index=d.pair_labels)
     key = df["a"].astype(str) + " vs " + df["b"].astype(str) + "\x00" + df["item"].astype(str)

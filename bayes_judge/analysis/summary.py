@@ -40,7 +40,8 @@ def win_rate_summary(
         hdi_low, hdi_high : highest-density interval of p; for BWRS clipped to [0, 1]; for the
             no-label human rate (``"bridge"``) the equal-tailed interval (``attrs["interval"]``:
             its draws pile against 0 or 1 where the panel is unanimous, and the highest-density
-            interval would then drop the lower tail that the prior is there to keep)
+            interval would then drop the lower tail that the prior is there to keep), and for the
+            judges' rate (``"panel"``: with few items its bootstrap density is flat)
         prob_gt_half : P(p > 0.5 | data), the probability that system_a is the better system
         k_observed : observed win rate (eq. 4) averaged over judges
         r_hat, ess_bulk : convergence diagnostics of p (NaN-free only for MCMC fits)
