@@ -15,6 +15,8 @@ import arviz as az
 import numpy as np
 import pandas as pd
 
+from ..inference.convergence import ESS_MIN, RHAT_MAX  # the limits at which every fit warns
+
 __all__ = [
     "RHAT_MAX",
     "ESS_MIN",
@@ -28,8 +30,6 @@ __all__ = [
     "DEFAULT",
 ]
 
-RHAT_MAX = 1.01
-ESS_MIN = 400.0
 BFMI_MIN = 0.3
 
 
