@@ -242,6 +242,9 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--allow-mixed", action="store_true", help="reuse a store written by another model/template")
     cmp_.add_argument("--debias", choices=["reweight", "threshold"], help="position debiasing (Liusie, Manakul & Gales 2024 eq. 9-10)")
     cmp_.add_argument("--batch-size", type=int, default=8, help="prompts per forward pass (default 8)")
+    cmp_.add_argument("--threads", default="auto",
+                      help="CPU threads of a local judge: auto (default: the cores the machine's load leaves "
+                           "free; torch's default stalls on a busy machine), a number, or torch (every core)")
     cmp_.add_argument("--samples", type=int, default=5, help="answers per comparison in sample mode (default 5)")
     cmp_.add_argument("--on-too-long", default="truncate", choices=["truncate", "raise"],
                       help="a context too long for the model: truncate it (warning) or stop")

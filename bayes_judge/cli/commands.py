@@ -371,8 +371,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise CLIError("--endpoint needs --model naming the served model (see GET /v1/models on the server)")
     endpoint_kw = ({"endpoint": args.endpoint, "api_key_env": args.api_key_env, "api": args.api,
                     "concurrency": args.concurrency} if args.endpoint else {})
+    threads: int | str | None = args.threads
+    if threads == "torch":
+        threads = None
+    elif threads != "auto":
+        try:
+            threads = int(str(threads))
+        except ValueError:
+            raise CLIError(f"--threads must be auto, torch or a positive number, got {args.threads!r}") from None
+        if threads < 1:
+            raise CLIError(f"--threads must be at least 1, got {threads}")
     judge = Comparator(args.model, template=args.template, mode=args.mode, batch_size=args.batch_size,
-                       seed=args.seed, n_samples=args.samples, on_too_long=args.on_too_long, **endpoint_kw)
+                       seed=args.seed, n_samples=args.samples, on_too_long=args.on_too_long, threads=threads,
+                       **endpoint_kw)
     df = judge.compare(pairs, texts.rename(columns={args.text_col: "text"})[["item", "candidate", "text"]],
                        contexts, symmetric=args.symmetric, store=args.store, budget=args.budget,
                        debias=args.debias, allow_mixed=args.allow_mixed, progress=not args.no_progress,

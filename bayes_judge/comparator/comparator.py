@@ -91,6 +91,9 @@ class Comparator:
         falls back to sampled answers, with a warning)
     request_options : endpoint client settings: ``timeout``, ``max_retries``, ``backoff``,
         ``max_backoff`` (:class:`~.endpoint.EndpointClient`), ``top_logprobs``
+    threads : CPU threads of a local judge on the CPU during :meth:`compare`: ``"auto"`` (default:
+        the cores the system's load leaves free, :mod:`.threads`), an int, or ``None`` (torch's
+        own choice, every core); read when each ``compare`` starts, restored after it
     """
 
     def __init__(
@@ -119,6 +122,7 @@ class Comparator:
         tokenizer: Any = None,
         no_logprobs: str = "raise",
         request_options: Mapping[str, Any] | None = None,
+        threads: int | str | None = "auto",
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
@@ -135,13 +139,18 @@ class Comparator:
         self.mode, self.batch_size, self.on_too_long = mode, batch_size, on_too_long
         self.n_samples, self.temperature, self.max_new_tokens = n_samples, temperature, max_new_tokens
         self.analysis_tokens, self.tau, self.seed, self.kv_cache = analysis_tokens, tau, seed, kv_cache
+        from .threads import resolve_threads
+
+        resolve_threads(threads)  # checked now, read again at each compare (the load changes)
+        self.threads = threads
         self._spec = {"model": model, "template": self.template, "mode": mode, "batch_size": batch_size,
                       "device": device, "dtype": dtype, "max_length": max_length, "on_too_long": on_too_long,
                       "chat": chat, "n_samples": n_samples, "temperature": temperature,
                       "max_new_tokens": max_new_tokens, "analysis_tokens": analysis_tokens, "tau": tau,
                       "seed": seed, "kv_cache": kv_cache, "endpoint": endpoint, "api_key_env": api_key_env,
                       "api": api, "concurrency": concurrency, "tokenizer": tokenizer, "no_logprobs": no_logprobs,
-                      "request_options": dict(request_options or {})}  # how a Ray actor rebuilds this judge
+                      "request_options": dict(request_options or {}),
+                      "threads": threads}  # how a Ray actor rebuilds this judge
         self.endpoint: EndpointJudge | None = None
         if endpoint is not None:
             self._init_endpoint(endpoint, model, api_key_env=api_key_env, api=api, concurrency=concurrency,
@@ -428,6 +437,7 @@ class Comparator:
         st = JudgmentStore(store if store is not None else ":memory:", model=model_id, template=template_id,
                            allow_mixed=allow_mixed)
         usage0 = self.endpoint.client.usage.snapshot() if self.endpoint is not None else None
+        self._threads_used: int | None = None
         try:
             done = st.done(self.mode)
             done_keys = set(zip(done["item"], done["a"], done["b"], done["order"], strict=True))
@@ -440,7 +450,13 @@ class Comparator:
                 run = ({"prob": self._run_prob, "prepair": self._run_prob, "sample": self._run_sample,
                         "likert": self._run_likert}[self.mode] if self.endpoint is None
                        else partial(self.endpoint.runner(self.mode), self))
-                run(todo, lookup, ctx, st, progress)
+                from .threads import resolve_threads, torch_threads
+
+                on_cpu = self.endpoint is None and str(self.lm.device).startswith("cpu")
+                n_threads = resolve_threads(self.threads) if on_cpu else None
+                self._threads_used = n_threads
+                with torch_threads(n_threads):
+                    run(todo, lookup, ctx, st, progress)
             out = self._collect(plan, st.done(self.mode))
         finally:
             st.close()
@@ -474,6 +490,8 @@ class Comparator:
         elif n_missing:
             raise RuntimeError(f"internal error: {n_missing} comparisons of an in-process judge have no probability")
         ok = out[scored]
+        if self.endpoint is None:
+            out.attrs["threads"] = getattr(self, "_threads_used", None)  # None: torch's own choice or none run
         out.attrs["position_bias"] = position_bias(ok) if len(ok) else None
         out.attrs["diagnosis"] = diagnose_judgments(out)
         warn_if_uninformative(out.attrs["diagnosis"], self.judge_name, stacklevel=4)
