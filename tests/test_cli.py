@@ -411,3 +411,19 @@ def test_demo_llm_part_on_a_tiny_slice(cached_judge, tmp_path, capsys):
     assert main(argv) == 0
     assert "6 judgments (0 new" in capsys.readouterr().out
     assert bj.load_run(out / "summeval_poe-bt").attrs["method"] == "poe-bt"
+
+
+def test_summary_of_a_leaderboard_run_prints_names_and_ranks(tmp_path, capsys):
+    """Issue 32: `summary` on a leaderboard run printed no system names or ranks; every command
+    shows 90% intervals by default."""
+    df = bj.simulate_win_rate(40, p=0.7, q0=[0.8, 0.75], swap=True, seed=1).drop(columns="human")
+    path = tmp_path / "j.csv"
+    df.to_csv(path, index=False)
+    out = tmp_path / "lb"
+    assert main(["leaderboard", str(path), "--out", str(out), "--draws", "100", "--chains", "2"]) == 0
+    capsys.readouterr()
+    assert main(["summary", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "system" in text and "rank_mean" in text and "G0" in text and "G1" in text
+    assert build_parser().parse_args(["summary", "x"]).hdi_prob == 0.9
+    assert build_parser().parse_args(["report", "x", "--out", "r.html"]).hdi_prob == 0.9

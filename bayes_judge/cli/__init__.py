@@ -167,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
                 "bayes-judge summary models/fit models/demo/summeval_poe-bt --csv summary.csv")
     summ.add_argument("runs", nargs="+", metavar="RUN", help="saved runs (NAME, NAME.nc or NAME.json)")
     summ.add_argument("--csv", metavar="FILE", help="also write all rows to this CSV (or .parquet) file")
-    summ.add_argument("--hdi-prob", type=float, default=0.94, help="mass of the intervals (default 0.94)")
+    summ.add_argument("--hdi-prob", type=float, default=0.9, help="mass of the intervals (default 0.9)")
     summ.add_argument("--max-rows", type=int, default=40, help="rows printed per run (default 40)")
 
     # -- report ---------------------------------------------------------------------------------
@@ -179,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="also compare the runs' models by PSIS-LOO (bj.compare_models; the runs must be fits "
                           "of the same judgments) and include the table")
     rep.add_argument("--title", default="bayes_judge diagnostics report", help="page title")
-    rep.add_argument("--hdi-prob", type=float, default=0.94, help="mass of the intervals (default 0.94)")
+    rep.add_argument("--hdi-prob", type=float, default=0.9, help="mass of the intervals (default 0.9)")
     rep.add_argument("--seed", type=int, default=0, help="seed of the posterior predictive simulations")
 
     # -- select ---------------------------------------------------------------------------------

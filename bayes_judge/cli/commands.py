@@ -107,12 +107,12 @@ def cmd_fit(args: argparse.Namespace) -> int:
         idata = bj.win_rate(df, method=method, prior=args.prior, ood=ood, ds_model=args.ds_model,
                             systems=_split_list(args.systems), swap=args.swap or "sum",
                             ties=args.ties, estimand=args.estimand, **kw)
-        table = bj.win_rate_summary(idata)[WINRATE_COLUMNS]
+        table = bj.win_rate_summary(idata, hdi_prob=0.9)[WINRATE_COLUMNS]
         what = f"win rate, {idata.attrs['method']} (prior {idata.attrs['prior']})"
     else:
         # method is one of RANK_METHODS (checked above)
         idata = bj.rank(df, method=cast("RankMethod", method), bayesian=True, debias=not args.no_debias, **kw)
-        table = bj.score_summary(idata)[SCORE_COLUMNS]
+        table = bj.score_summary(idata, hdi_prob=0.9)[SCORE_COLUMNS]
         what = f"ranking, {method}"
     path = bj.save_run(idata, args.out)
     print(f"{what}: {len(df)} judgments, {args.chains} chains x {args.draws} draws")
@@ -162,7 +162,11 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 # -- summary ------------------------------------------------------------------------------------
 
 
-def summarize_runs(runs: dict, *, hdi_prob: float = 0.94):
+LEADERBOARD_COLUMNS = ["system", "mean", "hdi_low", "hdi_high", "rank_mean", "rank_low", "rank_high", "p_best",
+                       "tier", "r_hat", "ess_bulk"]
+
+
+def summarize_runs(runs: dict, *, hdi_prob: float = 0.9):
     """One table for several runs: ``bj.win_rate_summary`` rows of win-rate runs and
     ``bj.score_summary`` rows of rankings, with columns ``run`` and ``kind`` first."""
     import pandas as pd
@@ -198,7 +202,8 @@ def cmd_summary(args: argparse.Namespace) -> int:
     for name in runs:
         sub = table[table["run"] == name].dropna(axis=1, how="all")
         kind = sub["kind"].iloc[0]
-        cols = WINRATE_COLUMNS if kind == "win-rate" else SCORE_COLUMNS
+        board = (runs[name].attrs or {}).get("task") == "leaderboard"
+        cols = WINRATE_COLUMNS if kind == "win-rate" else LEADERBOARD_COLUMNS if board else SCORE_COLUMNS
         cols = ["pair", *cols] if kind == "win-rate" else cols
         print(f"== {name} ({kind}, {_method(runs[name])})")
         print(format_table(sub[[c for c in cols if c in sub.columns]], max_rows=args.max_rows, index=False))
