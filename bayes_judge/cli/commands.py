@@ -146,8 +146,9 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
           f"({a['n_labels']} human labels) -> {a['n_cells']} cells; {args.chains} chains x {args.draws} draws")
     for line in run_notes(idata):
         print(line)
-    print(f"estimand: {a.get('estimand', 'human')} (" + ("people's preference" if a.get("estimand", "human") == "human"
-          else "the panel's own preference, its verdicts as they are") + ")")
+    if not a.get("estimand_note"):  # else run_notes said it, with what the scores cannot cover
+        print(f"estimand: {a.get('estimand', 'human')} (" + ("people's preference" if a.get("estimand", "human") == "human"
+              else "the panel's own preference, its verdicts as they are") + ")")
     print(format_table(table, max_rows=args.max_rows, index=False))
     if args.csv:
         write_table(table, args.csv, "leaderboard table")
@@ -225,6 +226,8 @@ def run_notes(idata) -> list[str]:
     attrs = idata.attrs or {}
     out = [f"NOT CONVERGED: {attrs['convergence']}"] if attrs.get("convergence") else []
     if attrs.get("task") != "win-rate":
+        if attrs.get("estimand_note"):
+            out.append(f"estimand: {attrs.get('estimand', 'human')} ({attrs['estimand_note']})")
         return out
     estimand = str(attrs.get("estimand", "human"))
     note = attrs.get("estimand_note")

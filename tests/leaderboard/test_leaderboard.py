@@ -271,3 +271,12 @@ def test_leaderboard_names_its_estimand():
         bj.leaderboard(df, estimand="human", model="bt", **kw)
     with pytest.raises(ValueError, match="estimand must be"):
         bj.leaderboard(df, estimand="people", **kw)
+
+
+def test_judges_only_human_scores_say_what_they_cannot_cover():
+    df = bj.simulate_win_rate(40, p=0.7, q0=[0.8, 0.75], swap=True, seed=1).drop(columns="human")
+    fit = bj.leaderboard(df, chains=2, draws=100, tune=100, seed=0)
+    assert fit.attrs["estimand"] == "human" and "add labels (human=)" in fit.attrs["estimand_note"]
+    from bayes_judge.cli.commands import run_notes
+
+    assert any("a preference all judges share is not in the intervals" in line for line in run_notes(fit))
