@@ -173,7 +173,7 @@ def label_rows(df: pd.DataFrame, set_name: str, budgets: list[float], reps: int,
                     r = ppi_mean(y_u[li], f_u[li], f_u[ui], alpha=ALPHA, lam="tuned")
                     rows_p.append((name, r.estimate, r.low, r.high))
                 except ValueError:
-                    rows_p.append((name, np.nan, 0.0, 1.0))  # no answer: counted as [0, 1]
+                    rows_p.append((name, np.nan, np.nan, np.nan))  # refused: kept, left out of the means
                 lo = labels_only_interval(y_u[li], alpha=ALPHA)
                 rows_l.append((name, lo.estimate, lo.low, lo.high))
             for est, rows in (("ppi++", rows_p), ("labels_only", rows_l)):
@@ -294,6 +294,9 @@ def targets(rec: pd.DataFrame) -> list[str]:
 
 
 def render(rec: pd.DataFrame, out: Path, args) -> None:
+    refused = rec["estimate"].isna()  # PPI++ on labels of one class (its interval would collapse)
+    n_refused = rec[refused].groupby("budget").size().to_dict()
+    rec = rec[~refused]
     lines = ["# Natural pairs of real systems, beside the synthetic protocols", "",
              f"Command: `python benchmarks/natural_pairs.py {' '.join(args.argv)}`", "",
              "90% intervals; coverage of the truth, mean absolute error of the point estimate, mean width. "
@@ -301,6 +304,9 @@ def render(rec: pd.DataFrame, out: Path, args) -> None:
              "`seed003` / `length`: real_calibration.py's random-assignment protocols. `judges` is scored "
              "against the panel's own rate on all items (fitted on a random half).", "",
              "## Targets (issue 30)", "", *targets(rec), "",
+             "PPI++ refuses a pair whose labels are all of one class (its normal interval collapses to a "
+             "point); those cases are left out of its rows: "
+             + (", ".join(f"{n} at {b:.0%} labels" for b, n in sorted(n_refused.items())) or "none") + ".", "",
              "## Pooled, no labels", "", _md(summarize(rec[rec.budget == 0], ["protocol", "estimator"])), ""]
     nat = rec[rec.protocol == "natural"]
     lab = nat[nat.budget > 0]
