@@ -33,3 +33,12 @@ def test_compare_sets_the_threads_and_restores_them(lm, tiny):
         assert torch.get_num_threads() == before
     with pytest.raises(ValueError, match="threads must be"):
         Comparator(lm, threads=0)
+
+
+def test_busy_cores_reads_the_machine():
+    import os
+
+    from bayes_judge.comparator.threads import busy_cores
+
+    b = busy_cores(0.05)
+    assert b is None or 0.0 <= b <= (os.cpu_count() or 1) + 1e-9
