@@ -603,7 +603,7 @@ def win_rate(
     attrs = _attrs(data, method, prior, seed)
     attrs["estimand"] = "judges" if method == "observed" else estimand  # k (eq. 4) is what the judges say
     attrs["judge_diagnosis"] = json.dumps(diagnosis)
-    attrs.update(extra.get("bridge", {}))
+    attrs.update(extra.get("no_label", {}))
     if method == "dawid-skene":
         attrs["ds_model"] = ds_model
     if "n_patterns" in extra:
@@ -662,7 +662,7 @@ def _no_label_post(data: WinRateData, method: str, priors: BridgePrior | None, *
                 "order), over the population of items; it says nothing of how people would judge")
         # equal tails: with few items the bootstrap's density is flat, and a highest-density window
         # of a flat density need not hold the panel's own share
-        return {"p": p}, {"bridge": {"estimand_note": note, "n_items": n_items.tolist(), "interval": "eti"}}
+        return {"p": p}, {"no_label": {"estimand_note": note, "n_items": n_items.tolist(), "interval": "eti"}}
     prior = BRIDGE_PRIOR if priors is None else priors
     v = consensus_votes(data.n_first, data.n_second)
     small = chains * draws * data.n_units <= 2e7  # per-item draws only while small, as pointwise= elsewhere
@@ -677,7 +677,7 @@ def _no_label_post(data: WinRateData, method: str, priors: BridgePrior | None, *
             "to 17 bundled sets with known truth; the interval is as wide as that prior makes it")
     info = {"estimand_note": note, "bridge_prior": prior.describe(), "interval": "eti", "bridge_prior_json": prior.to_json(),
             "prior_sensitivity": json.dumps(sens), "n_items": n_items.tolist()}
-    return post, {"bridge": info}
+    return post, {"no_label": info}
 
 
 def _diagnose(df: pd.DataFrame, judges: Sequence[str] | None, *, warn: bool = True) -> dict:
