@@ -149,7 +149,8 @@ def _bootstrap_means(values: np.ndarray, unit_pair: np.ndarray, n_pairs: int, si
         if x.size == 0:
             raise ValueError(f"pair {j} has no item")
         g = rng.standard_exponential((size, x.size))
-        out[:, j] = (g @ x) / g.sum(axis=1)
+        # a weighted mean lies within its values; the clip removes the last bit of rounding (1 + 2e-16)
+        out[:, j] = np.clip((g @ x) / g.sum(axis=1), x.min(), x.max())
     return out
 
 

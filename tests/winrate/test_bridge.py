@@ -245,3 +245,9 @@ def test_a_pair_judged_on_three_items_is_wide_and_says_how_many_labels_would_dec
     assert 0 < s.loc["A vs C", "labels_to_decide"] <= 3  # capped at the pair's items
     # a system in one pair only (C) is answered like any other
     assert np.isfinite(s.loc["A vs C", "p_mean"])
+
+
+def test_a_unanimous_panel_s_rate_is_exactly_one_not_one_plus_rounding():
+    """Found by tests/test_fuzz.py: the bootstrap mean of values all 1.0 came out 1 + 2e-16."""
+    d = judges_draws(np.ones(7), np.zeros(7, dtype=int), 1, chains=4, draws=1000, seed=0)
+    assert d.max() == 1.0 and d.min() == 1.0
