@@ -427,3 +427,19 @@ def test_summary_of_a_leaderboard_run_prints_names_and_ranks(tmp_path, capsys):
     assert "system" in text and "rank_mean" in text and "G0" in text and "G1" in text
     assert build_parser().parse_args(["summary", "x"]).hdi_prob == 0.9
     assert build_parser().parse_args(["report", "x", "--out", "r.html"]).hdi_prob == 0.9
+
+
+def test_fit_reads_human_labels_from_their_own_file_and_target_accept(tmp_path, capsys):
+    """Issue 32: `fit` had no --human and no --target-accept (which the report tells users to raise)."""
+    df = bj.simulate_win_rate(60, p=0.7, q0=[0.8, 0.75], swap=True, seed=4)
+    judg, lab = tmp_path / "j.csv", tmp_path / "h.csv"
+    df.drop(columns="human").to_csv(judg, index=False)
+    df[df["item"].astype(int) < 15][["item", "a", "b", "human"]].drop_duplicates(["item"]).to_csv(lab, index=False)
+    out = tmp_path / "run"
+    assert main(["fit", str(judg), "--task", "winrate", "--human", str(lab), "--target-accept", "0.9",
+                 "--draws", "100", "--chains", "2", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "win rate, regression (prior in-distribution)" in text
+    with pytest.raises(SystemExit):
+        main(["fit", str(judg), "--task", "winrate", "--target-accept", "1.5", "--out", str(tmp_path / "x")])
+    assert "--target-accept must lie in (0, 1)" in capsys.readouterr().err

@@ -122,6 +122,11 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--tune", type=int, help="tuning steps per chain (default: --draws)")
     fit.add_argument("--chains", type=int, default=4, help="chains (default 4)")
     fit.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    fit.add_argument("--target-accept", type=float, default=0.8,
+                     help="NUTS target acceptance (default 0.8; raise it, e.g. 0.95, when the fit reports divergences)")
+    fit.add_argument("--human", metavar="FILE",
+                     help="winrate: human labels in a file of their own: item, a, b, human ('a' / 'b' in that row's order)")
+    fit.add_argument("--human-map", metavar="COL=FILECOL,...", help="rename the columns of --human")
     fit.add_argument("--max-rows", type=int, default=30, help="rows of the summary printed (default 30)")
     fit.add_argument("--out", required=True, metavar="RUN",
                      help="the run to write: RUN.nc (InferenceData) and RUN.json (manifest)")

@@ -95,7 +95,14 @@ def cmd_fit(args: argparse.Namespace) -> int:
     _check_run_args(args)
     df = read_table(args.judgments, "judgments table", judgments=True, mapping=args.map)
     tune = args.draws if args.tune is None else args.tune
+    if not 0 < args.target_accept < 1:
+        raise CLIError(f"--target-accept must lie in (0, 1), got {args.target_accept}")
     kw = dict(sampler=args.sampler, chains=args.chains, draws=args.draws, tune=tune, seed=args.seed)
+    if args.task != "winrate" and args.target_accept != 0.8:
+        raise CLIError("--target-accept applies to --task winrate (bj.rank keeps NUTS's default)")
+    if args.human and args.task != "winrate":
+        raise CLIError("--human applies to --task winrate only")
+    human = read_table(args.human, "human labels table", mapping=args.human_map) if args.human else None
     if args.task == "winrate":
         tables = [read_table(f, "OOD judgments table", judgments=True) for f in args.ood or []]
         if tables and args.prior not in (None, "ood"):
@@ -106,7 +113,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
                else (tables[0] if tables else None))
         idata = bj.win_rate(df, method=method, prior=args.prior, ood=ood, ds_model=args.ds_model,
                             systems=_split_list(args.systems), swap=args.swap or "sum",
-                            ties=args.ties, estimand=args.estimand, **kw)
+                            ties=args.ties, estimand=args.estimand, human=human,
+                            target_accept=args.target_accept, **kw)
         table = bj.win_rate_summary(idata, hdi_prob=0.9)[WINRATE_COLUMNS]
         what = f"win rate, {idata.attrs['method']} (prior {idata.attrs['prior']})"
     else:
