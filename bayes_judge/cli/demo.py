@@ -179,7 +179,9 @@ def mtbench_part(args: argparse.Namespace, out_dir: Path, kw: dict, say) -> tupl
         s = bj.win_rate_summary(idata, hdi_prob=0.9).iloc[0]
         rows.append({
             "estimator": name, "estimand": idata.attrs.get("estimand", "human"), "p_mean": s["p_mean"], "interval_90": f"[{s['hdi_low']:.3f}, {s['hdi_high']:.3f}]",
-            "true p": p_true, "covers": "yes" if s["hdi_low"] <= p_true <= s["hdi_high"] else "NO",
+            "true p": p_true,
+            "covers": ("n/a: another rate" if idata.attrs.get("estimand") == "judges"
+                       else "yes" if s["hdi_low"] <= p_true <= s["hdi_high"] else "NO"),
             "|p_mean - p|": abs(s["p_mean"] - p_true), "p outside [0,1]": s["frac_outside_unit"], "r_hat": s["r_hat"],
         })
         runs[slug] = bj.save_run(idata, out_dir / slug)
