@@ -602,6 +602,9 @@ def win_rate(
 
     attrs = _attrs(data, method, prior, seed)
     attrs["estimand"] = "judges" if method == "observed" else estimand  # k (eq. 4) is what the judges say
+    if method == "observed":
+        attrs["estimand_note"] = ("the judges' pooled share k (Gao et al. 2024, eq. 4) with its Beta posterior; "
+                                  "biased for people's rate wherever the judges err (eq. 9)")
     attrs["judge_diagnosis"] = json.dumps(diagnosis)
     attrs.update(extra.get("no_label", {}))
     if method == "dawid-skene":
