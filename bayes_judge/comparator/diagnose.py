@@ -134,6 +134,8 @@ def diagnose_judgments(
     return out
 
 
+MAX_ROWS = 20_000  # rows per judge that diagnose_table reads (whole items, chosen with a fixed seed)
+
 _KEEP = ("flags", "messages", "informative", "checked", "share_a", "position_determined", "n_pairs_both_orders",
          "order_consistent", "p_sd", "n")
 
@@ -145,6 +147,8 @@ def diagnose_table(df: pd.DataFrame, **thresholds: Any) -> dict[str, dict[str, A
     table took (the comparator, its store, a CSV or Parquet round trip, another tool's export).
     ``p_a`` is read where given, else the hard verdict (``winner`` ``"a"`` / ``"b"`` / ``"tie"``
     as 1 / 0 / ½); hard verdicts are not flagged ``"saturated"`` (they are meant to be hard).
+    A judge with more than ``MAX_ROWS`` rows is read on a fixed-seed share of its items (both
+    orders of an item together), so a million-row table costs what 20,000 rows do.
 
     Returns
     -------
@@ -168,6 +172,10 @@ def diagnose_table(df: pd.DataFrame, **thresholds: Any) -> dict[str, dict[str, A
     t = df[cols].assign(p_a=p.to_numpy(), judge=judge.to_numpy())
     out = {}
     for name, g in t.groupby("judge", sort=True):
+        if len(g) > MAX_ROWS and "item" in g.columns:  # a screening check: a seeded share of the items
+            items = np.asarray(pd.unique(g["item"]), dtype=object)
+            chosen = np.random.default_rng(0).choice(items, max(1, int(len(items) * MAX_ROWS / len(g))), replace=False)
+            g = g[g["item"].isin(chosen)]
         d = diagnose_judgments(g, **thresholds)
         if not soft:  # hard verdicts: meant to be hard, and "constant" said in their terms
             keep = [i for i, f in enumerate(d["flags"]) if f != "saturated"]

@@ -83,3 +83,17 @@ def test_the_warning_names_the_judge_and_the_check():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         warn_if_uninformative(diagnose_judgments(_table(lambda i, j: 0.9, lambda i, j: 0.9, n_texts=3)), "m")
+
+
+def test_diagnose_table_reads_a_large_judge_on_a_share_of_its_items():
+    import numpy as np
+
+    import bayes_judge as bj
+    from bayes_judge.comparator.diagnose import MAX_ROWS, diagnose_table
+
+    df = bj.simulate_win_rate(15_000, p=0.7, q0=[0.8, 0.8], swap=True, seed=0).drop(columns="human")
+    stuck = df["judge"] == "judge1"
+    df.loc[stuck, "winner"] = np.where(np.random.default_rng(1).random(stuck.sum()) < 0.97, "a", "b")
+    d = diagnose_table(df)
+    assert d["judge0"]["n"] <= MAX_ROWS and d["judge0"]["informative"] is True
+    assert d["judge1"]["informative"] is False and "position-determined" in d["judge1"]["flags"]

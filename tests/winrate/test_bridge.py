@@ -251,3 +251,15 @@ def test_a_unanimous_panel_s_rate_is_exactly_one_not_one_plus_rounding():
     """Found by tests/test_fuzz.py: the bootstrap mean of values all 1.0 came out 1 + 2e-16."""
     d = judges_draws(np.ones(7), np.zeros(7, dtype=int), 1, chains=4, draws=1000, seed=0)
     assert d.max() == 1.0 and d.min() == 1.0
+
+
+def test_the_normal_limit_of_the_bootstrap_matches_the_exact_draws():
+    """Above EXACT_MAX items the judges' rate is drawn from its normal limit: same mean and sd."""
+    from bayes_judge.estimators import bridge
+
+    rng = np.random.default_rng(5)
+    s = rng.beta(2, 1, size=bridge.EXACT_MAX + 1)
+    exact = judges_draws(s[:-1], np.zeros(s.size - 1, dtype=int), 1, chains=2, draws=2000, seed=0)
+    limit = judges_draws(s, np.zeros(s.size, dtype=int), 1, chains=2, draws=2000, seed=0)
+    assert limit.mean() == pytest.approx(exact.mean(), abs=2e-3)
+    assert limit.std() == pytest.approx(exact.std(), rel=0.08)
