@@ -144,6 +144,7 @@ def encode_win_rate(
     swap: str = "sum",
     ties: str = "random",
     seed: int = 0,
+    diagnose: bool = False,
 ) -> WinRateData:
     """Encode a judgments table as verdict counts per (pair, item, judge).
 
@@ -170,6 +171,11 @@ def encode_win_rate(
         in Gao et al. 2024 App. B, or left out of the counts and reported.
     seed : int
         Seed of the coin flips.
+    diagnose : bool
+        Diagnose every chosen judge from its rows as read here
+        (:func:`bayes_judge.comparator.diagnose.diagnose_table`: position-driven, constant,
+        orders disagreeing) into ``meta["diagnosis"]``; a table the judges cannot answer is then
+        refused with the reason.
 
     Returns
     -------
@@ -229,6 +235,13 @@ def encode_win_rate(
     pos = pd.DataFrame({"judge": v["judge"].to_numpy(dtype=object)[decided], "a": score_a[decided] > 0.5})
     g = pos.groupby("judge", sort=True)["a"].agg(["sum", "count"])
     meta["position_counts"] = {str(j): [int(r["sum"]), int(r["count"])] for j, r in g.iterrows()}
+    why = None
+    if diagnose:  # from the rows as validated here: no second parse of the table
+        from .comparator.diagnose import diagnose_table, uninformative_message
+
+        verdict_col = "p_a" if "p_a" in v.columns and v["p_a"].notna().any() else "winner"
+        meta["diagnosis"] = diagnose_table(v.loc[keep, ["item", "a", "b", "judge", verdict_col]])
+        why = uninformative_message(meta["diagnosis"])
 
     judge_col = v["judge"].to_numpy(dtype=object)
     if swap == "split":
@@ -303,16 +316,17 @@ def encode_win_rate(
 
     per_pair = np.bincount(unit_keys["pair_idx"].to_numpy(), weights=(n_first + n_second).sum(axis=1), minlength=len(pairs))
     empty = [f"{a} vs {b}" for (a, b), n in zip(pairs, per_pair, strict=True) if n == 0]
-    if empty:
+    because = f". Why: {why}" if why else ""
+    if empty:  # (ties='random' would answer with coin flips: not offered as a way out)
         raise ValueError(
             f"pair(s) {empty} have no verdict from the chosen judges {list(judges)} (every row of "
-            "theirs was left out or is a tie); choose other judges, ties='random', or drop the pair"
+            f"theirs was left out or is a tie); choose other judges or drop the pair{because}"
         )
     silent = [judges[e] for e in range(E) if (n_first[:, e] + n_second[:, e]).sum() == 0]
     if silent:
         raise ValueError(
             f"judge(s) {silent} never gave a verdict: every one of their rows is a tie or "
-            "missing; leave them out with judges=[...] or use ties='random'"
+            f"missing; leave them out with judges=[...]{because}"
         )
 
     return WinRateData(

@@ -516,19 +516,10 @@ def win_rate(
 
     if method == "panel":  # the panel's rate counts every row: both orders, each verdict as given
         swap = "none"
-    try:
-        data = encode_win_rate(df, systems=systems, judges=judges, human=human, swap=swap, ties=ties, seed=seed)
-    except ValueError as e:  # a valid table whose judges say nothing: say why
-        from .comparator.diagnose import uninformative_message
-
-        try:
-            why = uninformative_message(_diagnose(df, judges, warn=False))
-        except Exception:  # the table itself is invalid: the encoder's error says what is wrong
-            why = None
-        if why is None:
-            raise
-        raise ValueError(f"{e}. Why: {why}") from e
-    diagnosis = _diagnose(df, judges)
+    data = encode_win_rate(df, systems=systems, judges=judges, human=human, swap=swap, ties=ties, seed=seed,
+                           diagnose=True)
+    diagnosis = data.meta["diagnosis"]
+    _warn_uninformative(diagnosis)
     ood_data = None
     sources = None
     if method == "transfer":
@@ -649,9 +640,13 @@ def _no_label_post(data: WinRateData, method: str, priors: BridgePrior | None, *
                    seed: int) -> tuple[dict, dict]:
     """Draws of the judges' rate (``"panel"``) or the bridged human rate (``"bridge"``) of every pair,
     with what the summaries print about them (:mod:`bayes_judge.estimators.bridge`)."""
-    import json
-
-    from .estimators.bridge import consensus_votes, human_draws, judges_draws, panel_scores
+    from .estimators.bridge import (
+        bridge_draws,
+        consensus_votes,
+        human_draws,
+        judges_draws,
+        panel_scores,
+    )
 
     P = len(data.pairs)
     n_items = np.bincount(data.unit_pair, minlength=P)
@@ -671,10 +666,11 @@ def _no_label_post(data: WinRateData, method: str, priors: BridgePrior | None, *
     small = chains * draws * data.n_units <= 2e7  # per-item draws only while small, as pointwise= elsewhere
     nd = (data.n_first + data.n_second).sum(axis=1) if small else None
     post = human_draws(v, data.unit_pair, P, prior=prior, chains=chains, draws=draws, seed=seed, n_decisive=nd)
+    pi = post["p_consensus"].reshape(-1, P)  # the same consensus draws under a prior half / twice as wide
     sens = {}
-    for factor in (0.5, 2.0):  # the answer under a prior half / twice as wide
-        alt = human_draws(v, data.unit_pair, P, prior=prior.scaled(factor), chains=chains, draws=draws, seed=seed)
-        q = np.quantile(alt["p"].reshape(-1, P), [0.05, 0.95], axis=0)
+    for k, factor in enumerate((0.5, 2.0)):
+        alt = bridge_draws(pi, n_items, prior.scaled(factor), np.random.default_rng([seed, k]))
+        q = np.quantile(alt["p"], [0.05, 0.95], axis=0)
         sens[f"x{factor:g}"] = [[round(float(lo), 4), round(float(hi), 4)] for lo, hi in q.T]
     note = ("the human rate without labels: the judges' consensus rate bridged to people's by a prior fitted "
             "to 17 bundled sets with known truth; the interval is as wide as that prior makes it")
@@ -683,32 +679,25 @@ def _no_label_post(data: WinRateData, method: str, priors: BridgePrior | None, *
     return post, {"no_label": info}
 
 
-def _diagnose(df: pd.DataFrame, judges: Sequence[str] | None, *, warn: bool = True) -> dict:
-    """Each judge's diagnosis from the table (:func:`~bayes_judge.comparator.diagnose.diagnose_table`),
-    with a warning naming every judge whose verdicts do not depend on the texts."""
-    from .comparator.diagnose import (
-        UninformativeJudgeWarning,
-        diagnose_table,
-        uninformative_message,
-    )
+def _warn_uninformative(diagnosis: dict) -> None:
+    """Warn, naming every judge whose verdicts do not depend on the texts (the encoder's
+    ``meta["diagnosis"]``, :func:`~bayes_judge.comparator.diagnose.diagnose_table`)."""
+    from .comparator.diagnose import UninformativeJudgeWarning, uninformative_message
 
-    rows = df if judges is None or "judge" not in df.columns else df[df["judge"].astype(str).isin([str(j) for j in judges])]
-    diagnosis = diagnose_table(rows)
     msg = uninformative_message(diagnosis)
-    if msg and warn:
+    if msg:
         warnings.warn(f"win_rate: {msg}", UninformativeJudgeWarning, stacklevel=3)
-    return diagnosis
 
 
 def item_predictions(data: WinRateData) -> np.ndarray:
     """Each item's share of judge verdicts for G0 (all judges and orders; a tie counts 1/2), (U,).
 
-    The judges' prediction of the human label that PPI corrects (NaN where no judge judged).
+    The judges' prediction of the human label that PPI corrects (NaN where no judge judged); the
+    same share the judges' rate averages (:func:`~bayes_judge.estimators.bridge.panel_scores`).
     """
-    tot = (data.n_first + data.n_second + data.n_tie).sum(axis=1)
-    g0 = (data.n_first + 0.5 * data.n_tie).sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(tot > 0, g0 / np.where(tot > 0, tot, 1), np.nan)
+    from .estimators.bridge import panel_scores
+
+    return panel_scores(data.n_first, data.n_second, data.n_tie)
 
 
 def _ppi_draws(data: WinRateData, *, alpha: float, chains: int, draws: int, seed: int) -> dict:

@@ -54,6 +54,8 @@ __all__ = [
     "panel_scores",
     "consensus_votes",
     "judges_draws",
+    "bridge",
+    "bridge_draws",
     "human_draws",
     "fit_bridge_prior",
     "labels_to_decide",
@@ -180,6 +182,29 @@ def judges_draws(scores: np.ndarray, unit_pair: np.ndarray, n_pairs: int, *, cha
     return out.reshape(chains, draws, n_pairs)
 
 
+def bridge(pi: np.ndarray | float, lam: np.ndarray | float, alpha: np.ndarray | float,
+           kappa: np.ndarray | float) -> np.ndarray:
+    """The bridge of the module docstring, stated once: ``½ + κ_h (expit(λ logit π + α) − ½)``
+    (arrays broadcast)."""
+    return 0.5 + kappa * (expit(lam * logit(pi) + alpha) - 0.5)
+
+
+def bridge_draws(pi: np.ndarray, n_items: np.ndarray, prior: BridgePrior,
+                 rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """The human rate from draws of the consensus rate ``pi`` (S, P): one draw of λ and κ_h per
+    row, one α per row and pair, then the Binomial of the ``n_items`` (P,) at hand.
+
+    Returns ``p`` (S, P), ``lam`` (S, 1), ``alpha`` (S, P) and ``kappa`` (S, 1).
+    """
+    S, P = pi.shape
+    lam = prior.lam_median * np.exp(prior.lam_log_sd * rng.standard_normal((S, 1)))
+    alpha = prior.tau * rng.standard_normal((S, P))
+    kappa = rng.beta(prior.human_a, 1.0, size=(S, 1)) if prior.human_a else np.ones((S, 1))
+    n = np.asarray(n_items)
+    p = rng.binomial(n, bridge(pi, lam, alpha, kappa)) / np.maximum(n, 1)
+    return {"p": p, "lam": lam, "alpha": alpha, "kappa": kappa}
+
+
 def human_draws(votes: np.ndarray, unit_pair: np.ndarray, n_pairs: int, *, prior: BridgePrior = BRIDGE_PRIOR,
                 chains: int, draws: int, seed: int, n_decisive: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Draws of the human rate ``p`` bridged from the consensus (module docstring), (chains, draws, ·).
@@ -193,8 +218,8 @@ def human_draws(votes: np.ndarray, unit_pair: np.ndarray, n_pairs: int, *, prior
     prior : BridgePrior
     n_decisive : ndarray, shape (U,), optional
         Decisive verdicts per unit: when given, ``h_prob`` (chains, draws, U) is returned too,
-        the bridge read item by item, ``expit(λ logit ṽ_i + α)`` with ``ṽ_i`` the consensus
-        shrunk by one pseudo-verdict at ½ (what :func:`bayes_judge.next_labels` ranks).
+        the bridge read item by item, with ``π`` replaced by the item's consensus shrunk by one
+        pseudo-verdict at ½ (what :func:`bayes_judge.next_labels` ranks).
 
     Returns
     -------
@@ -205,19 +230,14 @@ def human_draws(votes: np.ndarray, unit_pair: np.ndarray, n_pairs: int, *, prior
     rng = np.random.default_rng(seed)
     S = chains * draws
     pi = _bootstrap_means(np.asarray(votes, float), unit_pair, n_pairs, S, rng, pseudo=0.5)
-    lam = prior.lam_median * np.exp(prior.lam_log_sd * rng.standard_normal((S, 1)))
-    alpha = prior.tau * rng.standard_normal((S, n_pairs))
-    kappa = rng.beta(prior.human_a, 1.0, size=(S, 1)) if prior.human_a else np.ones((S, 1))
-    p_inf = 0.5 + kappa * (expit(lam * logit(pi) + alpha) - 0.5)
-    n = np.bincount(unit_pair, minlength=n_pairs)
-    p = rng.binomial(n, p_inf) / np.maximum(n, 1)
+    d = bridge_draws(pi, np.bincount(unit_pair, minlength=n_pairs), prior, rng)
     shape = (chains, draws)
-    out = {"p": p.reshape(*shape, n_pairs), "p_consensus": pi.reshape(*shape, n_pairs),
-           "alpha": alpha.reshape(*shape, n_pairs), "lam": lam.reshape(shape)}
+    out = {"p": d["p"].reshape(*shape, n_pairs), "p_consensus": pi.reshape(*shape, n_pairs),
+           "alpha": d["alpha"].reshape(*shape, n_pairs), "lam": d["lam"].reshape(shape)}
     if n_decisive is not None:
         nd = np.asarray(n_decisive, dtype=float)
         v_shrunk = (np.asarray(votes, float) * nd + 0.5) / (nd + 1.0)
-        h = 0.5 + kappa * (expit(lam * logit(v_shrunk)[None, :] + alpha[:, unit_pair]) - 0.5)
+        h = bridge(v_shrunk[None, :], d["lam"], d["alpha"][:, unit_pair], d["kappa"])
         out["h_prob"] = h.reshape(*shape, -1)
     return out
 
@@ -262,8 +282,9 @@ def fit_bridge_prior(cases: Sequence[tuple[str, np.ndarray, float]], *, human_a:
         tot = 0.0
         for (lp, lh, se2), ll in zip(arrays.values(), log_lams, strict=True):
             star = expit(np.exp(ll) * lp)
-            mean = logit(0.5 + kbar * (star - 0.5))
-            slope = kbar * star * (1 - star) / ((0.5 + kbar * (star - 0.5)) * (0.5 - kbar * (star - 0.5)))
+            p_mean = bridge(expit(lp), np.exp(ll), 0.0, kbar)  # the bridge at α = 0 and κ_h at its mean
+            mean = logit(p_mean)
+            slope = kbar * star * (1 - star) / (p_mean * (1 - p_mean))  # d logit p / dα, for τ
             var = (slope * np.exp(log_tau)) ** 2 + se2
             tot += 0.5 * np.sum(np.log(var) + (lh - mean) ** 2 / var)
         return tot
