@@ -116,7 +116,10 @@ def win_rate_summary(
         from ..estimators.bridge import labels_to_decide
 
         undecided = (out["hdi_low"] <= 0.5) & (out["hdi_high"] >= 0.5)
-        out["labels_to_decide"] = np.where(undecided, labels_to_decide(out["p_mean"].to_numpy(), n_items), 0.0)
+        from scipy.stats import norm
+
+        z = float(norm.ppf(1 - (1 - hdi_prob) / 2))  # decided at the summary's own interval mass
+        out["labels_to_decide"] = np.where(undecided, labels_to_decide(out["p_mean"].to_numpy(), n_items, z=z), 0.0)
     return out
 
 

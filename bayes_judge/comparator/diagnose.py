@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["UninformativeJudgeWarning", "diagnose_judgments", "diagnose_table", "warn_if_uninformative",
-           "uninformative_message"]
+           "uninformative_judges", "uninformative_message"]
 
 
 class UninformativeJudgeWarning(UserWarning):
@@ -189,12 +189,22 @@ def diagnose_table(df: pd.DataFrame, **thresholds: Any) -> dict[str, dict[str, A
     return out
 
 
+def uninformative_judges(diagnosis: dict[str, dict[str, Any]] | str) -> dict[str, str]:
+    """Judge → why its verdicts do not depend on the texts, for each judge that fails
+    :func:`diagnose_table`; ``diagnosis`` as made there or as a fit keeps it (JSON in
+    ``attrs["judge_diagnosis"]``)."""
+    import json
+
+    diag: dict[str, dict[str, Any]] = json.loads(diagnosis or "{}") if isinstance(diagnosis, str) else diagnosis
+    return {str(j): "; ".join(d.get("messages", [])) for j, d in diag.items() if d.get("informative") is False}
+
+
 def uninformative_message(diagnosis: dict[str, dict[str, Any]]) -> str | None:
     """One sentence naming each judge whose verdicts do not depend on the texts, or None."""
-    bad = {j: d for j, d in diagnosis.items() if d.get("informative") is False}
+    bad = uninformative_judges(diagnosis)
     if not bad:
         return None
-    parts = [f"{j!r}: " + "; ".join(d["messages"]) for j, d in bad.items()]
+    parts = [f"{j!r}: {why}" for j, why in bad.items()]
     return (f"{len(bad)} of {len(diagnosis)} judge(s) carry no information about the texts: " + " | ".join(parts)
             + f". Their verdicts only pull the estimates toward ½: leave them out (judges= without {sorted(bad)})"
             + (" or judge again with an informative judge." if len(bad) < len(diagnosis)

@@ -297,9 +297,9 @@ def fit_bridge_prior(cases: Sequence[tuple[str, np.ndarray, float]], *, human_a:
 
 
 def labels_to_decide(p_mean: np.ndarray, n_items: np.ndarray, z: float = 1.645) -> np.ndarray:
-    """Human labels that would decide a pair on their own: the smallest n whose normal 90% interval
-    around ``p_mean`` excludes ½, ``(z · sqrt(p (1 − p)) / |p − ½|)²``, capped at the pair's items
-    (an upper bound: with the judges' verdicts beside them, fewer labels do)."""
+    """Human labels that would decide a pair on their own: the smallest n whose normal interval
+    around ``p_mean`` (``z`` = 1.645: 90%) excludes ½, ``(z · sqrt(p (1 − p)) / |p − ½|)²``, capped at
+    the pair's items (an upper bound: with the judges' verdicts beside them, fewer labels do)."""
     p = np.asarray(p_mean, dtype=float)
     d = np.abs(p - 0.5)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -215,12 +215,11 @@ def leaderboard(
              "system_bias": int(options.get("system_bias", False)), "difficulty": int(bool(difficulty)),
              "covariates": ",".join(data.covariates), "estimand": estimand}
     if estimand == "human" and spec.name == "bt-judges" and data.meta["n_labels"] == 0:
-        # benchmarks/results/leaderboard_real.md (judges only: 0-9% coverage); the spreads: issue 30's note
-        attrs["estimand_note"] = (
+        attrs["estimand_note"] = (  # the figures: benchmarks/results/leaderboard_real.md
             "people's scores, read through the judges' accuracy and position bias only: without human labels "
-            "a preference all judges share is not in the intervals (on SummEval and HANNA, 10 aspects, the "
-            "experts' scores spread 1.3-2.7 times the judges' and sit 0.2-0.75 off them per system, so the "
-            "judges-only intervals cover 0-9% of them); add labels (human=) before reading these as people's")
+            "a preference all judges share is not in the intervals (on SummEval and HANNA coherence the "
+            "judges-only intervals cover 0-9% of the experts' Bradley-Terry scores); add labels (human=) "
+            "before reading these as people's")
     idata = build_idata(
         task="leaderboard", model=spec.name, sampler="nutpie (fast path)" if fit.fast else sampler, seed=seed,
         posterior=post, sample_stats=fit.stats, log_likelihood=loglik,

@@ -100,12 +100,11 @@ def _win_rate_data_rows(ctx: Context) -> list[tuple[str, str]]:
 def uninformative_judges(attrs: dict) -> list[str]:
     """One problem per judge whose verdicts do not depend on the texts (``attrs["judge_diagnosis"]``,
     made by :func:`bayes_judge.win_rate` from the table itself)."""
-    import json
+    from ..comparator.diagnose import uninformative_judges as flagged
 
-    diag = json.loads(str(attrs.get("judge_diagnosis", "{}")) or "{}")
-    return [f"Judge {j!r} carries no information about the texts: " + "; ".join(d.get("messages", []))
-            + ". Its verdicts only pull the win rates toward ½; leave it out or use another judge."
-            for j, d in diag.items() if d.get("informative") is False]
+    return [f"Judge {j!r} carries no information about the texts: {why}. Its verdicts only pull the win "
+            "rates toward ½; leave it out or use another judge."
+            for j, why in flagged(str(attrs.get("judge_diagnosis", "{}"))).items()]
 
 
 def win_rate_position_bias(idata: az.InferenceData) -> pd.DataFrame | None:

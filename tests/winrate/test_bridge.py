@@ -263,3 +263,13 @@ def test_the_normal_limit_of_the_bootstrap_matches_the_exact_draws():
     limit = judges_draws(s, np.zeros(s.size, dtype=int), 1, chains=2, draws=2000, seed=0)
     assert limit.mean() == pytest.approx(exact.mean(), abs=2e-3)
     assert limit.std() == pytest.approx(exact.std(), rel=0.08)
+
+
+def test_labels_to_decide_follows_the_summary_s_interval_mass():
+    rng = np.random.default_rng(8)
+    fit = bj.win_rate(_table((rng.random((40, 3)) < 0.6).astype(float)), seed=0)
+    s90, s99 = (bj.win_rate_summary(fit, hdi_prob=h).iloc[0] for h in (0.9, 0.99))
+    assert s90["labels_to_decide"] > 0  # undecided at 90% with 40 items near 0.6
+    assert s99["labels_to_decide"] >= s90["labels_to_decide"]
+    p = s90["p_mean"]
+    assert s90["labels_to_decide"] == min(40, np.ceil((1.645 * np.sqrt(p * (1 - p)) / abs(p - 0.5)) ** 2))
