@@ -26,7 +26,7 @@ import pandas as pd
 
 from . import hanna, summeval
 
-__all__ = ["SOURCES", "judges", "system_pairs", "truth"]
+__all__ = ["SOURCES", "judges", "system_pairs", "truth", "n_decided"]
 
 SOURCES: dict[str, tuple[str, ...]] = {"summeval": tuple(summeval.ASPECTS), "hanna": tuple(hanna.CRITERIA)}
 
