@@ -195,11 +195,12 @@ def label_logprobs(
     label_sets: Sequence[Sequence[int]],
     *,
     subgroups: Sequence[Sequence] | None = None,
-    batch_size: int = 8,
+    batch_size: int | str = 8,
     kv_cache: bool = True,
     min_prefix: int = 8,
     decoder_prefix: Sequence[int] = (),
     on_batch: Callable[[int, np.ndarray, np.ndarray], None] | None = None,
+    pack: bool | None = None,
 ) -> list[np.ndarray]:
     """Log-probabilities of label sets as the next token after each prompt.
 
@@ -211,11 +212,13 @@ def label_logprobs(
     subgroups : optional key per prompt within each group (e.g. the candidate shown first): the
         prompts of one key share a longer prefix (context + first candidate), cached once per key
         on top of the group's prefix
-    batch_size : rows per forward pass
+    batch_size : rows per forward pass; ``"auto"``: sized from the free GPU memory (8 on the CPU)
     kv_cache : reuse shared prefixes (causal LMs); ``False`` runs every prompt in full
     min_prefix : shortest shared prefix (tokens) worth caching
     decoder_prefix : encoder-decoder models: decoder tokens after the start token (answer prefix)
     on_batch : called after every forward pass with (group index, prompt indices, log-probs)
+    pack : pack the prompts of many prefixes into each pass (:mod:`.packed`); default on CUDA,
+        for models the packed path supports (:func:`~.packed.supports_packing`)
 
     Returns
     -------
@@ -223,8 +226,19 @@ def label_logprobs(
     """
     import torch
 
+    from .packed import packed_label_logprobs, supports_packing
+
     model, pad = lm.model, lm.tokenizer.pad_token_id
     use_cache = kv_cache and not lm.is_seq2seq
+    if pack is None:
+        pack = use_cache and getattr(model.device, "type", "cpu") == "cuda"
+    longest = max((len(p) for g in groups for p in g), default=0)
+    if pack and use_cache and supports_packing(model, longest):
+        return packed_label_logprobs(lm, groups, label_sets, subgroups=subgroups, batch_size=batch_size,
+                                     min_prefix=min_prefix, on_batch=on_batch)
+    if batch_size == "auto":
+        batch_size = 8
+    batch_size = int(batch_size)
     results = []
     with torch.inference_mode(), _gqa_attention(model):
         for g, prompts in enumerate(groups):
@@ -263,6 +277,31 @@ def label_logprobs(
     return results
 
 
+def _row_gumbel(seeds: Sequence[int], n_samples: int, temperature: float, device):
+    """A logits processor for greedy decoding that samples: it returns scores / T + Gumbel noise, the
+    noise of row (prompt r, sample j) drawn from its own generator seeded by (seeds[r], j), so
+    argmax is an exact draw from softmax(scores / T) and a row's draws do not depend on the other
+    rows of its batch (Gumbel-max trick)."""
+    import torch
+    from transformers import LogitsProcessor
+
+    gens = []
+    for s in seeds:
+        for j in range(n_samples):
+            g = torch.Generator(device=device)
+            g.manual_seed((int(s) * 1_000_003 + j) % (2**63 - 1))
+            gens.append(g)
+
+    class RowGumbel(LogitsProcessor):
+        def __call__(self, input_ids, scores):
+            u = torch.stack([torch.rand(scores.shape[-1], generator=g, device=scores.device, dtype=torch.float32)
+                             for g in gens])
+            gumbel = -torch.log(-torch.log(u.clamp(1e-12, 1 - 1e-7)))
+            return scores.float() / temperature + gumbel
+
+    return RowGumbel()
+
+
 def generate(
     lm,
     prompts: Sequence[Sequence[int]],
@@ -271,11 +310,14 @@ def generate(
     n_samples: int = 1,
     temperature: float = 1.0,
     seed: int | None = None,
+    seeds: Sequence[int] | None = None,
 ) -> list[list[str]]:
     """Generate ``n_samples`` continuations per prompt (left-padded batch for causal LMs).
 
-    Greedy when ``n_samples == 1`` and ``temperature == 0``; sampled otherwise, with torch's RNG
-    seeded from ``seed`` inside a forked RNG state (the caller's global state is untouched).
+    Greedy when ``n_samples == 1`` and ``temperature == 0``; sampled otherwise. With ``seeds`` (one
+    per prompt) each prompt's samples come from its own random streams (:func:`_row_gumbel`), the
+    same whichever prompts share its batch; with ``seed`` alone torch's RNG is seeded once inside a
+    forked RNG state (the caller's global state is untouched).
     """
     import torch
 
@@ -291,12 +333,17 @@ def generate(
             ids[r, width - len(p):] = torch.as_tensor(p)
             mask[r, width - len(p):] = 1
     sample = temperature > 0
-    kw = dict(max_new_tokens=max_new_tokens, num_return_sequences=n_samples, do_sample=sample,
-              pad_token_id=tok.pad_token_id)
-    if sample:
-        kw.update(temperature=temperature, top_k=0, top_p=1.0)
+    kw: dict = dict(max_new_tokens=max_new_tokens, num_return_sequences=n_samples, pad_token_id=tok.pad_token_id)
+    if sample and seeds is not None:
+        if len(seeds) != len(prompts):
+            raise ValueError(f"{len(seeds)} seeds for {len(prompts)} prompts")
+        kw.update(do_sample=False, temperature=None, top_k=None, top_p=None, num_return_sequences=1,
+                  logits_processor=[_row_gumbel(seeds, n_samples, temperature, model.device)])
+        ids, mask = ids.repeat_interleave(n_samples, 0), mask.repeat_interleave(n_samples, 0)
+    elif sample:
+        kw.update(do_sample=True, temperature=temperature, top_k=0, top_p=1.0)
     else:
-        kw.update(temperature=None, top_k=None, top_p=None)
+        kw.update(do_sample=False, temperature=None, top_k=None, top_p=None)
     with torch.inference_mode(), torch.random.fork_rng(devices=[]):
         if seed is not None:
             torch.manual_seed(seed)

@@ -1,0 +1,437 @@
+"""Benchmark: the comparator on one GPU, judges of three sizes, against the naive loop.
+
+Workload: SummEval coherence prompts (``summeval-coherence`` template, the embedded judge's real
+tokenizer and chat template): every ordered pair of the 16 summaries of ``--articles`` articles
+(240 comparisons an article, ~820 tokens a prompt, ~470 of them the article prefix).
+
+Judges: three shapes built with random weights on the device (nothing is downloaded): SmolLM2-135M
+(the embedded judge's architecture), SmolLM2-1.7B, and Llama-3-8B's layers with the 49,152-token
+vocabulary of the tokenizer (7.4B parameters), in bfloat16. Each is wrapped as a
+:class:`~bayes_judge.comparator.models.LoadedModel` and judged through the public path.
+
+Measured, per judge, in one process:
+
+* **naive**: one prompt per forward pass, the whole prompt, no cache
+  (``label_logprobs(lm, [[p]], ..., kv_cache=False, pack=False)``), on the first ``--naive`` prompts;
+* **before**: the engine before packing (prompts of one first-candidate prefix per pass, batch 64:
+  ``pack=False``) on ``--before-articles`` articles;
+* **ours (engine)**: ``label_logprobs(..., batch_size="auto")``, packed, on all the articles
+  (tokenization excluded), and with 128 rows a pass;
+* **ours (compare)**: ``Comparator(lm).compare(pairs, texts, contexts)`` with its defaults, end to
+  end as a user calls it (prompt building, tokenization, the in-memory store);
+* comparisons/s, prompt tokens/s, the share of the compute limit, peak GPU memory;
+* the compute limit: the bf16 matrix-product rate measured in the same run (8192³) divided by
+  2 · n_params FLOP per token (i) of the tokens a comparison cannot share (after its first-candidate
+  prefix; the issue's convention) and (ii) of every distinct token the job must run (prefixes
+  once, counted in);
+* exactness: max |Δp| against the naive loop on the naive prompts: in bfloat16 (packed vs naive
+  bf16, and each against the float32 naive loop on the same weights cast up), and in float32
+  (packed vs naive, target ≤ 1e-4).
+
+The 135M judge also runs the other modes (``sample`` with batched generation against the
+per-prompt loop it replaced, ``likert``, ``prepair``) on one article.
+
+Usage (on a GPU machine; the tokenizer folder is the embedded judge's, saved with
+``load_model().tokenizer.save_pretrained(folder)``)::
+
+    python benchmarks/bench_comparator_gpu.py --tokenizer .bench/tokenizer --out benchmarks/results
+
+Writes ``bench_comparator_gpu.json`` and ``bench_comparator_gpu.md`` to ``--out`` (after each judge,
+so a run cut short keeps what it measured) and prints the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+SHAPES = {
+    "135M": dict(hidden_size=576, intermediate_size=1536, num_hidden_layers=30, num_attention_heads=9,
+                 num_key_value_heads=3, tie_word_embeddings=True, rope_theta=100000.0),
+    "1.7B": dict(hidden_size=2048, intermediate_size=8192, num_hidden_layers=24, num_attention_heads=32,
+                 num_key_value_heads=32, tie_word_embeddings=True, rope_theta=130000.0),
+    "7.4B": dict(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
+                 num_key_value_heads=8, tie_word_embeddings=False, rope_theta=500000.0),
+}
+SHAPES["tiny"] = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                      num_key_value_heads=2, tie_word_embeddings=True, rope_theta=10000.0)  # a CPU smoke test
+ARTICLES = {"135M": 12, "1.7B": 12, "7.4B": 8}
+NAIVE = {"135M": 32, "1.7B": 32, "7.4B": 24}
+DEVICE = "cuda"
+
+
+def sync():
+    import torch
+
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+
+
+def matmul_tflops() -> float:
+    import torch
+
+    n = 8192 if DEVICE == "cuda" else 512
+    a = torch.randn(n, n, device=DEVICE, dtype=torch.bfloat16)
+    b = torch.randn(n, n, device=DEVICE, dtype=torch.bfloat16)
+    for _ in range(3):
+        a @ b
+    sync()
+    t = time.perf_counter()
+    for _ in range(10):
+        a @ b
+    sync()
+    return 10 * 2 * n**3 / (time.perf_counter() - t) / 1e12
+
+
+def build_judge(shape: str, tokenizer, seed: int = 0):
+    import torch
+    from transformers import AutoModelForCausalLM, LlamaConfig
+
+    from bayes_judge.comparator.models import LoadedModel
+
+    cfg = LlamaConfig(vocab_size=len(tokenizer), max_position_embeddings=8192, hidden_act="silu",
+                      rms_norm_eps=1e-5, bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+                      pad_token_id=tokenizer.pad_token_id, attn_implementation="sdpa", **SHAPES[shape])
+    torch.manual_seed(seed)
+    with torch.device(DEVICE):
+        model = AutoModelForCausalLM.from_config(cfg, dtype=torch.bfloat16)
+    model.eval()
+    n = sum(p.numel() for p in model.parameters())
+    lm = LoadedModel(model=model, tokenizer=tokenizer, is_seq2seq=False, name=f"random-{shape}",
+                     fingerprint=f"random-{shape}-seed{seed}", max_length=8192, device=DEVICE,
+                     info={"dtype": "bfloat16", "params": n})
+    return lm, n
+
+
+def workload(judge, articles: int):
+    import pandas as pd
+
+    from bayes_judge.datasets import summeval
+
+    texts, contexts = summeval.texts(articles=articles)
+    rows = []
+    for item, sub in texts.groupby("item", sort=False):
+        rows += [(item, a, b) for a, b in itertools.permutations(sub["candidate"].tolist(), 2)]
+    pairs = pd.DataFrame(rows, columns=["item", "a", "b"])
+    t = time.perf_counter()
+    plan = judge._plan(pairs, False, None, None)
+    ctx = judge._contexts(contexts, list(dict.fromkeys(plan["item"])))
+    groups, firsts, _ = judge._pair_prompts(plan, judge._text_lookup(texts), ctx, None)
+    tok_s = time.perf_counter() - t
+    return pairs, texts, contexts, groups, firsts, tok_s
+
+
+def token_counts(groups, firsts, min_prefix: int = 8) -> dict:
+    """Tokens a comparison cannot share, and every distinct token of the job (prefixes once)."""
+    import numpy as np
+
+    from bayes_judge.comparator.engine import common_prefix_len
+
+    suffix = distinct = total = 0
+    for prompts, first in zip(groups, firsts, strict=True):
+        total += sum(len(p) for p in prompts)
+        L0 = common_prefix_len(prompts)
+        distinct += L0
+        keys = np.asarray([str(f) for f in first])
+        for k in np.unique(keys):
+            members = [prompts[i] for i in np.nonzero(keys == k)[0]]
+            L1 = common_prefix_len(members) if len(members) > 1 else L0
+            L1 = L1 if L1 - L0 >= min_prefix else L0
+            distinct += L1 - L0
+            rest = sum(len(m) - L1 for m in members)
+            suffix += rest
+            distinct += rest
+    n = sum(len(g) for g in groups)
+    return {"n": n, "prompt_tokens": total, "suffix_tokens_per_cmp": suffix / n, "distinct_tokens_per_cmp": distinct / n,
+            "prompt_tokens_per_cmp": total / n}
+
+
+def p_of(lp):
+    import numpy as np
+
+    return 1.0 / (1.0 + np.exp(lp[..., 1] - lp[..., 0]))
+
+
+def timed(fn):
+    import torch
+
+    cuda = DEVICE == "cuda"
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+    sync()
+    t = time.perf_counter()
+    out = fn()
+    sync()
+    return out, time.perf_counter() - t, torch.cuda.max_memory_allocated() / 2**30 if cuda else float("nan")
+
+
+def run_shape(shape: str, tokenizer, args, peak: float) -> dict:
+    import numpy as np
+    import torch
+
+    from bayes_judge.comparator import Comparator
+    from bayes_judge.comparator.engine import label_logprobs
+    from bayes_judge.comparator.packed import (
+        choose_kernel,
+        kernel_agrees,
+        packed_label_logprobs,
+        varlen_available,
+    )
+
+    t0 = time.perf_counter()
+    lm, n_params = build_judge(shape, tokenizer)
+    judge = Comparator(lm, template="summeval-coherence")
+    labels = judge._label_ids
+    arts = args.articles or ARTICLES.get(shape, 1)
+    pairs, texts, contexts, groups, firsts, tok_s = workload(judge, arts)
+    counts = token_counts(groups, firsts)
+    res: dict = {"shape": shape, "params": n_params, "articles": arts, "build_s": time.perf_counter() - t0,
+                 "tokenize_s": tok_s, **counts}
+    print(f"[{shape}] {n_params / 1e9:.2f}B params, {counts['n']} comparisons, "
+          f"{counts['prompt_tokens_per_cmp']:.0f} tokens/prompt, {counts['suffix_tokens_per_cmp']:.0f} unshared", flush=True)
+
+    # warm-up (kernels, allocator)
+    label_logprobs(lm, groups[:1], labels, subgroups=firsts[:1], batch_size="auto")
+    label_logprobs(lm, [groups[0][:2]], labels, batch_size=1, kv_cache=False, pack=False)
+
+    nv = min(args.naive or NAIVE[shape], len(groups[0]))
+    sub_prompts, sub_first = groups[0][:nv], firsts[0][:nv]
+    naive, t, mem = timed(lambda: np.concatenate([label_logprobs(lm, [[p]], labels, batch_size=1, kv_cache=False,
+                                                                 pack=False)[0] for p in sub_prompts]))
+    res["naive"] = {"n": nv, "s": t, "cmp_per_s": nv / t, "peak_gib": mem}
+
+    nb = max(1, min(args.before_articles, len(groups)))
+    _, t, mem = timed(lambda: label_logprobs(lm, groups[:nb], labels, subgroups=firsts[:nb], batch_size=64, pack=False))
+    res["before_b64"] = {"n": sum(len(g) for g in groups[:nb]), "s": t, "peak_gib": mem}
+    res["before_b64"]["cmp_per_s"] = res["before_b64"]["n"] / t
+
+    ours, t, mem = timed(lambda: label_logprobs(lm, groups, labels, subgroups=firsts, batch_size="auto"))
+    kernel = choose_kernel(lm.model)  # what "auto" took (cached by the warm-up)
+    res["ours_auto"] = {"n": counts["n"], "s": t, "cmp_per_s": counts["n"] / t, "peak_gib": mem, "kernel": kernel}
+    _, t, mem = timed(lambda: label_logprobs(lm, groups, labels, subgroups=firsts, batch_size=128))
+    res["ours_rows128"] = {"n": counts["n"], "s": t, "cmp_per_s": counts["n"] / t, "peak_gib": mem, "kernel": kernel}
+    df, t, mem = timed(lambda: judge.compare(pairs, texts, contexts, progress=False))
+    res["ours_compare"] = {"n": len(df), "s": t, "cmp_per_s": len(df) / t, "peak_gib": mem, "kernel": kernel}
+
+    # the attention kernels side by side (same articles), and each one's |dp| against the naive loop
+    ns = max(1, min(args.sweep_articles, len(groups)))
+    n_sweep = sum(len(g) for g in groups[:ns])
+    kernels = ["sdpa"] + [k for k in ("varlen", "cascade") if varlen_available(lm.model) and kernel_agrees(lm.model, k)]
+    p_kernel = {}
+    for k in kernels:
+        _, t, mem = timed(lambda k=k: packed_label_logprobs(lm, groups[:ns], labels, subgroups=firsts[:ns], kernel=k))
+        res[f"kernel_{k}"] = {"n": n_sweep, "s": t, "cmp_per_s": n_sweep / t, "peak_gib": mem}
+        p_kernel[k] = p_of(packed_label_logprobs(lm, [sub_prompts], labels, subgroups=[sub_first], kernel=k)[0])
+    res["profile"] = profile(lambda: label_logprobs(lm, groups[:2], labels, subgroups=firsts[:2], batch_size="auto"))
+
+    for key in ("naive", "before_b64", "ours_auto", "ours_rows128", "ours_compare", *(f"kernel_{k}" for k in kernels)):
+        r = res[key]
+        r["prompt_tok_per_s"] = r["cmp_per_s"] * counts["prompt_tokens_per_cmp"]
+        r["share_suffix_limit"] = r["cmp_per_s"] * 2 * n_params * counts["suffix_tokens_per_cmp"] / (peak * 1e12)
+        r["share_distinct_limit"] = r["cmp_per_s"] * 2 * n_params * counts["distinct_tokens_per_cmp"] / (peak * 1e12)
+    res["limit_suffix_cmp_per_s"] = peak * 1e12 / (2 * n_params * counts["suffix_tokens_per_cmp"])
+    res["limit_distinct_cmp_per_s"] = peak * 1e12 / (2 * n_params * counts["distinct_tokens_per_cmp"])
+    res["speedup_vs_naive"] = res["ours_auto"]["cmp_per_s"] / res["naive"]["cmp_per_s"]
+
+    # exactness: bf16 packed (from the full run) vs naive bf16, and both vs float32 on the same weights
+    p_pack_bf = p_of(ours[0][:nv])
+    p_naive_bf = p_of(naive)
+    lm.model.float()
+    if DEVICE == "cuda":
+        torch.cuda.empty_cache()
+    naive32 = np.concatenate([label_logprobs(lm, [[p]], labels, batch_size=1, kv_cache=False, pack=False)[0]
+                              for p in sub_prompts])
+    pack32 = packed_label_logprobs(lm, [sub_prompts], labels, subgroups=[sub_first], kernel="sdpa")[0]
+    p32, pn32 = p_of(pack32), p_of(naive32)
+    res["exact"] = {
+        "n": nv, "p_range": float(np.ptp(pn32)),
+        "f32_packed_vs_naive": float(np.abs(p32 - pn32).max()),
+        "bf16_packed_vs_bf16_naive": float(np.abs(p_pack_bf - p_naive_bf).max()),
+        "bf16_packed_vs_f32": float(np.abs(p_pack_bf - pn32).max()),
+        "bf16_naive_vs_f32": float(np.abs(p_naive_bf - pn32).max()),
+        **{f"bf16_{k}_vs_bf16_naive": float(np.abs(p_kernel[k] - p_naive_bf).max()) for k in p_kernel},
+        **{f"bf16_{k}_vs_f32": float(np.abs(p_kernel[k] - pn32).max()) for k in p_kernel},
+    }
+    print(f"[{shape}] naive {res['naive']['cmp_per_s']:.1f}/s, before(b64) {res['before_b64']['cmp_per_s']:.1f}/s, "
+          f"ours auto {res['ours_auto']['cmp_per_s']:.1f}/s, rows128 {res['ours_rows128']['cmp_per_s']:.1f}/s, "
+          f"compare {res['ours_compare']['cmp_per_s']:.1f}/s; limit {res['limit_suffix_cmp_per_s']:.0f}/s; "
+          f"exact {res['exact']}", flush=True)
+
+    if shape in ("135M", "tiny") and not args.skip_modes:
+        lm.model.to(torch.bfloat16)
+        res["modes"] = other_modes(lm, texts, contexts, pairs)
+        print(f"[{shape}] modes {res['modes']}", flush=True)
+    return res  # the judge goes with this frame; main() empties the CUDA cache
+
+
+def profile(fn) -> dict:
+    """Share of GPU kernel time by kind (matrix products, attention, copies/gathers, other) over fn()."""
+    if DEVICE != "cuda":
+        return {}
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as prof
+
+    with prof(activities=[ProfilerActivity.CUDA]) as p:
+        fn()
+        sync()
+    kinds = {"matmul": ("gemm", "matmul", "cutlass", "sm90_xmma", "nvjet", "cublas"),
+             "attention": ("flash", "fmha", "attention", "softmax"),
+             "copy_gather": ("index", "copy", "cat", "gather", "scatter", "elementwise_kernel_with_index",
+                             "repeat", "fill", "zero")}
+    tot: dict[str, float] = {k: 0.0 for k in (*kinds, "other")}
+    top = []
+    for e in p.key_averages():
+        t = getattr(e, "device_time_total", None) or getattr(e, "cuda_time_total", 0.0)
+        if not t or e.key.startswith(("aten::", "cuda", "ProfilerStep")):
+            continue
+        name = e.key.lower()
+        kind = next((k for k, keys in kinds.items() if any(x in name for x in keys)), "other")
+        tot[kind] += t
+        top.append((t, e.key[:90]))
+    total = sum(tot.values()) or 1.0
+    top.sort(reverse=True)
+    return {"share": {k: v / total for k, v in tot.items()}, "gpu_ms": total / 1e3,
+            "top": [{"us": t, "kernel": k} for t, k in top[:8]]}
+
+
+def other_modes(lm, texts, contexts, pairs) -> dict:
+    from bayes_judge.comparator import Comparator
+    from bayes_judge.comparator.engine import generate
+
+    one = pairs[pairs["item"] == pairs["item"].iloc[0]]
+    out = {}
+    judge = Comparator(lm, mode="sample", n_samples=5, max_new_tokens=8, template="summeval-coherence")
+    df, t, mem = timed(lambda: judge.compare(one, texts, contexts, progress=False))
+    out["sample_batched"] = {"n": len(df), "cmp_per_s": len(df) / t, "peak_gib": mem}
+    plan = judge._plan(one.iloc[:8], False, None, None)
+    ctx = judge._contexts(contexts, list(dict.fromkeys(plan["item"])))
+    groups, _, _ = judge._pair_prompts(plan, judge._text_lookup(texts), ctx, None)
+    prompts = [p for g in groups for p in g]
+    _, t, _ = timed(lambda: [generate(lm, [p], max_new_tokens=8, n_samples=5, temperature=1.0, seed=k)
+                             for k, p in enumerate(prompts)])
+    out["sample_per_prompt_loop"] = {"n": len(prompts), "cmp_per_s": len(prompts) / t}
+    for mode in ("likert", "prepair"):
+        j = Comparator(lm, mode=mode, template="summeval-coherence", analysis_tokens=48)
+        df, t, mem = timed(lambda j=j: j.compare(one, texts, contexts, progress=False))
+        out[mode] = {"n": len(df), "cmp_per_s": len(df) / t, "peak_gib": mem}
+    return out
+
+
+def markdown(res: dict, command: str) -> str:
+    lines = [
+        "# The comparator on one GPU (`benchmarks/bench_comparator_gpu.py`)", "",
+        f"Command: `{command}`", "",
+        f"Card: {res['device']}; torch {res['torch']}, transformers {res['transformers']}; "
+        f"bf16 matrix products measured at {res['matmul_tflops']:.0f} TFLOP/s (8192³, this run).", "",
+        "Workload: SummEval coherence prompts, every ordered pair of the 16 summaries per article, the embedded "
+        "judge's tokenizer and chat template; judges of three shapes with random weights, bfloat16. "
+        "Comparisons/s (cmp/s); the compute limit is the measured matrix-product rate over 2 · params FLOP per "
+        "token the comparison cannot share (after its first-candidate prefix).", "",
+        "| judge | params | cmp | tokens/prompt (unshared) | naive loop | before (b64) | ours auto (engine) | ours 128 rows | "
+        "ours `compare` (end to end) | × naive | limit | share of limit | peak GiB |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in res["shapes"]:
+        lines.append(
+            f"| {r['shape']} | {r['params'] / 1e9:.2f}B | {r['n']} | {r['prompt_tokens_per_cmp']:.0f} "
+            f"({r['suffix_tokens_per_cmp']:.0f}) | {r['naive']['cmp_per_s']:.1f} | {r['before_b64']['cmp_per_s']:.1f} | "
+            f"{r['ours_auto']['cmp_per_s']:.1f} | {r['ours_rows128']['cmp_per_s']:.1f} | {r['ours_compare']['cmp_per_s']:.1f} | "
+            f"{r['speedup_vs_naive']:.1f}× | {r['limit_suffix_cmp_per_s']:.0f} | {r['ours_auto']['share_suffix_limit']:.0%} "
+            f"(distinct tokens: {r['ours_auto']['share_distinct_limit']:.0%}) | {r['ours_auto']['peak_gib']:.1f} |")
+    lines += ["", "Prompt tokens/s (ours auto): " + ", ".join(
+        f"{r['shape']} {r['ours_auto']['prompt_tok_per_s']:,.0f}" for r in res["shapes"]), "",
+        "Exactness: max |Δp| on the first prompts of article 1 (float32 = the same weights cast up).", "",
+        "| judge | prompts | float32 packed vs naive | bf16 packed vs bf16 naive | bf16 packed vs float32 | "
+        "bf16 naive vs float32 |", "|---|---|---|---|---|---|"]
+    for r in res["shapes"]:
+        e = r["exact"]
+        lines.append(f"| {r['shape']} | {e['n']} | {e['f32_packed_vs_naive']:.1e} | {e['bf16_packed_vs_bf16_naive']:.3f} | "
+                     f"{e['bf16_packed_vs_f32']:.3f} | {e['bf16_naive_vs_f32']:.3f} |")
+    lines += ["", "Attention kernels side by side (engine, packed, batch auto, first articles; |Δp| against the "
+              "bf16 naive loop and the float32 one):", "",
+              "| judge | kernel | cmp/s | share of limit | peak GiB | max Δp vs bf16 naive | max Δp vs float32 |",
+              "|---|---|---|---|---|---|---|"]
+    for r in res["shapes"]:
+        for k in ("sdpa", "varlen", "cascade"):
+            if f"kernel_{k}" in r:
+                x, e = r[f"kernel_{k}"], r["exact"]
+                lines.append(f"| {r['shape']} | {k} | {x['cmp_per_s']:.1f} | {x['share_suffix_limit']:.0%} | {x['peak_gib']:.1f} | "
+                             f"{e.get(f'bf16_{k}_vs_bf16_naive', float('nan')):.3f} | {e.get(f'bf16_{k}_vs_f32', float('nan')):.3f} |")
+    lines += ["", "GPU time by kind of kernel (profiler, two articles, the default path):", ""]
+    for r in res["shapes"]:
+        if r.get("profile"):
+            sh = r["profile"]["share"]
+            lines.append(f"- {r['shape']} ({r['ours_auto'].get('kernel')}): " + ", ".join(f"{k} {v:.0%}" for k, v in sh.items())
+                         + f"; top: {r['profile']['top'][0]['kernel'] if r['profile']['top'] else ''}")
+    modes = next((r["modes"] for r in res["shapes"] if "modes" in r), None)
+    if modes:
+        lines += ["", "Other modes, 135M, one article (240 comparisons): " + "; ".join(
+            f"{k} {v['cmp_per_s']:.1f} cmp/s" for k, v in modes.items())]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--tokenizer", default=None, help="tokenizer folder (default: the embedded judge's)")
+    ap.add_argument("--shapes", default="7.4B,1.7B,135M")
+    ap.add_argument("--articles", type=int, default=None)
+    ap.add_argument("--naive", type=int, default=None)
+    ap.add_argument("--before-articles", type=int, default=2)
+    ap.add_argument("--sweep-articles", type=int, default=2)
+    ap.add_argument("--skip-modes", action="store_true")
+    ap.add_argument("--out", default=str(HERE / "results"))
+    ap.add_argument("--cpu-smoke", action="store_true", help="a tiny random judge on the CPU (checks the script)")
+    args = ap.parse_args(argv)
+    global DEVICE
+    DEVICE = "cpu" if args.cpu_smoke else "cuda"
+
+    import torch
+    import transformers
+    from transformers import AutoTokenizer
+
+    if DEVICE == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("no CUDA device: this benchmark runs on a GPU (the CPU has benchmarks/bench_comparator.py)")
+    if args.tokenizer:
+        tok = AutoTokenizer.from_pretrained(args.tokenizer)
+    else:
+        from bayes_judge.comparator.models import load_model
+
+        tok = load_model(device="cpu").tokenizer
+    if tok.pad_token_id is None:
+        tok.pad_token = tok.eos_token
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    peak = matmul_tflops()
+    res = {"device": torch.cuda.get_device_name(0) if DEVICE == "cuda" else "cpu", "torch": torch.__version__, "transformers": transformers.__version__,
+           "python": platform.python_version(), "matmul_tflops": peak, "shapes": []}
+    command = "python benchmarks/bench_comparator_gpu.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    print(f"{res['device']}: bf16 matmul {peak:.0f} TFLOP/s", flush=True)
+    for shape in args.shapes.split(","):
+        try:
+            res["shapes"].append(run_shape(shape, tok, args, peak))
+        except Exception as err:  # a failed shape is recorded; the others still run
+            import traceback
+
+            traceback.print_exc()
+            res.setdefault("failed", {})[shape] = f"{type(err).__name__}: {err}"
+        if DEVICE == "cuda":
+            import gc
+
+            gc.collect()
+            torch.cuda.empty_cache()
+        (out / "bench_comparator_gpu.json").write_text(json.dumps(res, indent=1))
+        (out / "bench_comparator_gpu.md").write_text(markdown(res, command))
+    print(markdown(res, command))
+    return res
+
+
+if __name__ == "__main__":
+    main()
