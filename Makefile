@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install models demo test test-slow bench lint clean lock
+.PHONY: install models demo test test-slow docs bench lint clean lock
 
 # llama.cpp (the [server] extra, compiled by pip) is built for x86-64 with AVX2 rather than
 # -march=native: on a virtualized Sapphire Rapids host its AMX kernels segfault at the first
@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q torch==2.13.0
 	CMAKE_ARGS="$(LLAMA_CMAKE)" $(BIN)/python -m pip install -q --no-cache-dir -c constraints.txt "llama-cpp-python[server]"
-	$(BIN)/python -m pip install -q -c constraints.txt -e ".[dev,llm,server,ray]"
+	$(BIN)/python -m pip install -q -c constraints.txt -e ".[dev,docs,llm,server,ray]"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -30,7 +30,11 @@ models: $(STAMP)
 demo: models
 	$(BIN)/bayes-judge demo
 
-test: models
+# the docs site into site/; --strict: a broken link, a missing page or a docstring warning fails
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict --quiet
+
+test: models docs
 	tests/report/ensure_chromium.sh
 	$(BIN)/python -m ruff check bayes_judge tests benchmarks
 	$(BIN)/python -m mypy bayes_judge
@@ -48,10 +52,10 @@ bench: $(STAMP)
 # refresh constraints.txt to the newest releases pyproject.toml allows; run make test after it
 lock:
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	CMAKE_ARGS="$(LLAMA_CMAKE)" $(BIN)/python -m pip install -q --no-cache-dir --upgrade --upgrade-strategy eager torch==2.13.0 -e ".[dev,llm,server,ray]"
+	CMAKE_ARGS="$(LLAMA_CMAKE)" $(BIN)/python -m pip install -q --no-cache-dir --upgrade --upgrade-strategy eager torch==2.13.0 -e ".[dev,docs,llm,server,ray]"
 	{ sed -n '1,3p' constraints.txt; $(BIN)/python -m pip freeze --exclude-editable | grep -v '^-e\|^#\|^llm[-_]smollm2' \
 	  | sed -E 's/^(llama_cpp_python) @ .*-([0-9.]+)\.tar\.gz.*/\1==\2/; s/^torch==([0-9.]+)\+cpu/torch==\1/'; } > constraints.txt.new
 	mv constraints.txt.new constraints.txt
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache site

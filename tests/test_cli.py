@@ -443,3 +443,26 @@ def test_fit_reads_human_labels_from_their_own_file_and_target_accept(tmp_path, 
     with pytest.raises(SystemExit):
         main(["fit", str(judg), "--task", "winrate", "--target-accept", "1.5", "--out", str(tmp_path / "x")])
     assert "--target-accept must lie in (0, 1)" in capsys.readouterr().err
+
+
+def test_compare_reads_a_texts_table_through_map_and_takes_batch_size(cached_judge, tmp_path, capsys):
+    """Issue 32: `--map` on every command that reads a table; `--batch-size auto` (the default)."""
+    texts = pd.DataFrame({"doc": ["s", "s"], "system": ["x", "y"], "article": "The cat sat on the mat all day.",
+                          "summary": ["The cat sat on the mat.", "Mat cat the on sat."]})
+    texts.to_csv(tmp_path / "texts.csv", index=False)
+    out = tmp_path / "judgments.csv"
+    assert main(["compare", str(tmp_path / "texts.csv"), "--map", "item=doc,candidate=system,text=summary",
+                 "--context-col", "article", "--no-progress", "--batch-size", "3", "--out", str(out)]) == 0
+    assert len(pd.read_csv(out)) == 1
+    assert build_parser().parse_args(["compare", "t.csv", "--out", "o.csv"]).batch_size == "auto"
+    assert "name no column" in _error(capsys, ["compare", str(tmp_path / "texts.csv"), "--map", "item=nope",
+                                              "--out", str(tmp_path / "j2.csv")])
+    assert "--batch-size must be auto or a positive number" in _error(
+        capsys, ["compare", str(tmp_path / "texts.csv"), "--map", "item=doc,candidate=system,text=summary",
+                 "--context-col", "article", "--batch-size", "many", "--out", str(tmp_path / "j3.csv")])
+
+
+def test_fit_takes_hdi_prob(files, tmp_path, capsys):
+    assert build_parser().parse_args(["fit", "x.csv", "--task", "rank", "--out", "r"]).hdi_prob == 0.9
+    assert "--hdi-prob must lie in (0, 1)" in _error(
+        capsys, ["fit", str(files["winrate.csv"]), "--task", "winrate", "--hdi-prob", "1.5", "--out", str(tmp_path / "r")])

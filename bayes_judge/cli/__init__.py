@@ -127,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--human", metavar="FILE",
                      help="winrate: human labels in a file of their own: item, a, b, human ('a' / 'b' in that row's order)")
     fit.add_argument("--human-map", metavar="COL=FILECOL,...", help="rename the columns of --human")
+    fit.add_argument("--hdi-prob", type=float, default=0.9, help="mass of the intervals printed (default 0.9)")
     fit.add_argument("--max-rows", type=int, default=30, help="rows of the summary printed (default 30)")
     fit.add_argument("--out", required=True, metavar="RUN",
                      help="the run to write: RUN.nc (InferenceData) and RUN.json (manifest)")
@@ -220,6 +221,8 @@ def build_parser() -> argparse.ArgumentParser:
         + "\n\n" + _fill("TEXTS has one row per candidate text: item, candidate, text (and a context column)."),
     )
     cmp_.add_argument("texts", metavar="TEXTS", help="table (.csv or .parquet) with columns item, candidate, text")
+    cmp_.add_argument("--map", metavar="COL=FILECOL,...",
+                      help="rename the texts table's columns, as on the other commands: item=doc_id,candidate=system")
     cmp_.add_argument("--text-col", default="text", help="column with the candidate texts (default text)")
     cmp_.add_argument("--context-col", help="column with the item's shared context (article, prompt, dialogue)")
     cmp_.add_argument("--template", default="summeval-coherence",
@@ -246,7 +249,8 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--store", help="SQLite file that makes the run resumable")
     cmp_.add_argument("--allow-mixed", action="store_true", help="reuse a store written by another model/template")
     cmp_.add_argument("--debias", choices=["reweight", "threshold"], help="position debiasing (Liusie, Manakul & Gales 2024 eq. 9-10)")
-    cmp_.add_argument("--batch-size", type=int, default=8, help="prompts per forward pass (default 8)")
+    cmp_.add_argument("--batch-size", default="auto",
+                      help="prompts per forward pass: auto (default: from the free GPU memory, 8 on the CPU) or a number")
     cmp_.add_argument("--threads", default="auto",
                       help="CPU threads of a local judge: auto (default: the cores the machine's load leaves "
                            "free; torch's default stalls on a busy machine), a number, or torch (every core)")

@@ -74,6 +74,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
     to a judgments table and save it as a run (NetCDF + JSON manifest, ``bj.save_run``)."""
     import bayes_judge as bj
 
+    if not 0 < args.hdi_prob < 1:
+        raise CLIError(f"--hdi-prob must lie in (0, 1), got {args.hdi_prob}")
     if args.task == "winrate":
         method = args.method  # None: the recommended estimator (regression with labels, else Dawid-Skene)
         if method is not None and method not in WINRATE_METHODS:
@@ -115,12 +117,12 @@ def cmd_fit(args: argparse.Namespace) -> int:
                             systems=_split_list(args.systems), swap=args.swap or "sum",
                             ties=args.ties, estimand=args.estimand, human=human,
                             target_accept=args.target_accept, **kw)
-        table = bj.win_rate_summary(idata, hdi_prob=0.9)[WINRATE_COLUMNS]
+        table = bj.win_rate_summary(idata, hdi_prob=args.hdi_prob)[WINRATE_COLUMNS]
         what = f"win rate, {idata.attrs['method']} (prior {idata.attrs['prior']})"
     else:
         # method is one of RANK_METHODS (checked above)
         idata = bj.rank(df, method=cast("RankMethod", method), bayesian=True, debias=not args.no_debias, **kw)
-        table = bj.score_summary(idata, hdi_prob=0.9)[SCORE_COLUMNS]
+        table = bj.score_summary(idata, hdi_prob=args.hdi_prob)[SCORE_COLUMNS]
         what = f"ranking, {method}"
     path = bj.save_run(idata, args.out)
     print(f"{what}: {len(df)} judgments, {args.chains} chains x {args.draws} draws")
@@ -365,6 +367,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     out = check_output(args.out, "judgments table")
     texts = read_table(args.texts, "texts table")
+    if args.map:  # the package's column = the file's column, as --map of the other commands
+        from ..readers import _parse_mapping
+
+        try:
+            renames = _parse_mapping(args.map)
+        except ValueError as err:
+            raise CLIError(f"--map: {err}") from err
+        bad = [r.entry for r in renames if r.target is None or r.source not in texts.columns]
+        if bad:
+            raise CLIError(f"--map {args.map!r}: {bad} name no column of {args.texts} "
+                           f"(its columns: {list(texts.columns)}); write COL=FILECOL")
+        texts = texts.rename(columns={r.source: r.target for r in renames})
     missing = {"item", "candidate", args.text_col} - set(texts.columns)
     if missing:
         raise CLIError(f"{args.texts}: missing column(s) {sorted(missing)} (need item, candidate, {args.text_col})")
@@ -397,7 +411,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
             raise CLIError(f"--threads must be auto, torch or a positive number, got {args.threads!r}") from None
         if threads < 1:
             raise CLIError(f"--threads must be at least 1, got {threads}")
-    judge = Comparator(args.model, template=args.template, mode=args.mode, batch_size=args.batch_size,
+    batch: int | str = args.batch_size
+    if batch != "auto":
+        try:
+            batch = int(str(batch))
+        except ValueError:
+            raise CLIError(f"--batch-size must be auto or a positive number, got {args.batch_size!r}") from None
+        if batch < 1:
+            raise CLIError(f"--batch-size must be at least 1, got {batch}")
+    judge = Comparator(args.model, template=args.template, mode=args.mode, batch_size=batch,
                        seed=args.seed, n_samples=args.samples, on_too_long=args.on_too_long, threads=threads,
                        **endpoint_kw)
     df = judge.compare(pairs, texts.rename(columns={args.text_col: "text"})[["item", "candidate", "text"]],
