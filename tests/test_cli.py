@@ -466,3 +466,15 @@ def test_fit_takes_hdi_prob(files, tmp_path, capsys):
     assert build_parser().parse_args(["fit", "x.csv", "--task", "rank", "--out", "r"]).hdi_prob == 0.9
     assert "--hdi-prob must lie in (0, 1)" in _error(
         capsys, ["fit", str(files["winrate.csv"]), "--task", "winrate", "--hdi-prob", "1.5", "--out", str(tmp_path / "r")])
+
+
+def test_leaderboard_laplace_from_the_shell(tmp_path, capsys):
+    """Issue 34: `bayes-judge leaderboard --sampler laplace` says its draws are approximate."""
+    from bayes_judge.leaderboard.simulate import simulate_leaderboard
+
+    df, _ = simulate_leaderboard(8, 2000, alpha=(3.0,), beta=(0.0,), tau=(0.4,), design="one-judge", seed=2)
+    path = tmp_path / "votes.csv"
+    df.drop(columns="human").assign(judge="human").to_csv(path, index=False)
+    assert main(["leaderboard", str(path), "--sampler", "laplace", "--out", str(tmp_path / "lb")]) == 0
+    out = capsys.readouterr().out
+    assert "APPROXIMATE: Laplace approximation" in out and "S000" in out

@@ -158,7 +158,9 @@ def build_parser() -> argparse.ArgumentParser:
     lb.add_argument("--difficulty", action="store_true", help="a per-prompt scale of the score differences")
     lb.add_argument("--covariates", metavar="COL,...",
                     help="columns with covariate differences (A minus B), e.g. a length difference")
-    lb.add_argument("--sampler", choices=BACKENDS, default="nutpie", help="nutpie (default), pymc or numpyro")
+    lb.add_argument("--sampler", choices=[*BACKENDS, "laplace"], default="nutpie",
+                    help="nutpie (default), pymc or numpyro (NUTS), or laplace (the Laplace approximation, "
+                         "importance-corrected: seconds at a million comparisons; it says when it fails)")
     lb.add_argument("--draws", type=int, default=1000, help="draws per chain (default 1000)")
     lb.add_argument("--tune", type=int, help="tuning steps per chain (default: --draws)")
     lb.add_argument("--chains", type=int, default=4, help="chains (default 4)")

@@ -235,6 +235,8 @@ def run_notes(idata) -> list[str]:
 
     attrs = idata.attrs or {}
     out = [f"NOT CONVERGED: {attrs['convergence']}"] if attrs.get("convergence") else []
+    if attrs.get("approximate"):
+        out.append(f"APPROXIMATE: {attrs['approximate']}")
     if attrs.get("task") != "win-rate":
         if attrs.get("estimand_note"):
             out.append(f"estimand: {attrs.get('estimand', 'human')} ({attrs['estimand_note']})")

@@ -44,6 +44,8 @@ __all__ = [
 ]
 
 SAMPLERS = ("nutpie", "pymc", "numpyro")
+#: approximate posteriors, for models whose fast path offers one (``fast_path.laplace``)
+APPROXIMATE = ("laplace",)
 STAT_NAMES = ("diverging", "energy", "n_steps", "acceptance_rate", "lp", "tree_depth", "step_size")
 # The derived functions (pointwise log-likelihood, latent and predictive draws) run in one of two
 # PyTensor modes.  C (the default mode) costs, in a process that has compiled no C yet, the load of
@@ -228,6 +230,7 @@ class Fit:
     arrays: dict[str, np.ndarray]
     coords: dict[str, Any]
     seed: int
+    info: dict = field(default_factory=dict)  # an approximate sampler's own figures (its mode, curvature)
 
 
 def _stored_vars(model, spec: ModelSpec) -> list[str]:
@@ -322,8 +325,8 @@ def fit_model(
     -------
     Fit
     """
-    if sampler not in SAMPLERS:
-        raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
+    if sampler not in SAMPLERS + APPROXIMATE:
+        raise ValueError(f"sampler must be one of {SAMPLERS + APPROXIMATE}, got {sampler!r}")
     for name, val in (("chains", chains), ("draws", draws)):
         if not isinstance(val, int | np.integer) or val < 1:
             raise ValueError(f"{name} must be a positive integer, got {val!r}")
@@ -342,15 +345,23 @@ def fit_model(
             if dim in data_dims and dim not in coords:
                 coords[dim] = np.arange(v.shape[ax])
 
-    fp = fast_path(spec.task, spec.name) if (fast and sampler == "nutpie") else None
+    fp = fast_path(spec.task, spec.name) if ((fast and sampler == "nutpie") or sampler in APPROXIMATE) else None
     if fp is not None and not getattr(fp, "accepts", lambda p, o, a: True)(priors, options or {}, arrays):
         fp = None
+    if sampler in APPROXIMATE and (fp is None or not hasattr(fp, sampler)):
+        raise ValueError(f"sampler={sampler!r} needs a model with a hand-written kernel that offers it "
+                         f"({spec.task} model {spec.name!r} with these options has none); use 'nutpie'")
     options = dict(options or {})
     entry = _entry(spec, arrays, dims, coords, priors, data_dims, options)
     model = entry.model
     d = SimpleNamespace(**arrays)
     start = _init_point(spec, d, priors, model) if init is None else _shape_start(model, init)
-    if fp is not None:
+    info: dict = {}
+    if sampler in APPROXIMATE:
+        kw = {"options": options} if options else {}
+        post, stats, info = getattr(fp, sampler)(arrays, coords, priors, init=start, chains=chains, draws=draws,
+                                                 seed=seed, **kw)
+    elif fp is not None:
         kw = {"options": options} if options else {}
         post, stats = fp(arrays, coords, priors, init=start, chains=chains, draws=draws, tune=tune,
                          seed=seed, target_accept=target_accept, **kw)
@@ -365,7 +376,7 @@ def fit_model(
                                            seed=seed, target_accept=target_accept)
     else:
         post, stats = _sample_pymc(model, spec, start, chains, draws, tune, seed, target_accept)
-    return Fit(post, stats, spec, priors, sampler, fp is not None, entry, arrays, coords, seed)
+    return Fit(post, stats, spec, priors, sampler, fp is not None, entry, arrays, coords, seed, info)
 
 
 def _sample_nutpie(entry: _Entry, spec, start, chains, draws, tune, seed, target_accept, arrays):

@@ -131,8 +131,18 @@ def leaderboard(
     priors : Priors, optional
         The model's priors (``bayes_judge.generative.leaderboard_models.JudgedBTPriors`` /
         ``DavidsonPriors``); default the declaration's.
-    sampler : {"nutpie", "pymc", "numpyro"}
-    chains, draws, tune, seed, target_accept : NUTS settings.
+    sampler : {"nutpie", "pymc", "numpyro", "laplace"}
+        NUTS in one of three samplers, or ``"laplace"``: the Laplace approximation of the same
+        posterior, a Gaussian at its mode with the curvature there as precision (on the kernel's
+        unconstrained coordinates: the accuracies and tie thresholds on the log scale), corrected
+        by Pareto-smoothed importance resampling (:func:`bayes_judge.inference.laplace.laplace_draws`),
+        ``chains × draws`` draws, so every summary, comparison and report reads it as it reads
+        NUTS's draws. Approximate (``attrs["approximate"]`` says so with the weights' Pareto k-hat,
+        and the summary's ``attrs``; a k-hat above 0.7 warns); a point fit's speed with the
+        posterior kept. Needs the model's hand-written kernel and no hierarchical scale
+        (``system_bias=False``).
+    chains, draws, tune, seed, target_accept : NUTS settings (``tune`` and ``target_accept``
+        unused by ``"laplace"``; its draws are seeded by ``seed``).
     fast : bool
         With ``sampler="nutpie"``, use the model's registered fast path where it states the fit
         (``"bt-judges"`` without ``difficulty``: :mod:`bayes_judge.leaderboard.fast`, the same
@@ -209,7 +219,13 @@ def leaderboard(
         dims.update({"v": ["cell"], "human": ["hcell"]})
     dims.update({"v_counts": ["cell", "outcome"], "human_counts": ["hcell", "hum_outcome"],
                  "sys_a": ["cell"], "sys_b": ["cell"], "cell_judge": ["cell"], "h": ["cell"]})
-    attrs = {"n_rows": data.meta["n_rows"], "n_comparisons": data.meta["n_comparisons"],
+    approx = {}
+    if sampler == "laplace":
+        from ..inference.laplace import approximation_note
+
+        approx = {"approximate": approximation_note(fit.info, C * D, why_not=(
+            " (judges without human labels: their accuracy trades against the scores' spread)"))}
+    attrs = {**approx, "n_rows": data.meta["n_rows"], "n_comparisons": data.meta["n_comparisons"],
              "n_labels": data.meta["n_labels"], "n_soft": data.meta["n_soft"], "n_ties": data.meta["n_ties"],
              "n_cells": data.n_cells, "position_bias": int(use_bias),
              "system_bias": int(options.get("system_bias", False)), "difficulty": int(bool(difficulty)),
@@ -221,7 +237,8 @@ def leaderboard(
             "judges-only intervals cover 0-9% of the experts' Bradley-Terry scores); add labels (human=) "
             "before reading these as people's")
     idata = build_idata(
-        task="leaderboard", model=spec.name, sampler="nutpie (fast path)" if fit.fast else sampler, seed=seed,
+        task="leaderboard", model=spec.name, seed=seed,
+        sampler=sampler if sampler == "laplace" else ("nutpie (fast path)" if fit.fast else sampler),
         posterior=post, sample_stats=fit.stats, log_likelihood=loglik,
         observed_data={"v_counts": data.n, "human_counts": data.hum_n},
         constant_data={"sys_a": data.sys_a, "sys_b": data.sys_b, "cell_judge": data.judge, "h": data.h},
@@ -229,5 +246,6 @@ def leaderboard(
     )
     from ..inference.convergence import warn_unconverged
 
-    warn_unconverged(idata, ["s"], "leaderboard")
+    if sampler != "laplace":  # independent draws of a Gaussian: nothing to converge
+        warn_unconverged(idata, ["s"], "leaderboard")
     return idata

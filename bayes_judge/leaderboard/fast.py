@@ -75,7 +75,7 @@ _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 _LOG2 = math.log(2.0)
 _FAMILIES: dict[str, type[Prior]] = {"scores": Normal, "alpha": HalfNormal, "beta": Normal, "tau": HalfNormal,
              "system_bias": HalfNormal, "effect": Normal}
-_OPTIONS = {"position_bias", "tie_judges", "n_judges", "difficulty", "n_cov", "system_bias"}
+_OPTIONS = {"position_bias", "tie_judges", "n_judges", "difficulty", "n_cov", "system_bias", "double"}
 
 
 def _scalar(v: Any) -> float | None:
@@ -132,7 +132,7 @@ def pack_data(arrays: dict, priors: Priors, options: dict, n_systems: int) -> np
         raise ValueError(f"the 'bt-judges' fast path states no difficulty and the declared prior families "
                          f"with scalar parameters; got options {options} and\n{priors}")
     (N, E, C, H, K, T), parts = _cells(arrays, options, n_systems, with_h=True)
-    single = _single(parts[4], C)
+    single = _single(parts[4], C) and not options.get("double", False)  # the Laplace path differentiates twice
     parts, C, D = _sorted_cells(parts, N, E, C, H, K, single=single)
     pr = priors
     header = np.zeros(_HEADER)
@@ -1302,7 +1302,37 @@ def register_kernel(name: str, *, pack, kernel, expand, layout, log_sites: tuple
         g = np.empty_like(xk)
         return float(kernel_of(buf)(xk, buf, g)), g
 
+    def laplace(arrays, coords, priors, *, init, chains, draws, seed, options=None):
+        """Draws of the Laplace approximation of the same posterior (its mode and the curvature
+        there, on the kernel's coordinates), expanded and derived as the sampler's draws are."""
+        from ..inference.laplace import laplace_draws
+
+        # float64 cells: the curvature comes from differences of gradients, which float32 would swamp
+        buf, lay = buffer(arrays, coords, priors, {**(options or {}), "double": True})
+        held = [site for site, _ in lay if site in held_sites]
+        if held:
+            raise ValueError(
+                f"sampler='laplace' cannot fit {held}: a hierarchical scale's mode is at 0, where the "
+                "Laplace approximation does not exist; pass system_bias=False, or sample with NUTS")
+        kern = kernel_of(buf)
+        z, info = laplace_draws(kern, buf, _start(init, lay, log_sites), chains=chains, draws=draws, seed=seed)
+        n_out = sum(int(np.prod(shape, dtype=np.int64)) for _, shape in lay)
+        flat = np.empty((chains * draws, n_out))
+        for i, x in enumerate(z.reshape(chains * draws, -1)):
+            expand(np.ascontiguousarray(x), buf, flat[i])
+        post, off = {}, 0
+        for site, shape in lay:
+            size = int(np.prod(shape, dtype=np.int64))
+            post[site] = flat[:, off:off + size].reshape(chains, draws, *shape)
+            off += size
+        post["s"] = post["s_raw"] - post["s_raw"].mean(axis=-1, keepdims=True)
+        if derive is not None:
+            derive(post)
+        stats = {"diverging": np.zeros((chains, draws), dtype=bool)}
+        return post, stats, info
+
     fast_path.__doc__ = f"The registered nutpie fast path of the {name!r} declaration (same posterior)."
+    fast_path.laplace = laplace  # type: ignore[attr-defined]
     fast_path.logp_grad = logp_grad_declared  # type: ignore[attr-defined]
     fast_path.accepts = accepts  # type: ignore[attr-defined]
     fast_path.option_cases = option_cases  # type: ignore[attr-defined]

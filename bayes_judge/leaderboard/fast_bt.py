@@ -63,7 +63,7 @@ __all__ = ["pack_data", "logp_grad", "expand", "accepts", "fast_path"]
 _HEADER = 16
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 _FAMILIES: dict[str, type[Prior]] = {"scores": Normal, "beta": Normal, "nu": HalfNormal, "effect": Normal}
-_OPTIONS = {"position_bias", "tie_judges", "n_judges", "difficulty", "n_cov"}
+_OPTIONS = {"position_bias", "tie_judges", "n_judges", "difficulty", "n_cov", "double"}  # double: fast.py's Laplace path
 
 
 def accepts(priors: Priors, options: dict, arrays: dict | None = None) -> bool:

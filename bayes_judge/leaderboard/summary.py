@@ -46,7 +46,8 @@ def leaderboard_summary(idata: az.InferenceData, *, hdi_prob: float = 0.9, tier_
     answer to system j's); ``rank_mean``, ``rank_low``, ``rank_high`` (central ``hdi_prob``
     interval of the rank, 1 = best); ``p_best``; ``tier`` (systems in one tier cannot be told
     apart from the tier's leader at ``tier_prob``); ``r_hat``, ``ess_bulk``.  ``attrs["estimand"]``:
-    ``"human"`` (people's preference) or ``"judges"`` (the panel's own, :func:`bayes_judge.leaderboard`).
+    ``"human"`` (people's preference) or ``"judges"`` (the panel's own, :func:`bayes_judge.leaderboard`);
+    ``attrs["approximate"]``, for a fit with ``sampler="laplace"``: what the draws approximate.
     """
     import arviz as az
     import pandas as pd
@@ -72,6 +73,9 @@ def leaderboard_summary(idata: az.InferenceData, *, hdi_prob: float = 0.9, tier_
     })
     out = out.iloc[order].reset_index(drop=True)
     out.attrs["estimand"] = str((idata.attrs or {}).get("estimand", "human"))
+    approx = (idata.attrs or {}).get("approximate") or idata["posterior"].attrs.get("approximate")
+    if approx:  # a Laplace fit: the summary says its intervals are approximate
+        out.attrs["approximate"] = str(approx)
     return out
 
 

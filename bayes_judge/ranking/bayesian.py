@@ -213,13 +213,13 @@ def fit_scores(
     """
     from ..generative import get_model
     from ..inference import fast_path, fit_model
-    from ..inference.fit import SAMPLERS, item_quantities
+    from ..inference.fit import APPROXIMATE, SAMPLERS, item_quantities
     from ..inference.idata import build_idata
 
     if ties not in ("davidson", "half"):
         raise ValueError(f"ties must be 'davidson' or 'half', got {ties!r}")
-    if sampler not in SAMPLERS:
-        raise ValueError(f"sampler must be one of {SAMPLERS} for rankings, got {sampler!r}")
+    if sampler not in SAMPLERS + APPROXIMATE:
+        raise ValueError(f"sampler must be one of {SAMPLERS + APPROXIMATE} for rankings, got {sampler!r}")
     has_ties = model == "bt" and ties == "davidson" and bool(np.any(data.y == 0.5))
     _check_model(model, position_bias)
     if centring not in ("auto", "centred", "non-centred"):
@@ -260,8 +260,13 @@ def fit_scores(
             own, (decisions,) = item_quantities(fit, "c", ("log_lik_y",))  # one pass over the draws
             log_lik = {"c": own, "y": decisions}
     labels = [f"{data.items[g]} | {c}" for g, c in zip(data.cand_item, data.candidates, strict=True)]
+    if sampler in APPROXIMATE:
+        from ..inference.laplace import approximation_note
+
+        attrs["approximate"] = approximation_note(fit.info, chains * draws)
     idata: Any = build_idata(
-        task="ranking", model=model, sampler="nutpie (fast path)" if fit.fast else sampler, seed=seed,
+        task="ranking", model=model, sampler=sampler if sampler in APPROXIMATE else
+        ("nutpie (fast path)" if fit.fast else sampler), seed=seed,
         posterior={k: post[k] for k in ["s", "s_raw", *sites]},
         coords={"candidate": labels, "comparison": np.arange(data.n_comparisons)},
         dims={"s": ["candidate"], "s_raw": ["candidate"], "c": ["comparison"], "y": ["comparison"],
@@ -279,5 +284,6 @@ def fit_scores(
     )
     from ..inference.convergence import warn_unconverged
 
-    warn_unconverged(idata, ["s"], f"rank ({model}, bayesian)")
+    if sampler not in APPROXIMATE:
+        warn_unconverged(idata, ["s"], f"rank ({model}, bayesian)")
     return idata

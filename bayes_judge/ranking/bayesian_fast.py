@@ -507,6 +507,29 @@ def _sample(model: str, arrays: dict, coords: dict, priors: Priors, *, init: dic
     return post, stats
 
 
+def _laplace(model: str, arrays: dict, coords: dict, priors: Priors, *, init: dict, chains: int, draws: int,
+             seed: int, options: dict | None = None) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict]:
+    """Draws of the Laplace approximation of the same posterior, importance-corrected
+    (:func:`bayes_judge.inference.laplace.laplace_draws`), expanded as :func:`_sample`'s."""
+    from ..inference.laplace import laplace_draws
+
+    bias, ties, w = _options(model, options)
+    sites = site_names(model, bias, ties)
+    buf = pack_data(arrays, priors, model=model, position_bias=bias, has_ties=ties, w=w)
+    N = len(arrays["cand_item"])
+    z, info = laplace_draws(logp_grad, buf, _start(model, init, sites, N), chains=chains, draws=draws, seed=seed)
+    flat = np.empty((chains * draws, z.shape[-1]))
+    for i, x in enumerate(z.reshape(chains * draws, -1)):
+        expand(np.ascontiguousarray(x), buf, flat[i])
+    post: dict[str, np.ndarray] = {"s_raw": flat[:, :N].reshape(chains, draws, N)}
+    for j, k in enumerate(sites):
+        post[k] = flat[:, N + j].reshape(chains, draws)
+    post["s"] = center_scores(arrays["cand_item"], len(arrays["n_per_item"]), post["s_raw"])
+    if model == "poe-g":
+        post["r"] = post["s_raw"] * post["alpha"][..., None] ** (1.0 - w)
+    return post, {"diverging": np.zeros((chains, draws), dtype=bool)}, info
+
+
 def _logp_grad_declared(model: str, x, arrays: dict, coords: dict, priors: Priors,
                         options: dict | None = None) -> tuple[float, np.ndarray]:
     """Log-density and gradient at ``x``, the declaration's value variables flattened in
@@ -538,6 +561,7 @@ def _register(model: str):
                        seed=seed, target_accept=target_accept, options=options)
 
     fast_path.__doc__ = f"The registered nutpie fast path of the {model!r} declaration (same posterior)."
+    fast_path.laplace = partial(_laplace, model)  # type: ignore[attr-defined]
     fast_path.logp_grad = partial(_logp_grad_declared, model)  # type: ignore[attr-defined]
     fast_path.supports = supports  # type: ignore[attr-defined]
     fast_path.option_cases = OPTION_CASES[model]  # type: ignore[attr-defined]

@@ -294,3 +294,23 @@ def test_pairwise_prob_in_blocks_equals_direct(monkeypatch):
     np.testing.assert_array_equal(pairwise_prob(idata).to_numpy(), direct.to_numpy())
     x = draws[0]
     assert direct.loc["c0", "c3"] == pytest.approx((x[:, 0] > x[:, 3]).mean())
+
+
+@pytest.mark.parametrize("model", ["poe-bt", "poe-g", "bt"])
+def test_laplace_ranking_agrees_with_nuts(model):
+    """Issue 34: bj.rank(..., bayesian=True, sampler="laplace"): the importance-corrected Laplace
+    approximation gives NUTS's intervals (endpoints within 10% of NUTS's width for >= 95% of the
+    candidates) and says it is approximate."""
+    import bayes_judge as bj
+
+    df, _ = soft_table(n=10, k=300, gamma=0.5, seed=4)
+    if model == "bt":
+        df = df.assign(winner=np.where(df["p_a"] > 0.5, "a", "b")).drop(columns="p_a")
+    lap = bj.rank(df, method=model, bayesian=True, sampler="laplace", seed=1)
+    nuts = bj.rank(df, method=model, bayesian=True, seed=1, chains=4, draws=1000, tune=1000)
+    a = score_summary(lap, hdi_prob=0.9).set_index("candidate")
+    b = score_summary(nuts, hdi_prob=0.9).set_index("candidate").loc[a.index]
+    width = b["hdi_high"] - b["hdi_low"]
+    err = np.maximum((a["hdi_low"] - b["hdi_low"]).abs(), (a["hdi_high"] - b["hdi_high"]).abs()) / width
+    assert (err <= 0.1).mean() >= 0.95 and err.max() <= 0.2, err.round(3).to_dict()
+    assert lap.attrs["sampler"] == "laplace" and "Laplace approximation" in lap.attrs["approximate"]

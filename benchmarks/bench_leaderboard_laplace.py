@@ -1,0 +1,146 @@
+"""Benchmark: ``bj.leaderboard(..., sampler="laplace")`` against NUTS at arena scale.
+
+Three workloads of ``--systems`` systems (default 200) and ``--comparisons`` comparisons (default
+1,000,000), one vote or verdict per battle (``simulate_leaderboard(design="one-judge")``):
+
+* **votes**: people's votes (judge ``human``: the simulated human preference of every battle),
+  Bradley-Terry-Davidson (model ``bt``; LMArena's case);
+* **judges + labels**: three LLM judges with different accuracies, position biases and ties, and
+  people's label on 10% of the battles (``bt-judges``, ``system_bias=False``);
+* **judges, no labels**: the same judges without labels (where the judges' accuracy trades against
+  the scores' spread and no Gaussian follows the posterior: the Laplace fit says so).
+
+For each: the Laplace fit's wall time in a fresh process (``python -c``: imports, encoding and fit,
+numba's cache warm), its refit time in the same process, NUTS's time (default settings, fresh
+process), the share of systems whose 90% interval endpoints are within 10% of NUTS's interval
+width of NUTS's, both fits' coverage of the true scores, and the importance weights' Pareto k-hat.
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_leaderboard_laplace.py                    # ~5 min on 2 cores
+    .venv/bin/python benchmarks/bench_leaderboard_laplace.py --comparisons 100000 --systems 100
+
+Writes ``benchmarks/results/bench_leaderboard_laplace.{json,md}`` and prints the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+CASES = {
+    "votes": dict(alpha=(3.0,), beta=(0.0,), tau=(0.0,), label_share=1.0, votes=True, kw={}),
+    "judges+labels": dict(alpha=(2.0, 1.0, 1.5), beta=(0.4, -0.3, 0.1), tau=(0.0, 0.5, 0.3), label_share=0.1,
+                            votes=False, kw={"system_bias": False}),
+    "judges-no-labels": dict(alpha=(2.0, 1.0, 1.5), beta=(0.4, -0.3, 0.1), tau=(0.0, 0.5, 0.3), label_share=0.0,
+                              votes=False, kw={}),
+}
+
+FIT = r"""
+import json, sys, time, warnings
+t0 = time.perf_counter()
+import pandas as pd
+import bayes_judge as bj
+df = pd.read_parquet(sys.argv[1])
+kw = json.loads(sys.argv[3])
+with warnings.catch_warnings(record=True) as w:
+    warnings.simplefilter("always")
+    idata = bj.leaderboard(df, sampler=sys.argv[2], seed=1, pointwise=False, **kw)
+t1 = time.perf_counter()
+refit = None
+if sys.argv[2] == "laplace":
+    t = time.perf_counter(); bj.leaderboard(df, sampler="laplace", seed=2, pointwise=False, **kw); refit = time.perf_counter() - t
+s = bj.leaderboard_summary(idata)
+s.to_parquet(sys.argv[4])
+print(json.dumps({"fresh_s": t1 - t0, "refit_s": refit, "approximate": s.attrs.get("approximate"),
+                  "warnings": [str(x.message)[:160] for x in w if issubclass(x.category, RuntimeWarning)]}))
+"""
+
+
+def run_case(name: str, args, tmp: Path) -> dict:
+    import numpy as np
+    import pandas as pd
+
+    from bayes_judge.leaderboard.simulate import simulate_leaderboard
+
+    c = CASES[name]
+    df, truth = simulate_leaderboard(args.systems, args.comparisons, alpha=c["alpha"], beta=c["beta"], tau=c["tau"],
+                                     design="one-judge", label_share=c["label_share"], seed=args.seed)
+    if c["votes"]:  # people's own preference as the votes (the simulated human column), no judge between
+        df = df.assign(winner=df["human"], judge="human").drop(columns=["human", "p_a"], errors="ignore")
+    elif c["label_share"] == 0:
+        df = df.drop(columns="human")
+    path = tmp / "df.parquet"
+    df.to_parquet(path)
+    out: dict = {"case": name, "rows": len(df)}
+    summaries = {}
+    for sampler in ("laplace", "nutpie"):
+        spath = tmp / f"{sampler}.parquet"
+        t = time.perf_counter()
+        r = subprocess.run([sys.executable, "-c", FIT, str(path), sampler, json.dumps(c["kw"]), str(spath)],
+                           capture_output=True, text=True, cwd=ROOT)
+        if r.returncode != 0:
+            raise RuntimeError(r.stderr[-2000:])
+        res = json.loads(r.stdout.strip().splitlines()[-1])
+        res["process_s"] = time.perf_counter() - t
+        out[sampler] = res
+        summaries[sampler] = pd.read_parquet(spath).set_index("system")
+    a, b = summaries["laplace"], summaries["nutpie"].loc[summaries["laplace"].index]
+    width = b["hdi_high"] - b["hdi_low"]
+    err = np.maximum((a["hdi_low"] - b["hdi_low"]).abs(), (a["hdi_high"] - b["hdi_high"]).abs()) / width
+    t = truth[a.index]
+    out["share_within_10pct"] = float((err <= 0.1).mean())
+    out["max_endpoint_err"] = float(err.max())
+    out["coverage_laplace"] = float(((a["hdi_low"] <= t) & (t <= a["hdi_high"])).mean())
+    out["coverage_nuts"] = float(((b["hdi_low"] <= t) & (t <= b["hdi_high"])).mean())
+    print(f"{name}: laplace {out['laplace']['fresh_s']:.1f} s fresh / {out['laplace']['refit_s']:.1f} s refit, "
+          f"NUTS {out['nutpie']['fresh_s']:.1f} s; within 10%: {out['share_within_10pct']:.0%}; coverage "
+          f"{out['coverage_laplace']:.1%} vs {out['coverage_nuts']:.1%}", flush=True)
+    return out
+
+
+def markdown(res: dict, command: str) -> str:
+    lines = ["# `sampler=\"laplace\"` against NUTS (`benchmarks/bench_leaderboard_laplace.py`)", "",
+             f"Command: `{command}`; {res['systems']} systems, {res['comparisons']:,} comparisons, one per battle; "
+             "2 cores; wall times of a fresh process (imports, encoding, fit; numba's cache warm) and of a refit.", "",
+             "| case | Laplace, fresh process | Laplace, refit | NUTS, fresh process | endpoints within 10% of NUTS's width "
+             "| largest gap / width | 90% coverage of the true scores: Laplace / NUTS | the fit's own verdict |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in res["cases"]:
+        verdict = (r["laplace"]["approximate"] or "").split("), ", 1)[-1].split(";")[0]
+        lines.append(f"| {r['case']} | {r['laplace']['fresh_s']:.1f} s | {r['laplace']['refit_s']:.1f} s | "
+                     f"{r['nutpie']['fresh_s']:.1f} s | {r['share_within_10pct']:.0%} | {r['max_endpoint_err']:.2f} | "
+                     f"{r['coverage_laplace']:.1%} / {r['coverage_nuts']:.1%} | {verdict} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--systems", type=int, default=200)
+    ap.add_argument("--comparisons", type=int, default=1_000_000)
+    ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default=str(HERE / "results" / "bench_leaderboard_laplace.json"))
+    args = ap.parse_args(argv)
+    res = {"systems": args.systems, "comparisons": args.comparisons, "cases": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.cases.split(","):
+            res["cases"].append(run_case(name, args, Path(tmp)))
+    command = "python benchmarks/bench_leaderboard_laplace.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    out = Path(args.out)
+    out.write_text(json.dumps(res, indent=1))
+    out.with_suffix(".md").write_text(markdown(res, command))
+    print(markdown(res, command))
+    return res
+
+
+if __name__ == "__main__":
+    main()
