@@ -478,3 +478,12 @@ def test_leaderboard_laplace_from_the_shell(tmp_path, capsys):
     assert main(["leaderboard", str(path), "--sampler", "laplace", "--out", str(tmp_path / "lb")]) == 0
     out = capsys.readouterr().out
     assert "APPROXIMATE: Laplace approximation" in out and "S000" in out
+
+
+def test_compare_counts_are_checked(tmp_path, capsys):
+    texts = pd.DataFrame({"item": ["s", "s"], "candidate": ["x", "y"], "text": ["a", "b"]})
+    texts.to_csv(tmp_path / "t.csv", index=False)
+    base = ["compare", str(tmp_path / "t.csv"), "--out", str(tmp_path / "o.csv")]
+    assert "--threads must be auto or torch or a positive number, got 'lots'" in _error(capsys, [*base, "--threads", "lots"])
+    assert "--threads must be at least 1, got 0" in _error(capsys, [*base, "--threads", "0"])
+    assert "--batch-size must be at least 1, got -2" in _error(capsys, [*base, "--batch-size", "-2"])

@@ -361,6 +361,19 @@ def cmd_select(args: argparse.Namespace) -> int:
 # -- compare (the LLM comparator) ---------------------------------------------------------------
 
 
+def _count_or_word(value, option: str, words: tuple[str, ...]) -> int | str:
+    """An option that is a positive number or one of ``words`` (``--threads auto``, ``--batch-size 64``)."""
+    if value in words:
+        return str(value)
+    try:
+        n = int(str(value))
+    except ValueError:
+        raise CLIError(f"{option} must be {' or '.join([*words, 'a positive number'])}, got {value!r}") from None
+    if n < 1:
+        raise CLIError(f"{option} must be at least 1, got {n}")
+    return n
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     """Judge pairs of texts with an LLM (``bayes_judge.comparator.Comparator``) and write the
     judgments table."""
@@ -403,24 +416,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise CLIError("--endpoint needs --model naming the served model (see GET /v1/models on the server)")
     endpoint_kw = ({"endpoint": args.endpoint, "api_key_env": args.api_key_env, "api": args.api,
                     "concurrency": args.concurrency} if args.endpoint else {})
-    threads: int | str | None = args.threads
-    if threads == "torch":
-        threads = None
-    elif threads != "auto":
-        try:
-            threads = int(str(threads))
-        except ValueError:
-            raise CLIError(f"--threads must be auto, torch or a positive number, got {args.threads!r}") from None
-        if threads < 1:
-            raise CLIError(f"--threads must be at least 1, got {threads}")
-    batch: int | str = args.batch_size
-    if batch != "auto":
-        try:
-            batch = int(str(batch))
-        except ValueError:
-            raise CLIError(f"--batch-size must be auto or a positive number, got {args.batch_size!r}") from None
-        if batch < 1:
-            raise CLIError(f"--batch-size must be at least 1, got {batch}")
+    chosen = _count_or_word(args.threads, "--threads", ("auto", "torch"))
+    threads: int | str | None = None if chosen == "torch" else chosen
+    batch = _count_or_word(args.batch_size, "--batch-size", ("auto",))
     judge = Comparator(args.model, template=args.template, mode=args.mode, batch_size=batch,
                        seed=args.seed, n_samples=args.samples, on_too_long=args.on_too_long, threads=threads,
                        **endpoint_kw)
