@@ -358,6 +358,7 @@ def read_judgments(
     *,
     mapping: Mapping[str, str] | str | None = None,
     format: str | None = None,
+    baseline: str = "gpt-4-0314",
 ) -> pd.DataFrame:
     """Read a judgments file (CSV, TSV, Parquet, JSON Lines, JSON) into the judgments table's names.
 
@@ -378,7 +379,12 @@ def read_judgments(
         ignored).  Applied before the automatic Arena renames below.
     format : str, optional
         ``"csv"``, ``"tsv"``, ``"parquet"``, ``"jsonl"`` (``"ndjson"``) or ``"json"``, for a file
-        whose suffix does not say; gzip compression is recognized from the file's content.
+        whose suffix does not say; gzip compression is recognized from the file's content. Or
+        ``"mt-bench"``, ``"alpaca-eval"``, ``"arena-hard"``: those benchmarks' judgment files
+        (:mod:`bayes_judge.judge_files`), which a ``.jsonl`` / ``.json`` file of theirs is also
+        recognized as without ``format=``.
+    baseline : str
+        Arena-Hard's baseline model, which its judgment files do not name.
 
     Returns
     -------
@@ -447,13 +453,29 @@ def read_judgments(
         raise ValueError(f"source must be a file path or a pandas DataFrame, got {type(source).__name__}")
     path = Path(source)
     _check_path(path)
+    from .judge_files import FRAMEWORKS, read_framework
+
+    if format is not None and str(format).strip().lower() in FRAMEWORKS:
+        return _normalize(read_framework(path, str(format).strip().lower(), baseline=baseline), renames, str(path))
     fmt = _format_of(path, format)
     try:
         df = _read_file(path, fmt, _text_columns(renames))
     except Exception as err:  # any parser failure (pandas, pyarrow, json, gzip) is an unreadable file
         msg = " ".join(str(err).split()) or type(err).__name__
         raise ValueError(msg if msg.startswith(f"{path}:") else f"cannot read {path} as {fmt}: {msg}") from err
+    df = _framework_file(df, path, fmt, baseline)
     return _normalize(df, renames, str(path))
+
+
+def _framework_file(df: pd.DataFrame, path: Path, fmt: str, baseline: str) -> pd.DataFrame:
+    """An MT-Bench, AlpacaEval or Arena-Hard judgment file read as its benchmark means it
+    (:mod:`bayes_judge.judge_files`); any other table as it is."""
+    from .judge_files import detect_framework, read_framework
+
+    if fmt not in ("jsonl", "json"):
+        return df
+    framework = detect_framework(dict.fromkeys(df.columns))
+    return df if framework is None else read_framework(path, framework, baseline=baseline)
 
 
 def load_judgments(

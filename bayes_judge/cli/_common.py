@@ -100,6 +100,13 @@ def read_table(path: str | os.PathLike, what: str = "table", *, judgments: bool 
         raise CLIError(f"cannot read {what} {p}: {one_line(err)}") from err
     if df.empty:
         raise CLIError(f"{what} {p} has no rows")
+    if judgments:  # an MT-Bench, AlpacaEval or Arena-Hard judgment file, read as its benchmark means it
+        from ..readers import _framework_file
+
+        try:
+            df = _framework_file(df, p, fmt, "gpt-4-0314")
+        except ValueError as err:
+            raise CLIError(one_line(err)) from err
     if judgments or renames:
         # the normalization of bayes_judge.read_judgments, its messages naming this file
         try:

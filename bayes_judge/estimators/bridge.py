@@ -138,11 +138,13 @@ EXACT_MAX = 5000  # items of a pair up to which the Bayesian bootstrap is drawn 
 
 
 def _bootstrap_means(values: np.ndarray, unit_pair: np.ndarray, n_pairs: int, size: int,
-                     rng: np.random.Generator, pseudo: float | None = None) -> np.ndarray:
+                     rng: np.random.Generator, pseudo: float | str | None = None) -> np.ndarray:
     """Bayesian-bootstrap means of ``values`` within each pair, (size, n_pairs).
 
     Dirichlet(1, …, 1) weights as normalised Exp(1) draws, one matrix product per pair;
-    ``pseudo`` adds one pseudo-unit with that value to every pair.  Above ``EXACT_MAX`` items the
+    ``pseudo`` adds one pseudo-unit to every pair: with that value, or (``"uniform"``) with a value
+    drawn from Uniform(0, 1) in each draw (one draw of a Dirichlet-process prior of concentration
+    1 and that base: the bootstrap of n values alone can only reweigh them).  Above ``EXACT_MAX`` items the
     mean is drawn from its normal limit with the exact variance, ``Var(Σ w_i x_i) = σ²_x / (n + 1)``
     (σ²_x the values' population variance): the same to the third decimal, without an
     ``size × n`` matrix (4000 draws × 100,000 items would be 3.2 GB).
@@ -152,17 +154,21 @@ def _bootstrap_means(values: np.ndarray, unit_pair: np.ndarray, n_pairs: int, si
     bounds = np.searchsorted(unit_pair[order], np.arange(n_pairs + 1))
     for j in range(n_pairs):  # a loop over pairs, each vectorized over its items and draws
         x = values[order[bounds[j]:bounds[j + 1]]]
-        if pseudo is not None:
-            x = np.append(x, pseudo)
         if x.size == 0:
             raise ValueError(f"pair {j} has no item")
+        if isinstance(pseudo, int | float):
+            x = np.append(x, float(pseudo))
         if x.size > EXACT_MAX:
             sd = np.sqrt(x.var() / (x.size + 1))
             out[:, j] = np.clip(x.mean() + sd * rng.standard_normal(size), x.min(), x.max())
             continue
         g = rng.standard_exponential((size, x.size))
+        num, den, lo, hi = g @ x, g.sum(axis=1), x.min(), x.max()
+        if pseudo == "uniform":
+            g0 = rng.standard_exponential(size)
+            num, den, lo, hi = num + g0 * rng.random(size), den + g0, 0.0, 1.0
         # a weighted mean lies within its values; the clip removes the last bit of rounding (1 + 2e-16)
-        out[:, j] = np.clip((g @ x) / g.sum(axis=1), x.min(), x.max())
+        out[:, j] = np.clip(num / den, lo, hi)
     return out
 
 
@@ -176,9 +182,15 @@ def judges_draws(scores: np.ndarray, unit_pair: np.ndarray, n_pairs: int, *, cha
         :func:`panel_scores` of every unit (no NaN).
     unit_pair : ndarray of int, shape (U,)
         The pair of each unit.
+
+    Each pair's bootstrap holds one pseudo-item of unknown value (Uniform(0, 1) in each draw)
+    besides its items: a Bayesian bootstrap of n items alone can only reweigh the values it saw,
+    so one item, or a few unanimous ones, gave an interval of zero width ([0, 0] for one verdict
+    against). The pseudo-item weighs 1/(n + 1) of the mean on average, negligible for the hundreds
+    of items of a benchmark; a unanimous panel's interval still reaches its share.
     """
     rng = np.random.default_rng(seed)
-    out = _bootstrap_means(np.asarray(scores, float), unit_pair, n_pairs, chains * draws, rng)
+    out = _bootstrap_means(np.asarray(scores, float), unit_pair, n_pairs, chains * draws, rng, pseudo="uniform")
     return out.reshape(chains, draws, n_pairs)
 
 

@@ -247,10 +247,12 @@ def test_a_pair_judged_on_three_items_is_wide_and_says_how_many_labels_would_dec
     assert np.isfinite(s.loc["A vs C", "p_mean"])
 
 
-def test_a_unanimous_panel_s_rate_is_exactly_one_not_one_plus_rounding():
-    """Found by tests/test_fuzz.py: the bootstrap mean of values all 1.0 came out 1 + 2e-16."""
+def test_a_unanimous_panel_s_rate_stays_in_range_and_is_not_certain():
+    """Found by tests/test_fuzz.py: the bootstrap mean of values all 1.0 came out 1 + 2e-16. And
+    seven unanimous items do not make the rate exactly 1: the pseudo-item of unknown value keeps
+    it below, while the interval still reaches the panel's share."""
     d = judges_draws(np.ones(7), np.zeros(7, dtype=int), 1, chains=4, draws=1000, seed=0)
-    assert d.max() == 1.0 and d.min() == 1.0
+    assert d.max() <= 1.0 and np.quantile(d, 0.05) < 0.97 and d.max() > 0.999
 
 
 def test_the_normal_limit_of_the_bootstrap_matches_the_exact_draws():
