@@ -53,6 +53,7 @@ _LAZY: dict[str, str] = {
     "judge_summary": ".analysis.summary",
     "next_labels": ".labelling",
     "select_comparisons": ".selection",
+    "next_comparisons": ".next_comparisons",
     "rank": ".ranking.rank",
     "save_run": ".analysis.runs",
     "load_run": ".analysis.runs",
@@ -88,6 +89,7 @@ if TYPE_CHECKING:  # the same names, for type checkers (tests/test_lazy_imports.
     from .readers import read_judgments as read_judgments
     from .report.core import report as report
     from .schema import validate_judgments as validate_judgments
+    from .next_comparisons import next_comparisons as next_comparisons
     from .selection import select_comparisons as select_comparisons
     from .simulate import simulate_win_rate as simulate_win_rate
     from .verdicts import encode_win_rate as encode_win_rate

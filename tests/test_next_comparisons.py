@@ -1,0 +1,81 @@
+"""bj.next_comparisons: the posterior-driven choice of what to judge next."""
+
+from __future__ import annotations
+
+import arviz as az
+import numpy as np
+import pytest
+
+import bayes_judge as bj
+from bayes_judge.leaderboard.simulate import simulate_leaderboard
+
+
+def _fake(means, sds, beta=None, draws=2000, seed=0):
+    """A posterior of independent normal scores (and a position bias), as a leaderboard fit has."""
+    rng = np.random.default_rng(seed)
+    s = rng.normal(means, sds, size=(draws, len(means)))[None]
+    post = {"s": s}
+    dims = {"s": ["system"]}
+    if beta is not None:
+        post["beta"] = np.full((1, draws, 1), beta)
+        dims["beta"] = ["judge"]
+    return az.from_dict(posterior=post, coords={"system": [f"S{x}" for x in range(len(means))], "judge": ["j"]},
+                        dims=dims)
+
+
+def test_top_k_asks_about_the_boundary_and_ranking_about_the_close_pairs():
+    idata = _fake([2.0, 1.9, 0.0, -0.05, -3.0], [0.3] * 5)
+    top = bj.next_comparisons(idata, 1, goal="top-k", k=1)
+    assert set(top.iloc[0][["a", "b"]]) == {"S0", "S1"}          # who is first
+    rank = bj.next_comparisons(idata, 2, goal="ranking")
+    assert {frozenset(r) for r in rank[["a", "b"]].to_numpy()} == {frozenset({"S0", "S1"}), frozenset({"S2", "S3"})}
+    assert (rank["weight"] > 0.5).all() and rank["gain"].is_monotonic_decreasing
+
+
+def test_a_batch_spreads_over_pairs_and_the_pair_goal_reads_its_difference():
+    idata = _fake([0.0, 0.1, 0.2, 0.3], [1.0] * 4)
+    batch = bj.next_comparisons(idata, 6, goal="ranking")
+    assert len(batch) == 6 and len({frozenset(r) for r in batch[["a", "b"]].to_numpy()}) == 6  # every pair once
+    one = bj.next_comparisons(idata, 1, goal="pair", pair=("S0", "S3"))
+    assert set(one.iloc[0][["a", "b"]]) == {"S0", "S3"}
+
+
+def test_the_order_shown_counters_the_position_bias():
+    idata = _fake([0.5, 0.0], [0.5, 0.5], beta=0.8)  # the judge prefers position A by 0.8 logits
+    row = bj.next_comparisons(idata, 1, goal="ranking").iloc[0]
+    assert (row["a"], row["b"]) == ("S1", "S0")  # the weaker shown first: p_a = σ(−0.5 + 0.8), nearer ½
+    assert abs(row["p_a"] - 0.5) < abs(1 / (1 + np.exp(-1.3)) - 0.5)
+
+
+def test_honest_empty_answers():
+    decided = bj.next_comparisons(_fake([5.0, 0.0, -5.0], [0.05] * 3), 3, goal="ranking")
+    assert decided.empty and "already decided" in decided.attrs["reason"]
+    single = bj.next_comparisons(_fake([0.0], [1.0]), 3)
+    assert single.empty and "fewer than two systems" in single.attrs["reason"]
+    few = bj.next_comparisons(_fake([3.0, 2.9, -9.0], [0.2] * 3), 3, goal="ranking")
+    assert len(few) == 1 and "only 1 comparison" in few.attrs["reason"]
+
+
+def test_bad_input():
+    idata = _fake([0.0, 1.0, 2.0], [1.0] * 3)
+    with pytest.raises(ValueError, match="goal must be one of"):
+        bj.next_comparisons(idata, 2, goal="best")
+    with pytest.raises(ValueError, match="needs k between 1 and 2"):
+        bj.next_comparisons(idata, 2, goal="top-k", k=3)
+    with pytest.raises(ValueError, match="needs pair=\\(a, b\\)"):
+        bj.next_comparisons(idata, 2, goal="pair", pair=("S0", "S9"))
+    with pytest.raises(ValueError, match="n must be a positive integer"):
+        bj.next_comparisons(idata, 0)
+    with pytest.raises(ValueError, match="needs a fit with scores s"):
+        bj.next_comparisons(az.from_dict(posterior={"x": np.zeros((1, 10))}), 2)
+
+
+def test_on_real_fits_a_leaderboard_and_a_ranking():
+    df, _ = simulate_leaderboard(8, 1500, alpha=(3.0,), beta=(0.3,), tau=(0.0,), design="one-judge", seed=3)
+    lb = bj.leaderboard(df.drop(columns="human"), sampler="laplace", pointwise=False)
+    nxt = bj.next_comparisons(lb, 5, goal="top-k", k=3)
+    assert len(nxt) == 5 and set(nxt["a"]) | set(nxt["b"]) <= set(lb.posterior["system"].to_numpy())
+    ranking = bj.rank(bj.datasets.summeval.comparator("coherence", articles=2), method="poe-bt", bayesian=True,
+                      sampler="laplace")
+    nxt = bj.next_comparisons(ranking, 10)
+    assert "item" in nxt and (nxt.groupby("item").size() > 0).all()  # pairs within an item
