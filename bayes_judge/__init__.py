@@ -84,12 +84,12 @@ if TYPE_CHECKING:  # the same names, for type checkers (tests/test_lazy_imports.
     from .labelling import next_labels as next_labels
     from .leaderboard.board import leaderboard as leaderboard
     from .leaderboard.summary import leaderboard_summary as leaderboard_summary
+    from .next_comparisons import next_comparisons as next_comparisons
     from .ranking.rank import rank as rank
     from .readers import load_judgments as load_judgments
     from .readers import read_judgments as read_judgments
     from .report.core import report as report
     from .schema import validate_judgments as validate_judgments
-    from .next_comparisons import next_comparisons as next_comparisons
     from .selection import select_comparisons as select_comparisons
     from .simulate import simulate_win_rate as simulate_win_rate
     from .verdicts import encode_win_rate as encode_win_rate
