@@ -26,9 +26,41 @@ def _slug(text: str, k: int) -> str:
     return f"run{k}-{s}" if s else f"run{k}"
 
 
+def _answer(ctx: Context) -> str:
+    """The run's answer in one line, for the overview: the win rates, the leaders, the best texts."""
+    from ..analysis.summary import score_summary, win_rate_summary
+    from ..leaderboard import leaderboard_summary
+    from .inputs import RANKING, WIN_RATE
+
+    pct = f"{ctx.hdi_prob:.0%}"
+    try:
+        if ctx.kind == WIN_RATE:
+            s = win_rate_summary(ctx.idata, hdi_prob=ctx.hdi_prob)
+            who = {"human": "people's rate", "judges": "the judges' rate"}.get(str(ctx.attrs.get("estimand", "")), "")
+            parts = [f"{r.system_a} over {r.system_b}: {r.p_mean:.2f} [{r.hdi_low:.2f}, {r.hdi_high:.2f}]"
+                     for r in s.head(3).itertuples()]
+            more = f"; … ({len(s)} pairs)" if len(s) > 3 else ""
+            return "; ".join(parts) + more + (f" ({who}, {pct} interval)" if who else f" ({pct} interval)")
+        if ctx.kind == LEADERBOARD:
+            s = leaderboard_summary(ctx.idata, hdi_prob=ctx.hdi_prob)
+            top = ", ".join(f"{k + 1}. {r.system} (P(best) {r.p_best:.2f})" for k, r in enumerate(s.head(3).itertuples()))
+            return top + (f", … ({len(s)} systems)" if len(s) > 3 else "") + (
+                " — approximate (Laplace)" if ctx.attrs.get("approximate") else "")
+        if ctx.kind == RANKING:
+            s = score_summary(ctx.idata, hdi_prob=ctx.hdi_prob)
+            best = s.sort_values("p_best", ascending=False).groupby("item", sort=False).head(1).head(3)
+            parts = [f"{r.item}: {r.candidate} (P(best) {r.p_best:.2f})" for r in best.itertuples()]
+            n_items = s["item"].nunique()
+            return "best: " + "; ".join(parts) + (f"; … ({n_items} items)" if n_items > 3 else "")
+    except (KeyError, ValueError, AttributeError):  # a fit without what its summary needs: no answer line
+        return "—"
+    return "—"
+
+
 def _headline(ctx: Context) -> list[tuple[str, str]]:
     post = ctx.idata["posterior"]
     return [
+        ("answer", _answer(ctx)),
         ("kind", ctx.kind),
         ("method", ctx.method or "—"),
         ("chains × draws", f"{post.sizes['chain']} × {post.sizes['draw']}"),

@@ -771,15 +771,17 @@ def prior_posterior_section(ctx: Context) -> Section:
     return sec
 
 
+#: report order: the answer first (the estimates), then the data and its judges' quality, then
+#: the diagnostics
 SECTIONS: tuple[Callable[[Context], Section], ...] = (
-    data_section, convergence_section, trace_section, win_rate_section, score_section,
+    win_rate_section, score_section, data_section, convergence_section, trace_section,
     ppc_section, prior_posterior_section,
 )
 
 
 LEADERBOARD_SECTIONS: tuple[Callable[[Context], Section], ...] = (
-    data_section, convergence_section, trace_section, leaderboard_section, preference_section,
-    judges_section, ppc_section,
+    leaderboard_section, judges_section, preference_section, data_section, convergence_section,
+    trace_section, ppc_section,
 )
 
 

@@ -181,3 +181,17 @@ def test_names_with_dollar_signs_are_text_not_math(tmp_path):
             "board": bj.leaderboard(df, chains=2, draws=100, tune=100, seed=0)}
     out = bj.report(fits, tmp_path / "r.html")
     assert "model_$v1_$" in out.read_text(encoding="utf-8")
+
+
+def test_the_answer_comes_first(html):
+    """Issue 32: the overview opens the page with each run's answer (win rates with their
+    intervals, the leaders, the best texts); the contents follow; in each run the estimates come
+    before the data and the diagnostics."""
+    overview = html[html.index('<section id="overview">'):html.index('<nav class="toc"')]
+    assert "<th>answer</th>" in overview and re.search(r"over \S+: 0\.\d\d \[0\.\d\d, [01]\.\d\d\]", overview)
+    assert html.index('<section id="overview">') < html.index('<nav class="toc"') < html.index('<section class="run"')
+    first_run = re.search(r'<section class="run" id="([^"]+)"', html).group(1)
+    block = _run_block(html, first_run)
+    sections = re.findall(r'<section class="sub" id="[^"]+-([a-z-]+)"', block) or re.findall(
+        rf'id="{first_run}-([a-z-]+)"', block)
+    assert sections and sections[0] in ("estimates", "scores", "leaderboard"), sections
