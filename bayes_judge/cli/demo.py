@@ -1,14 +1,15 @@
 """``bayes-judge demo``: the whole pipeline on bundled data with the embedded default judge.
 
-1. SummEval (coherence): a few articles x abstractive summaries; comparisons chosen by greedy
-   D-optimal selection, judged in both orders by the LLM comparator (prob mode, resumable SQLite
-   store), ranked by Bayesian PoE-BT; Spearman against the expert scores for PoE-BT and for the
-   win ratio on the same comparisons; the judge's position bias P(A).
-2. MT-Bench: calibrated win rates (Gao et al. 2024 protocol, true p printed beside them): the
-   recommended label regression and PPI++ on a share of human labels, the no-label default (the
-   human rate bridged from the judges' consensus), the judges' own rate (``estimand="judges"``),
-   observed k, BWRS, Dawid-Skene without and with in-distribution human labels; each row names
-   its estimand.
+1. MT-Bench (first: a result with a known truth): calibrated win rates (Gao et al. 2024 protocol,
+   true p printed beside them): the recommended label regression and PPI++ on a share of human
+   labels, the no-label default (the human rate bridged from the judges' consensus), the judges'
+   own rate (``estimand="judges"``), observed k, BWRS, Dawid-Skene without and with
+   in-distribution human labels; each row names its estimand.
+2. SummEval (coherence): a few articles x abstractive summaries; comparisons chosen by greedy
+   D-optimal selection, judged in both orders by the embedded LLM comparator (prob mode,
+   resumable SQLite store), ranked by Bayesian PoE-BT; Spearman against the expert scores for
+   PoE-BT and for the win ratio on the same comparisons; the judge's position bias P(A); and in
+   words what that small judge can and cannot do.
 3. One HTML diagnostics report of every saved run, and a summary table.
 """
 
@@ -79,7 +80,7 @@ def summeval_part(args: argparse.Namespace, out_dir: Path, kw: dict, say) -> tup
     k = min(3 * n, n * (n - 1) // 2)
     pairs = plan_pairs(texts[["item", "candidate"]], "greedy-d-optimal", k=k, seed=args.seed)
     items = list(dict.fromkeys(texts["item"]))
-    say(f"[1/3] SummEval {ASPECT}: {len(items)} article(s) x {n} abstractive summaries ({', '.join(systems)}); "
+    say(f"[2/3] SummEval {ASPECT}: {len(items)} article(s) x {n} abstractive summaries ({', '.join(systems)}); "
         f"{k} pairs per article by greedy D-optimal selection, both orders -> {2 * len(pairs)} LLM comparisons")
     store = out_dir / "summeval_comparisons.sqlite"
     before = _stored(store)
@@ -131,7 +132,14 @@ def summeval_part(args: argparse.Namespace, out_dir: Path, kw: dict, say) -> tup
                   f"{_fmt(table.loc[table.index[1], 'mean'])}); P(A) = {pb['P(A)']:.2f}",
         "r_hat_max": float(np.nanmax(post["r_hat"])), "ess_bulk_min": float(np.nanmin(post["ess_bulk"])),
     }]
-    say(f"      part 1 took {time.perf_counter() - t0:.1f} s")
+    diag = df.attrs.get("diagnosis") or {}
+    why = "; ".join(diag.get("messages") or []) if diag.get("informative") is False else ""
+    say("      What the embedded judge can and cannot do: SmolLM2-135M is shipped so that this pipeline runs "
+        "offline on a CPU in minutes; it is far too small to judge summaries"
+        + (f" (here: {why})" if why else f" (P(A) = {pb['P(A)']:.2f} here)")
+        + ", so its ranking need not track the experts'. The machinery is the point: `bayes-judge compare "
+        "--model` with a larger local checkpoint, or `--endpoint`, gives judgments worth ranking.")
+    say(f"      part 2 took {time.perf_counter() - t0:.1f} s")
     return {"summeval_poe-bt": run}, rows
 
 
@@ -169,7 +177,7 @@ def mtbench_part(args: argparse.Namespace, out_dir: Path, kw: dict, say) -> tupl
         f"Dawid-Skene, in-distribution ({share})": (
             "mtbench_dawid-skene_in-distribution", g_lab, dict(method="dawid-skene", prior="in-distribution")),
     }
-    say(f"[2/3] MT-Bench: {len(items)} items, {g['judge'].nunique()} LLM judges (both orders, swap-and-sum); "
+    say(f"[1/3] MT-Bench: {len(items)} items, {g['judge'].nunique()} LLM judges (both orders, swap-and-sum); "
         f"true win rate p = {p_true}")
     rows, runs, summary = [], {}, []
     for name, (slug, data, opts) in specs.items():
@@ -192,7 +200,7 @@ def mtbench_part(args: argparse.Namespace, out_dir: Path, kw: dict, say) -> tupl
     say("      'true p' is the human rate; the judges' rate is what this panel says, not what people would.")
     say("      One draw proves little: benchmarks/results/real_calibration.md and natural_pairs.md measure every "
         "estimator's 90% coverage on real judges with known truth, random pseudo-systems and natural pairs.")
-    say(f"      part 2 took {time.perf_counter() - t0:.1f} s; runs saved under {out_dir}/")
+    say(f"      part 1 took {time.perf_counter() - t0:.1f} s; runs saved under {out_dir}/")
     return runs, summary
 
 
@@ -228,17 +236,19 @@ def cmd_demo(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     kw = dict(chains=args.chains, draws=args.draws, tune=args.draws, seed=args.seed)
     runs, summary = {}, []
-    if args.no_llm:
-        say("[1/3] SummEval with the LLM judge: skipped (--no-llm)")
+    # the part with a known truth first (MT-Bench's human win rate); then the embedded LLM judge,
+    # which is small and says so
+    if args.no_mtbench:
+        say("[1/3] MT-Bench win rates: skipped (--no-mtbench)")
     else:
-        r, s = summeval_part(args, out_dir, kw, say)
+        r, s = mtbench_part(args, out_dir, kw, say)
         runs.update(r)
         summary += s
     say()
-    if args.no_mtbench:
-        say("[2/3] MT-Bench win rates: skipped (--no-mtbench)")
+    if args.no_llm:
+        say("[2/3] SummEval with the LLM judge: skipped (--no-llm)")
     else:
-        r, s = mtbench_part(args, out_dir, kw, say)
+        r, s = summeval_part(args, out_dir, kw, say)
         runs.update(r)
         summary += s
     say()
