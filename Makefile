@@ -3,6 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+BASE := $(VENV)/.base-stamp
 
 .PHONY: install models demo test test-slow docs bench lint clean lock
 
@@ -13,10 +14,16 @@ STAMP := $(VENV)/.installed-stamp
 # built -march=native would be reused silently (the CI run of stop 21 failed so)
 LLAMA_CMAKE := $(if $(filter x86_64,$(shell uname -m)),-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON,)
 
-$(STAMP): pyproject.toml constraints.txt
+# what the demo runs: the package, torch (CPU) and the llm extra (~2 minutes on a fresh machine)
+$(BASE): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -c constraints.txt -e ".[llm]"
+	touch $(BASE)
+
+# everything the tests use besides: llama.cpp's server (compiled, ~15 min once), Ray, the docs, dev tools
+$(STAMP): $(BASE)
 	CMAKE_ARGS="$(LLAMA_CMAKE)" $(BIN)/python -m pip install -q --no-cache-dir -c constraints.txt "llama-cpp-python[server]"
 	$(BIN)/python -m pip install -q -c constraints.txt -e ".[dev,docs,llm,server,ray]"
 	touch $(STAMP)
@@ -24,7 +31,7 @@ $(STAMP): pyproject.toml constraints.txt
 install: $(STAMP)
 
 # the embedded default judge under models/ (idempotent: a no-op once installed)
-models: $(STAMP)
+models: $(BASE)
 	$(BIN)/bayes-judge models install --quiet
 
 demo: models
@@ -34,7 +41,7 @@ demo: models
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict --quiet
 
-test: models docs
+test: $(STAMP) models docs
 	tests/report/ensure_chromium.sh
 	$(BIN)/python -m ruff check bayes_judge tests benchmarks
 	$(BIN)/python -m mypy bayes_judge
@@ -42,7 +49,7 @@ test: models docs
 	# tests/durations.json: the files' times, rewritten by adding --store-durations)
 	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder
 
-test-slow: models
+test-slow: $(STAMP) models
 	$(BIN)/python -m pytest -m slow
 
 bench: $(STAMP)

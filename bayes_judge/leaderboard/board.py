@@ -82,6 +82,7 @@ def leaderboard(
     target_accept: float = 0.8,
     fast: bool = True,
     pointwise: bool | None = None,
+    previous: Any = None,
 ) -> az.InferenceData:
     """Posterior scores of N systems across prompts, on the logit scale of the human preference.
 
@@ -152,6 +153,14 @@ def leaderboard(
     pointwise : bool, optional
         Store the per-cell log-likelihood (``log_likelihood`` group, for ``az.loo``); default
         when it stays under ~2e7 values.
+    previous : InferenceData or path of a saved run, optional
+        An earlier leaderboard fit to update with ``df``'s new battles (and new systems): its cells
+        (the sufficient statistics, kept with every run) are read back, not its rows re-encoded;
+        the new rows' cells are added; the chains start from the earlier posterior's judges and
+        the merged point estimate of the scores, and tune for ``min(tune, 300)`` steps. The model
+        and the judges must be the earlier fit's (a new judge, or another model, is refused
+        naming the difference); ``human=`` labels apply to the new rows; ``difficulty`` and
+        ``covariates`` are not updated (refit from the rows).
 
     Returns
     -------
@@ -175,6 +184,23 @@ def leaderboard(
     if estimand not in (None, "human", "judges"):
         raise ValueError(f"estimand must be 'human' or 'judges', got {estimand!r}")
     data = encode_leaderboard(df, human=human, difficulty=difficulty, covariates=covariates)
+    prev_post = None
+    if previous is not None:
+        from .encode import data_of_run, merge_data
+
+        if not hasattr(previous, "groups"):
+            from ..analysis.runs import load_run
+
+            previous = load_run(previous)
+        if difficulty or covariates:
+            raise ValueError("previous= updates a fit without difficulty or covariates; refit from the rows")
+        old_model = (previous.attrs or {}).get("model")
+        if model is not None and old_model is not None and model != old_model:
+            raise ValueError(f"previous= was fitted with model {old_model!r}, not {model!r}: refit from the rows")
+        model = model or old_model
+        data = merge_data(data_of_run(previous), data)
+        prev_post = previous["posterior"]
+        tune = min(tune, 300)
     people = data.judges == ["human"]
     if model is None:
         model = "bt" if (people or estimand == "judges") else "bt-judges"
@@ -202,6 +228,10 @@ def leaderboard(
 
         pri = spec.default_priors() if priors is None else priors
         start = {**leaderboard_start(data, pri), "s_raw": point_start(data)}
+        if prev_post is not None:  # the earlier posterior's judges (same judges, same order)
+            for name in ("alpha", "beta", "nu"):  # per judge, or one number (tau's judges may change)
+                if name in prev_post:
+                    start[name] = prev_post[name].mean(("chain", "draw")).to_numpy()
     fit = fit_model(spec, data.arrays(), dims=LeaderboardData.DIMS, coords=coords, priors=priors,
                     sampler=sampler, chains=chains, draws=draws, tune=tune, seed=seed,
                     target_accept=target_accept, options=options, init=start, fast=fast)
@@ -218,14 +248,18 @@ def leaderboard(
                   "human": pointwise_log_lik(fit, "human").sum(axis=-1)}
         dims.update({"v": ["cell"], "human": ["hcell"]})
     dims.update({"v_counts": ["cell", "outcome"], "human_counts": ["hcell", "hum_outcome"],
-                 "sys_a": ["cell"], "sys_b": ["cell"], "cell_judge": ["cell"], "h": ["cell"]})
+                 "sys_a": ["cell"], "sys_b": ["cell"], "cell_judge": ["cell"], "h": ["cell"],
+                 "hum_a": ["hcell"], "hum_b": ["hcell"]})
     approx = {}
     if sampler == "laplace":
         from ..inference.laplace import approximation_note
 
         approx = {"approximate": approximation_note(fit.info, C * D, why_not=(
             " (judges without human labels: their accuracy trades against the scores' spread)"))}
+    if previous is not None:
+        approx["updated_from"] = f"a previous fit of {int((previous.attrs or {}).get('n_rows', 0))} rows"
     attrs = {**approx, "n_rows": data.meta["n_rows"], "n_comparisons": data.meta["n_comparisons"],
+             "n_labelled_rows": data.meta.get("n_labelled_rows", 0),
              "n_labels": data.meta["n_labels"], "n_soft": data.meta["n_soft"], "n_ties": data.meta["n_ties"],
              "n_cells": data.n_cells, "position_bias": int(use_bias),
              "system_bias": int(options.get("system_bias", False)), "difficulty": int(bool(difficulty)),
@@ -241,7 +275,8 @@ def leaderboard(
         sampler=sampler if sampler == "laplace" else ("nutpie (fast path)" if fit.fast else sampler),
         posterior=post, sample_stats=fit.stats, log_likelihood=loglik,
         observed_data={"v_counts": data.n, "human_counts": data.hum_n},
-        constant_data={"sys_a": data.sys_a, "sys_b": data.sys_b, "cell_judge": data.judge, "h": data.h},
+        constant_data={"sys_a": data.sys_a, "sys_b": data.sys_b, "cell_judge": data.judge, "h": data.h,
+                       "hum_a": data.hum_a, "hum_b": data.hum_b},
         coords=coords, dims=dims, priors=fit.priors, attrs=attrs,
     )
     from ..inference.convergence import warn_unconverged

@@ -319,3 +319,86 @@ def encode_leaderboard(
         hum_a=hum_a, hum_b=hum_b, hum_item=hum_item, hum_n=hsum, hum_x=hum_x,
         covariates=covariates, meta=meta,
     )
+
+
+def data_of_run(idata: Any) -> LeaderboardData:
+    """The cells an earlier leaderboard fit was fitted to, read back from the run (its
+    ``observed_data`` / ``constant_data``): the sufficient statistics, no rows re-encoded.
+
+    Raises
+    ------
+    ValueError
+        Not a leaderboard run, a run written before the human cells were stored, or one fitted
+        with ``difficulty`` or ``covariates`` (their cells are per prompt or per comparison).
+    """
+    attrs = dict(getattr(idata, "attrs", None) or {})
+    if attrs.get("task") != "leaderboard":
+        raise ValueError(f"previous= must be a leaderboard run (bj.leaderboard or a saved one), not a "
+                         f"{attrs.get('task', 'run without a task')!r} run")
+    if int(attrs.get("difficulty", 0)) or attrs.get("covariates"):
+        raise ValueError("previous= cannot update a fit with difficulty or covariates (its cells are per prompt or "
+                         "per comparison); refit from the rows")
+    cd, od = idata["constant_data"], idata["observed_data"]
+    if "hum_a" not in cd:
+        raise ValueError("previous= needs a run that stores its human cells (written by this version); refit once "
+                         "from the rows")
+    post = idata["posterior"]
+    systems = [str(s) for s in post["system"].to_numpy()]
+    judges = [str(j) for j in post["judge"].to_numpy()] if "judge" in post.coords else []
+    n_cells, n_h = int(od["v_counts"].shape[0]), int(od["human_counts"].shape[0])
+    meta = {k: int(attrs.get(k, 0)) for k in ("n_rows", "n_soft", "n_ties", "n_labels", "n_comparisons")}
+    meta["n_labelled_rows"] = int(attrs.get("n_labelled_rows", 0))
+    return LeaderboardData(
+        systems=systems, judges=judges, items=["all"],
+        sys_a=cd["sys_a"].to_numpy().astype(np.int64), sys_b=cd["sys_b"].to_numpy().astype(np.int64),
+        judge=cd["cell_judge"].to_numpy().astype(np.int64), h=cd["h"].to_numpy().astype(np.int64),
+        n=od["v_counts"].to_numpy().astype(float), item=np.zeros(n_cells, np.int64), x=np.zeros((n_cells, 1)),
+        hum_a=cd["hum_a"].to_numpy().astype(np.int64), hum_b=cd["hum_b"].to_numpy().astype(np.int64),
+        hum_item=np.zeros(n_h, np.int64), hum_n=od["human_counts"].to_numpy().astype(float),
+        hum_x=np.zeros((n_h, 1)), covariates=[], meta=meta,
+    )
+
+
+def merge_data(old: LeaderboardData, new: LeaderboardData) -> LeaderboardData:
+    """The cells of an earlier fit and of new rows, as one fit's: systems and judges matched by
+    name (new systems appended), counts of the same cell added.
+
+    Raises
+    ------
+    ValueError
+        New rows from a judge the earlier fit did not have (a different judge set), or systems that
+        neither the old nor the new comparisons connect to the rest.
+    """
+    if old.judges == ["human"] or new.judges == ["human"]:
+        if old.judges != new.judges:
+            raise ValueError(f"previous= was fitted to {old.judges}, the new rows come from {new.judges}: people's "
+                             "votes and LLM judges are different models; refit from the rows")
+    unknown = sorted(set(new.judges) - set(old.judges))
+    if unknown:
+        raise ValueError(f"the new rows have judge(s) {unknown} that the previous fit did not have "
+                         f"({old.judges}); refit from all the rows to add a judge")
+    systems = old.systems + [s for s in new.systems if s not in set(old.systems)]
+    smap = pd.Index(systems).get_indexer(new.systems)
+    jmap = pd.Index(old.judges).get_indexer(new.judges)
+    keys = np.column_stack([np.r_[old.sys_a, smap[new.sys_a]], np.r_[old.sys_b, smap[new.sys_b]],
+                            np.r_[old.judge, jmap[new.judge]], np.r_[old.h, new.h],
+                            np.zeros(len(old.sys_a) + len(new.sys_a), np.int64)])
+    uniq, sums = _group(keys, np.r_[old.n, new.n])
+    if len(new.hum_a):
+        hk, hsum = _group(np.column_stack([np.r_[old.hum_a, smap[new.hum_a]], np.r_[old.hum_b, smap[new.hum_b]],
+                                           np.zeros(len(old.hum_a) + len(new.hum_a), np.int64)]),
+                          np.r_[old.hum_n, new.hum_n])
+        hum_a, hum_b = hk[:, 0].astype(np.int64), hk[:, 1].astype(np.int64)
+    else:
+        hum_a, hum_b, hsum = old.hum_a, old.hum_b, old.hum_n
+    check_connected(len(systems), np.r_[uniq[:, 0], hum_a].astype(np.int64), np.r_[uniq[:, 1], hum_b].astype(np.int64),
+                    names=systems)
+    meta = {k: int(old.meta.get(k, 0)) + int(new.meta.get(k, 0)) for k in set(old.meta) | set(new.meta)}
+    C, H = len(uniq), len(hum_a)
+    return LeaderboardData(
+        systems=systems, judges=old.judges, items=["all"],
+        sys_a=uniq[:, 0].astype(np.int64), sys_b=uniq[:, 1].astype(np.int64), judge=uniq[:, 2].astype(np.int64),
+        h=uniq[:, 3].astype(np.int64), n=sums, item=np.zeros(C, np.int64), x=np.zeros((C, 1)),
+        hum_a=hum_a, hum_b=hum_b, hum_item=np.zeros(H, np.int64), hum_n=hsum, hum_x=np.zeros((H, 1)),
+        covariates=[], meta=meta,
+    )

@@ -318,3 +318,40 @@ def test_laplace_says_when_it_fails_and_refuses_what_it_cannot_approximate():
         bj.leaderboard(df, sampler="laplace")  # labels: the judges' own system preferences, pooled
     with pytest.raises(ValueError, match="needs a model with a hand-written kernel"):
         bj.leaderboard(df.drop(columns="human"), sampler="laplace", difficulty=True)
+
+
+def test_an_update_with_new_battles_equals_a_fit_of_all_of_them(tmp_path):
+    """Issue 34 item 2: previous= adds battles (and a new system) to an earlier fit from its cells;
+    the posterior is a cold fit's of all the rows, within Monte Carlo error."""
+    df, _ = simulate_leaderboard(9, 3000, alpha=(2.0, 1.0), beta=(0.3, -0.2), tau=(0.0, 0.4), design="one-judge",
+                                 label_share=0.1, seed=8)
+    late = df["a"].eq("S008") | df["b"].eq("S008")  # S008 arrives with the new battles
+    old, new = df[~late].iloc[:2000], pd.concat([df[~late].iloc[2000:], df[late]])
+    first = bj.leaderboard(old, seed=1, pointwise=False)
+    assert "S008" not in first.posterior["system"]
+    path = bj.save_run(first, tmp_path / "lb")
+    upd = bj.leaderboard(new, previous=path, seed=2, pointwise=False)
+    cold = bj.leaderboard(df, seed=2, pointwise=False)
+    a = bj.leaderboard_summary(upd).set_index("system")
+    b = bj.leaderboard_summary(cold).set_index("system").loc[a.index]
+    assert "S008" in a.index and upd.attrs["n_rows"] == cold.attrs["n_rows"] == len(df)
+    se = np.hypot(a["sd"], b["sd"]) / np.sqrt(a["ess_bulk"].clip(upper=b["ess_bulk"]))
+    assert ((a["mean"] - b["mean"]).abs() < 4.5 * se + 0.01).all()
+    assert np.allclose(a["sd"], b["sd"], rtol=0.15)
+    assert "previous fit of 2000 rows" in upd.attrs["updated_from"]
+
+
+def test_an_update_refuses_what_it_cannot_add():
+    df, _ = simulate_leaderboard(6, 600, alpha=(2.0, 1.0), beta=(0.3, -0.2), tau=(0.0, 0.4), design="one-judge", seed=9)
+    first = bj.leaderboard(df, pointwise=False, **FAST)
+    with pytest.raises(ValueError, match=r"judge\(s\) \['j9'\] that the previous fit did not have"):
+        bj.leaderboard(df.assign(judge="j9"), previous=first)
+    with pytest.raises(ValueError, match="was fitted with model 'bt-judges', not 'bt'"):
+        bj.leaderboard(df.assign(judge="human"), previous=first, model="bt")
+    island = pd.DataFrame({"item": ["x", "y"], "a": ["N1", "N2"], "b": ["N2", "N1"], "judge": "j0",
+                           "winner": ["a", "b"]})
+    with pytest.raises(ValueError, match="N1"):  # new systems that never met the old ones
+        bj.leaderboard(island, previous=first)
+    wr = bj.win_rate(bj.simulate_win_rate(30, p=0.6, q0=[0.8], q1=[0.8], seed=1), method="observed")
+    with pytest.raises(ValueError, match="previous= must be a leaderboard run"):
+        bj.leaderboard(df, previous=wr)
