@@ -378,8 +378,8 @@ def merge_data(old: LeaderboardData, new: LeaderboardData) -> LeaderboardData:
         raise ValueError(f"the new rows have judge(s) {unknown} that the previous fit did not have "
                          f"({old.judges}); refit from all the rows to add a judge")
     systems = old.systems + [s for s in new.systems if s not in set(old.systems)]
-    smap = pd.Index(systems).get_indexer(new.systems)
-    jmap = pd.Index(old.judges).get_indexer(new.judges)
+    smap = pd.Index(systems).get_indexer(pd.Index(new.systems))
+    jmap = pd.Index(old.judges).get_indexer(pd.Index(new.judges))
     keys = np.column_stack([np.r_[old.sys_a, smap[new.sys_a]], np.r_[old.sys_b, smap[new.sys_b]],
                             np.r_[old.judge, jmap[new.judge]], np.r_[old.h, new.h],
                             np.zeros(len(old.sys_a) + len(new.sys_a), np.int64)])
