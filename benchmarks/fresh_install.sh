@@ -6,6 +6,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-$(mktemp -d)}
 mkdir -p "$work/wheel"
+export BAYES_JUDGE_MODELS="$work/models"  # a judge not installed yet, as on a new machine
 python3 -m pip wheel -q --no-deps -w "$work/wheel" "$repo"
 t0=$(date +%s)
 python3 -m venv "$work/venv"
