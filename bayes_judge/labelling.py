@@ -38,6 +38,12 @@ def next_labels(idata: az.InferenceData, n: int) -> pd.DataFrame:
     -------
     pandas.DataFrame with columns item, pair, h_mean (posterior P(G0 preferred)), score; in
     the order to label them.
+
+    Examples
+    --------
+    >>> import bayes_judge as bj                                          # doctest: +SKIP
+    >>> fit = bj.win_rate(df)                                                 # doctest: +SKIP
+    >>> bj.next_labels(fit, 5)        # the five items whose labels help most # doctest: +SKIP
     """
     if not isinstance(n, int | np.integer) or n < 1:
         raise ValueError(f"n must be a positive integer, got {n!r}")

@@ -128,8 +128,8 @@ def validate_judgments(df: pd.DataFrame) -> pd.DataFrame:
     --------
     >>> import pandas as pd, bayes_judge as bj
     >>> bj.validate_judgments(pd.DataFrame({"item": [1], "a": ["x"], "b": ["y"], "p_a": [0.7]}))
-      item  a  b  p_a winner  judge human
-    0    1  x  y  0.7      a  judge  None
+      item  a  b  p_a  judge winner human
+    0    1  x  y  0.7  judge      a  None
     """
     if not isinstance(df, pd.DataFrame):
         raise ValueError(f"judgments must be a pandas DataFrame, got {type(df).__name__}")

@@ -40,6 +40,13 @@ def simulate_win_rate(
     -------
     pandas.DataFrame in the judgments schema, with ``attrs["truth"]`` holding p, q0, q1, the
     drawn labels ``h`` (1 = G0) and the sample win rate ``p_hat`` (eq. 3).
+
+    Examples
+    --------
+    >>> import bayes_judge as bj
+    >>> df = bj.simulate_win_rate(100, p=0.7, q0=[0.8, 0.9], q1=[0.75, 0.85], seed=0)
+    >>> sorted(df.columns)[:4]
+    ['a', 'b', 'human', 'item']
     """
     acc0 = np.atleast_1d(np.asarray(q0, dtype=float))
     acc1 = acc0.copy() if q1 is None else np.atleast_1d(np.asarray(q1, dtype=float))

@@ -180,6 +180,14 @@ def encode_win_rate(
     Returns
     -------
     WinRateData
+
+    Examples
+    --------
+    >>> import bayes_judge as bj
+    >>> df = bj.simulate_win_rate(50, p=0.7, q0=[0.8, 0.9], q1=[0.8, 0.9], seed=1)
+    >>> enc = bj.encode_win_rate(df, diagnose=True)
+    >>> sorted(enc.meta["diagnosis"])                        # each judge's quality
+    ['judge0', 'judge1']
     """
     if swap not in SWAP_MODES:
         raise ValueError(f"swap must be one of {SWAP_MODES}, got {swap!r}")

@@ -65,6 +65,11 @@ def save_run(idata: az.InferenceData, path: str | os.PathLike) -> Path:
         ``idata`` has no posterior group.
     PermissionError / OSError
         The folder cannot be created or written (the message names it).
+
+    Examples
+    --------
+    >>> import bayes_judge as bj                                              # doctest: +SKIP
+    >>> path = bj.save_run(idata, "models/my_run")     # models/my_run.nc + models/my_run.json  # doctest: +SKIP
     """
     from .. import __version__
 
@@ -106,6 +111,12 @@ def load_run(path: str | os.PathLike) -> az.InferenceData:
         Either file is truncated or not a run (the message names it), the manifest's format is
         newer or older than this package reads, or the data hash does not match the stored data
         (the files were changed or mixed up).
+
+    Examples
+    --------
+    >>> import bayes_judge as bj                                              # doctest: +SKIP
+    >>> idata = bj.load_run("models/my_run")                                     # doctest: +SKIP
+    >>> idata.attrs["method"]                                                    # doctest: +SKIP
     """
     nc, js = _paths(path)
     for f in (nc, js):

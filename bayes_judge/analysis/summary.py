@@ -53,6 +53,12 @@ def win_rate_summary(
         labels_to_decide : no-label human-rate fits (``"bridge"``) only: where the interval holds
             ½, the human labels that would decide the pair on their own (0 where it is decided;
             :func:`bayes_judge.next_labels` says which items to label)
+
+    Examples
+    --------
+    >>> import bayes_judge as bj                                               # doctest: +SKIP
+    >>> s = bj.win_rate_summary(bj.win_rate(df), hdi_prob=0.9)                    # doctest: +SKIP
+    >>> s[["estimand", "p_mean", "hdi_low", "hdi_high", "labels_to_decide"]]      # doctest: +SKIP
     """
     if not hasattr(idata, "posterior") or "p" not in idata.posterior:
         raise ValueError("win_rate_summary needs an InferenceData with a posterior variable 'p'")
@@ -157,6 +163,11 @@ def judge_summary(idata: az.InferenceData, *, hdi_prob: float = 0.9) -> pd.DataF
         agreement, agreement_low, agreement_high : share of items on which the judge's verdict
             agrees with the majority of the other judges (items with a decided majority)
         source : "posterior" (accuracies from the model's q) or "labels"
+
+    Examples
+    --------
+    >>> import bayes_judge as bj                                              # doctest: +SKIP
+    >>> bj.judge_summary(bj.win_rate(df))[["acc_g0", "acc_g1", "p_first", "agreement"]]  # doctest: +SKIP
     """
     import json
 
@@ -278,6 +289,12 @@ def score_summary(idata: az.InferenceData, *, hdi_prob: float = 0.94) -> pd.Data
     pandas.DataFrame with columns item, candidate, mean, sd, hdi_low, hdi_high, mean_rank,
     rank_low, rank_high, p_best, r_hat, ess_bulk; sorted by item and mean rank (rank 1 = best,
     computed within the item for every draw).
+
+    Examples
+    --------
+    >>> import bayes_judge as bj                                               # doctest: +SKIP
+    >>> post = bj.rank(df, method="poe-bt", bayesian=True)                        # doctest: +SKIP
+    >>> bj.score_summary(post, hdi_prob=0.9)[["candidate", "mean", "rank_low", "rank_high", "p_best"]]  # doctest: +SKIP
     """
     flat, items, cands = _score_blocks(idata)
     with warnings.catch_warnings():
@@ -329,6 +346,11 @@ def pairwise_prob(idata: az.InferenceData, *, item: str | None = None, kind: str
     Returns
     -------
     pandas.DataFrame, shape (N, N), rows i and columns j named by candidate; the diagonal is NaN.
+
+    Examples
+    --------
+    >>> import bayes_judge as bj                                              # doctest: +SKIP
+    >>> bj.pairwise_prob(idata, kind="preference").round(2)    # P(i's answer is preferred to j's)  # doctest: +SKIP
     """
     if idata.attrs.get("task") == "leaderboard":
         from ..leaderboard.summary import pairwise_prob as board_pairwise
@@ -379,6 +401,11 @@ def compare_systems(idata: az.InferenceData, *, hdi_prob: float = 0.94) -> pd.Da
     -------
     pandas.DataFrame with columns item (rankings), system_a, system_b, estimate (p or s_a − s_b
     mean), hdi_low, hdi_high, prob_a_better, verdict.
+
+    Examples
+    --------
+    >>> import bayes_judge as bj                                              # doctest: +SKIP
+    >>> bj.compare_systems(idata)      # P(a better), with "cannot tell apart" where the interval covers it  # doctest: +SKIP
     """
     post = getattr(idata, "posterior", None)
     if idata.attrs.get("task") == "leaderboard":

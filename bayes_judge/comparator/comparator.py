@@ -96,6 +96,14 @@ class Comparator:
     threads : CPU threads of a local judge on the CPU during :meth:`compare`: ``"auto"`` (default:
         the cores the system's load leaves free, :mod:`.threads`), an int, or ``None`` (torch's
         own choice, every core); read when each ``compare`` starts, restored after it
+
+    Examples
+    --------
+    >>> import bayes_judge as bj                                                     # doctest: +SKIP
+    >>> from bayes_judge.comparator import Comparator                                 # doctest: +SKIP
+    >>> texts, contexts = bj.datasets.summeval.texts(articles=1)                      # doctest: +SKIP
+    >>> judge = Comparator(template="summeval-coherence")                             # doctest: +SKIP
+    >>> df = judge.compare(pairs, texts, contexts, symmetric=True, store="run.sqlite")  # doctest: +SKIP
     """
 
     def __init__(

@@ -223,6 +223,12 @@ def label_logprobs(
     Returns
     -------
     list of (n_prompts_in_group, n_labels) arrays of log P(label | prompt).
+
+    Examples
+    --------
+    >>> from bayes_judge.comparator.engine import label_logprobs      # doctest: +SKIP
+    >>> lp = label_logprobs(lm, [prompts], [[id_A], [id_B]], batch_size="auto")[0]  # doctest: +SKIP
+    >>> p_a = 1 / (1 + np.exp(lp[:, 1] - lp[:, 0]))                      # doctest: +SKIP
     """
     import torch
 

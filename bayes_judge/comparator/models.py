@@ -114,6 +114,12 @@ def load_model(model: str | os.PathLike | None = None, *, device: str = "auto",
     dtype : torch dtype name; default float32 on CPU and bfloat16 on CUDA.
     max_length : cap on prompt tokens; default the model's ``max_position_embeddings`` (or the
         tokenizer's ``model_max_length`` for models with relative positions, e.g. T5: 512).
+
+    Examples
+    --------
+    >>> from bayes_judge.comparator.models import load_model       # doctest: +SKIP
+    >>> lm = load_model()                   # the embedded judge, float32 on the CPU  # doctest: +SKIP
+    >>> lm = load_model("models/Qwen2.5-7B-Instruct", device="cuda")  # bfloat16      # doctest: +SKIP
     """
     from .install import DEFAULT_MODEL, default_model_path
 

@@ -625,6 +625,12 @@ def packed_label_logprobs(
     tokens and over each prefix where it lies in the bank, merged by log-sum-exp), ``"varlen"``
     (padded rows, the ragged kernel over copied prefixes), ``"sdpa"`` (padded rows, torch's attention
     with a mask), or ``"auto"`` (:func:`choose_kernel`).
+
+    Examples
+    --------
+    >>> from bayes_judge.comparator.models import load_model                      # doctest: +SKIP
+    >>> lm = load_model("path/to/judge", device="cuda")                              # doctest: +SKIP
+    >>> lp = packed_label_logprobs(lm, groups, [[id_A], [id_B]], subgroups=firsts)  # doctest: +SKIP
     """
     if kernel not in KERNELS:
         raise ValueError(f"kernel must be one of {KERNELS}, not {kernel!r}")

@@ -32,6 +32,13 @@ def assign_generators(
     -------
     pandas.DataFrame, with ``attrs["p_true"]`` the realized win rate and the original
     candidate ids kept in ``cand_a`` / ``cand_b``.
+
+    Examples
+    --------
+    >>> import bayes_judge as bj
+    >>> df = bj.assign_generators(bj.load_dataset("mtbench"), share=0.8, seed=0)
+    >>> df.attrs["p_true"]
+    0.8
     """
     from ..schema import validate_judgments
 

@@ -176,6 +176,14 @@ def leaderboard(
     ValueError
         Bad tables, disconnected systems, a judge that always names one position, human labels on
         unknown systems, an unidentified position bias (:class:`PositionBiasNotIdentifiedError`).
+
+    Examples
+    --------
+    >>> import bayes_judge as bj                                                    # doctest: +SKIP
+    >>> from bayes_judge.datasets import summeval                                    # doctest: +SKIP
+    >>> df = summeval.pairs("coherence", judge="gpt-4-0314/rts")                     # doctest: +SKIP
+    >>> idata = bj.leaderboard(df.drop(columns="human"), sampler="laplace")          # doctest: +SKIP
+    >>> later = bj.leaderboard(new_battles, previous=idata)                          # doctest: +SKIP
     """
     from ..generative import get_model
     from ..inference.fit import fit_model, pointwise_log_lik

@@ -48,6 +48,12 @@ def leaderboard_summary(idata: az.InferenceData, *, hdi_prob: float = 0.9, tier_
     apart from the tier's leader at ``tier_prob``); ``r_hat``, ``ess_bulk``.  ``attrs["estimand"]``:
     ``"human"`` (people's preference) or ``"judges"`` (the panel's own, :func:`bayes_judge.leaderboard`);
     ``attrs["approximate"]``, for a fit with ``sampler="laplace"``: what the draws approximate.
+
+    Examples
+    --------
+    >>> import bayes_judge as bj                                        # doctest: +SKIP
+    >>> idata = bj.leaderboard(battles, sampler="laplace")                  # doctest: +SKIP
+    >>> bj.leaderboard_summary(idata)[["system", "mean", "hdi_low", "hdi_high", "p_best", "tier"]]  # doctest: +SKIP
     """
     import arviz as az
     import pandas as pd

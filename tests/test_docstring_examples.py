@@ -1,0 +1,32 @@
+"""The examples in the public docstrings that run without a fit or a model run as written (the
+others are marked ``# doctest: +SKIP``), and every function of the API reference has one."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+API = Path(__file__).resolve().parents[1] / "docs" / "api.md"
+NAMES = re.findall(r"^::: ([\w.]+)$", API.read_text(), flags=re.M)
+
+
+def _object(dotted: str):
+    mod, name = dotted.rsplit(".", 1)
+    return getattr(importlib.import_module(mod), name)
+
+
+@pytest.mark.parametrize("dotted", NAMES)
+def test_every_api_entry_has_an_example_that_runs(dotted):
+    obj = _object(dotted)
+    doc = inspect.getdoc(obj) or ""
+    assert "Examples\n--------" in doc or ">>>" in doc, f"{dotted} has no example"
+    finder = doctest.DocTestFinder(recurse=False)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    for test in finder.find(obj, dotted, globs={}):
+        runner.run(test)
+    assert runner.failures == 0, f"{dotted}: {runner.failures} example(s) print something else"
