@@ -487,3 +487,22 @@ def test_compare_counts_are_checked(tmp_path, capsys):
     assert "--threads must be auto or torch or a positive number, got 'lots'" in _error(capsys, [*base, "--threads", "lots"])
     assert "--threads must be at least 1, got 0" in _error(capsys, [*base, "--threads", "0"])
     assert "--batch-size must be at least 1, got -2" in _error(capsys, [*base, "--batch-size", "-2"])
+
+
+def test_select_from_a_saved_run_asks_the_posterior(tmp_path, capsys):
+    """Issue 34: `bayes-judge select --from RUN --goal top-k --top 2` = bj.next_comparisons."""
+    from bayes_judge.leaderboard.simulate import simulate_leaderboard
+
+    df, _ = simulate_leaderboard(6, 800, alpha=(3.0,), beta=(0.0,), tau=(0.0,), design="one-judge", seed=4)
+    path = tmp_path / "votes.csv"
+    df.drop(columns="human").assign(judge="human").to_csv(path, index=False)
+    assert main(["leaderboard", str(path), "--sampler", "laplace", "--out", str(tmp_path / "lb")]) == 0
+    capsys.readouterr()
+    out = tmp_path / "next.csv"
+    assert main(["select", "--from", str(tmp_path / "lb"), "-k", "4", "--goal", "top-k", "--top", "2",
+                 "--out", str(out)]) == 0
+    assert "chosen from the posterior" in capsys.readouterr().out
+    pairs = pd.read_csv(out)
+    assert len(pairs) == 4 and {"a", "b", "gain", "p_a"} <= set(pairs.columns)
+    assert "needs k between" in _error(capsys, ["select", "--from", str(tmp_path / "lb"), "-k", "2", "--goal",
+                                                "top-k", "--out", str(tmp_path / "x.csv")])

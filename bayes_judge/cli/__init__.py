@@ -198,6 +198,13 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--candidates-file", metavar="FILE",
                      help="candidate ids, one per line (# comments allowed), or a .csv/.parquet with a "
                           "'candidate' column")
+    src.add_argument("--from", dest="from_run", metavar="RUN",
+                     help="a saved leaderboard or Bayesian ranking run: choose from its posterior "
+                          "(bj.next_comparisons; --goal, --top)")
+    sel.add_argument("--goal", choices=["ranking", "top-k", "pair"], default="ranking",
+                     help="with --from: what the comparisons should settle (default ranking)")
+    sel.add_argument("--top", type=int, metavar="K", help="with --from --goal top-k: the top-k's k")
+    sel.add_argument("--pair", metavar="A,B", help="with --from --goal pair: the two systems")
     sel.add_argument("-k", type=int, required=True, metavar="K",
                      help="how many new comparisons (greedy-d-optimal: including the links that connect the "
                           "design; symmetric: both orders counted)")

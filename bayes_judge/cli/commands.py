@@ -16,6 +16,7 @@ from ._common import (
     fit_kind,
     format_table,
     load_runs,
+    one_line,
     read_table,
     run_paths,
     write_table,
@@ -334,6 +335,8 @@ def cmd_select(args: argparse.Namespace) -> int:
     import bayes_judge as bj
 
     check_output(args.out, "pairs table")
+    if args.from_run:
+        return _select_from_run(args)
     cands = _candidates(args)
     existing = None
     if args.existing:
@@ -355,6 +358,24 @@ def cmd_select(args: argparse.Namespace) -> int:
     print(f"{len(pairs)} new comparisons ({args.method}) among {len(cands)} candidates"
           + (f", after {had} existing" if had else "") + f" -> {p}")
     print(format_table(pairs, max_rows=args.max_rows, index=False))
+    return 0
+
+
+def _select_from_run(args: argparse.Namespace) -> int:
+    """``select --from RUN``: the next comparisons from a saved fit's posterior (bj.next_comparisons)."""
+    import bayes_judge as bj
+
+    (name, idata), = load_runs([args.from_run]).items()
+    pair = tuple(x.strip() for x in args.pair.split(",")) if args.pair else None
+    try:
+        pairs = bj.next_comparisons(idata, args.k, goal=args.goal, k=args.top, pair=pair)
+    except ValueError as err:
+        raise CLIError(one_line(err)) from err
+    p = write_table(pairs, args.out, "pairs table")
+    print(f"{len(pairs)} comparisons chosen from the posterior of {name} (goal {args.goal}) -> {p}"
+          + (f"; {pairs.attrs['reason']}" if pairs.attrs.get("reason") else ""))
+    if len(pairs):
+        print(format_table(pairs, max_rows=args.max_rows, index=False, digits=3))
     return 0
 
 
