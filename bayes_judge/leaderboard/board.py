@@ -263,7 +263,8 @@ def leaderboard(
         from ..inference.laplace import approximation_note
 
         approx = {"approximate": approximation_note(fit.info, C * D, why_not=(
-            " (judges without human labels: their accuracy trades against the scores' spread)"))}
+            " (a judge's accuracy trades against the scores' spread" + (", and no human label ties them down)"
+                                                                          if data.meta["n_labels"] == 0 else ")")))}
     if previous is not None:
         approx["updated_from"] = f"a previous fit of {int((previous.attrs or {}).get('n_rows', 0))} rows"
     attrs = {**approx, "n_rows": data.meta["n_rows"], "n_comparisons": data.meta["n_comparisons"],
