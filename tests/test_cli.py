@@ -506,3 +506,11 @@ def test_select_from_a_saved_run_asks_the_posterior(tmp_path, capsys):
     assert len(pairs) == 4 and {"a", "b", "gain", "p_a"} <= set(pairs.columns)
     assert "needs k between" in _error(capsys, ["select", "--from", str(tmp_path / "lb"), "-k", "2", "--goal",
                                                 "top-k", "--out", str(tmp_path / "x.csv")])
+
+
+def test_a_bad_row_is_named_by_its_file_line(tmp_path, capsys):
+    """Issue 32: errors name file lines, not 0-based frame rows."""
+    path = tmp_path / "j.csv"
+    path.write_text("item,a,b,winner\nq1,x,y,a\nq2,x,z,b\nq3,y,y,a\n")
+    msg = _error(capsys, ["fit", str(path), "--task", "winrate", "--out", str(tmp_path / "r")])
+    assert "j.csv" in msg and "compared with itself in line(s) 4" in msg

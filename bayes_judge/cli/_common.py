@@ -118,7 +118,28 @@ def read_table(path: str | os.PathLike, what: str = "table", *, judgments: bool 
     for c in _TEXT_COLUMNS:
         if c in df.columns and (isinstance(df[c].dtype, pd.StringDtype) or df[c].dtype == object):
             df[c] = df[c].astype(object).where(df[c].notna(), None)
+    if (judgments and fmt in ("csv", "tsv") and {"item", "a", "b"} <= set(df.columns)
+            and ({"winner", "p_a"} & set(df.columns))):  # verdicts, not a pairs table
+        # checked here, where the file is known, so that an error names the file's lines (a row's
+        # line is its position + 2 below the header); the analysis checks the table again
+        from ..schema import validate_judgments
+
+        try:
+            validate_judgments(df)
+        except ValueError as err:
+            raise CLIError(f"{what} {p}: {_rows_as_lines(one_line(err))}") from err
     return df
+
+
+def _rows_as_lines(message: str) -> str:
+    """A validation message's 0-based ``row(s) i, j`` as the CSV file's ``line(s) i+2, j+2``."""
+    import re
+
+    def lines(m: re.Match) -> str:
+        nums = ", ".join(str(int(x) + 2) for x in re.findall(r"\d+", m.group(1)))
+        return f"line(s) {nums}{m.group(2) or ''}"
+
+    return re.sub(r"row\(s\) ((?:\d+(?:, )?)+)( and \d+ more)?", lines, message)
 
 
 def check_output(path: str | os.PathLike, what: str = "output") -> Path:
