@@ -130,25 +130,19 @@ def workload(judge, articles: int):
 
 
 def token_counts(groups, firsts, min_prefix: int = 8) -> dict:
-    """Tokens a comparison cannot share, and every distinct token of the job (prefixes once)."""
-    import numpy as np
-
-    from bayes_judge.comparator.engine import common_prefix_len
+    """Tokens a comparison cannot share, and every distinct token of the job (prefixes once), from
+    the packed engine's own plan (:func:`bayes_judge.comparator.packed.prefix_plan`)."""
+    from bayes_judge.comparator.packed import prefix_plan
 
     suffix = distinct = total = 0
     for prompts, first in zip(groups, firsts, strict=True):
         total += sum(len(p) for p in prompts)
-        L0 = common_prefix_len(prompts)
+        L0, subs = prefix_plan(prompts, first, min_prefix)
         distinct += L0
-        keys = np.asarray([str(f) for f in first])
-        for k in np.unique(keys):
-            members = [prompts[i] for i in np.nonzero(keys == k)[0]]
-            L1 = common_prefix_len(members) if len(members) > 1 else L0
-            L1 = L1 if L1 - L0 >= min_prefix else L0
-            distinct += L1 - L0
-            rest = sum(len(m) - L1 for m in members)
+        for members, L1 in subs:
+            rest = sum(len(prompts[int(m)]) - L1 for m in members)
             suffix += rest
-            distinct += rest
+            distinct += (L1 - L0) + rest
     n = sum(len(g) for g in groups)
     return {"n": n, "prompt_tokens": total, "suffix_tokens_per_cmp": suffix / n, "distinct_tokens_per_cmp": distinct / n,
             "prompt_tokens_per_cmp": total / n}

@@ -636,7 +636,6 @@ def packed_label_logprobs(
         raise ValueError(f"kernel must be one of {KERNELS}, not {kernel!r}")
     import torch
 
-    from .engine import common_prefix_len
 
     model, pad = lm.model, lm.tokenizer.pad_token_id
     head = _label_head(model, label_sets)
@@ -648,19 +647,8 @@ def packed_label_logprobs(
         return fixed if fixed is not None else auto_rows(model, s, p, free_bytes=free)
 
     # plan: per group, a context prefix, first-candidate prefixes, and each prompt's prefix node
-    plans = []
-    for g, prompts in enumerate(groups):
-        keys = np.zeros(len(prompts), dtype=int)
-        if subgroups is not None:
-            keys = np.unique(np.asarray([str(k) for k in subgroups[g]]), return_inverse=True)[1]
-        L0 = common_prefix_len(prompts) if len(prompts) > 1 else 0
-        L0 = L0 if L0 >= min_prefix else 0
-        subs = []
-        for key in np.unique(keys):
-            members = np.nonzero(keys == key)[0]
-            L1 = common_prefix_len([prompts[int(m)] for m in members]) if len(members) > 1 else 0
-            subs.append((members, L1 if L1 - L0 >= min_prefix else L0))
-        plans.append((L0, subs))
+    plans = [prefix_plan(prompts, subgroups[g] if subgroups is not None else None, min_prefix)
+             for g, prompts in enumerate(groups)]
     if window is None:  # three passes' worth of typical rows
         suffix = [len(groups[g][int(m)]) - L1 for g, (_, subs) in enumerate(plans) for members, L1 in subs
                   for m in members]
@@ -691,6 +679,26 @@ def packed_label_logprobs(
             _window(model, pad, groups, plans, range(g0, g1), head, rows_for, results, on_batch, kernel)
             g0 = g1
     return results
+
+
+def prefix_plan(prompts: Sequence[Sequence[int]], keys: Sequence | None, min_prefix: int = 8
+                ) -> tuple[int, list[tuple[np.ndarray, int]]]:
+    """The shared prefixes of one item's prompts: ``L0`` tokens shared by all (0 when shorter than
+    ``min_prefix``), and per key (first candidate) its members and the length ``L1`` of their
+    shared prefix (``L0`` where it adds fewer than ``min_prefix`` tokens)."""
+    codes = np.zeros(len(prompts), dtype=int)
+    if keys is not None:
+        codes = np.unique(np.asarray([str(k) for k in keys]), return_inverse=True)[1]
+    from .engine import common_prefix_len
+
+    L0 = common_prefix_len(prompts) if len(prompts) > 1 else 0
+    L0 = L0 if L0 >= min_prefix else 0
+    subs = []
+    for key in np.unique(codes):
+        members = np.nonzero(codes == key)[0]
+        L1 = common_prefix_len([prompts[int(m)] for m in members]) if len(members) > 1 else 0
+        subs.append((members, L1 if L1 - L0 >= min_prefix else L0))
+    return L0, subs
 
 
 def _run_prefixes(model, pad, rows, parents, rows_for, kernel):
