@@ -45,13 +45,13 @@ _LAZY: dict[str, str] = {
     "load_dataset": ".datasets:load",
     "load_items": ".datasets:items",
     "assign_generators": ".datasets",
-    "simulate_win_rate": ".simulate",
-    "encode_win_rate": ".verdicts",
-    "win_rate": ".winrate",
-    "transfer_sources": ".winrate",
+    "simulate_win_rate": ".winrate.simulate",
+    "encode_win_rate": ".winrate.encode",
+    "win_rate": ".winrate.estimate",
+    "transfer_sources": ".winrate.estimate",
     "win_rate_summary": ".analysis.summary",
     "judge_summary": ".analysis.summary",
-    "next_labels": ".labelling",
+    "next_labels": ".winrate.labelling",
     "select_comparisons": ".selection",
     "next_comparisons": ".next_comparisons",
     "rank": ".ranking.rank",
@@ -64,7 +64,7 @@ _LAZY: dict[str, str] = {
     "compare_systems": ".analysis.summary",
     "compare_models": ".analysis.comparison",
     "report": ".report.core",
-    "LabelSwitchingWarning": ".winrate",
+    "LabelSwitchingWarning": ".winrate.estimate",
 }
 
 if TYPE_CHECKING:  # the same names, for type checkers (tests/test_lazy_imports.py compares them)
@@ -81,7 +81,6 @@ if TYPE_CHECKING:  # the same names, for type checkers (tests/test_lazy_imports.
     from .datasets import assign_generators as assign_generators
     from .datasets import items as load_items  # noqa: F401 - in __all__ through _LAZY
     from .datasets import load as load_dataset  # noqa: F401 - in __all__ through _LAZY
-    from .labelling import next_labels as next_labels
     from .leaderboard.board import leaderboard as leaderboard
     from .leaderboard.summary import leaderboard_summary as leaderboard_summary
     from .next_comparisons import next_comparisons as next_comparisons
@@ -91,11 +90,12 @@ if TYPE_CHECKING:  # the same names, for type checkers (tests/test_lazy_imports.
     from .report.core import report as report
     from .schema import validate_judgments as validate_judgments
     from .selection import select_comparisons as select_comparisons
-    from .simulate import simulate_win_rate as simulate_win_rate
-    from .verdicts import encode_win_rate as encode_win_rate
-    from .winrate import LabelSwitchingWarning as LabelSwitchingWarning
-    from .winrate import transfer_sources as transfer_sources
-    from .winrate import win_rate as win_rate
+    from .winrate.encode import encode_win_rate as encode_win_rate
+    from .winrate.estimate import LabelSwitchingWarning as LabelSwitchingWarning
+    from .winrate.estimate import transfer_sources as transfer_sources
+    from .winrate.estimate import win_rate as win_rate
+    from .winrate.labelling import next_labels as next_labels
+    from .winrate.simulate import simulate_win_rate as simulate_win_rate
 
 __all__ = ["__version__", *_LAZY]
 

@@ -21,10 +21,12 @@ warning that counts it; a record missing a field is an error naming its line.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import warnings
 from pathlib import Path
+from typing import IO
 
 import pandas as pd
 
@@ -39,6 +41,19 @@ FRAMEWORKS: dict[str, tuple[str, ...]] = {
 _ARENA_HARD = {"A>>B": ("a", 3), "A>B": ("a", 1), "A=B": ("tie", 1), "B>A": ("b", 1), "B>>A": ("b", 3)}
 
 
+
+def is_gzip(path: Path) -> bool:
+    """Whether the file starts with gzip's magic bytes."""
+    with open(path, "rb") as fh:
+        return fh.read(2) == b"\x1f\x8b"
+
+
+def open_text(path: Path) -> IO[str]:
+    """A text file, or a gzip-compressed one, opened for reading as UTF-8."""
+    if is_gzip(path):
+        return gzip.open(path, "rt", encoding="utf-8")
+    return open(path, encoding="utf-8")
+
 def detect_framework(record: dict) -> str | None:
     """The benchmark whose judgment file a first record comes from, or None."""
     for name, fields in FRAMEWORKS.items():
@@ -49,9 +64,7 @@ def detect_framework(record: dict) -> str | None:
 
 def _records(path: Path) -> list[tuple[int, dict]]:
     """(line or record number, record) of a JSON Lines file or a JSON list."""
-    from .readers import _open_text
-
-    with _open_text(path) as fh:
+    with open_text(path) as fh:
         text = fh.read()
     if text.lstrip().startswith("["):
         try:

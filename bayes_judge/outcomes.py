@@ -1,6 +1,6 @@
 """The one reader of outcomes: a judgments table as oriented per-row outcomes.
 
-Every encoder (win rates, :mod:`bayes_judge.verdicts`; rankings within an item,
+Every encoder (win rates, :mod:`bayes_judge.winrate.encode`; rankings within an item,
 :mod:`bayes_judge.ranking.encode`; leaderboards, :mod:`bayes_judge.leaderboard.encode`) reads the
 ``winner``, ``p_a`` and ``human`` columns of a validated table the same way, here:
 

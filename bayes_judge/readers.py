@@ -15,7 +15,6 @@ validate (:func:`load_judgments` reads and validates in one call).
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import re
@@ -23,10 +22,12 @@ import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import IO, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
+
+from .judge_files import is_gzip, open_text
 
 __all__ = ["read_judgments", "load_judgments", "FORMATS", "SUFFIXES"]
 
@@ -167,17 +168,6 @@ def _format_of(path: Path, format: str | None) -> str:
     return fmt
 
 
-def _is_gzip(path: Path) -> bool:
-    with open(path, "rb") as fh:
-        return fh.read(2) == b"\x1f\x8b"
-
-
-def _open_text(path: Path) -> IO[str]:
-    if _is_gzip(path):
-        return gzip.open(path, "rt", encoding="utf-8")
-    return open(path, encoding="utf-8")
-
-
 def _records(rows: list, path: Path, where: str) -> pd.DataFrame:
     bad = [i for i, r in enumerate(rows) if not isinstance(r, dict)]
     if bad:
@@ -188,7 +178,7 @@ def _records(rows: list, path: Path, where: str) -> pd.DataFrame:
 
 def _read_jsonl(path: Path) -> pd.DataFrame:
     rows = []
-    with _open_text(path) as fh:
+    with open_text(path) as fh:
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
@@ -203,7 +193,7 @@ def _read_jsonl(path: Path) -> pd.DataFrame:
 
 
 def _read_json(path: Path) -> pd.DataFrame:
-    with _open_text(path) as fh:
+    with open_text(path) as fh:
         try:
             data = json.load(fh)
         except json.JSONDecodeError as err:
@@ -220,7 +210,7 @@ def _read_file(path: Path, fmt: str, text_columns: Iterable[str] = _TEXT_COLUMNS
     if fmt in ("csv", "tsv"):
         text = dict.fromkeys(text_columns, str)
         sep = "\t" if fmt == "tsv" else ","
-        if _is_gzip(path):
+        if is_gzip(path):
             return pd.read_csv(path, sep=sep, dtype=text, compression="gzip")
         _check_complete(path)
         return pd.read_csv(path, sep=sep, dtype=text, compression=None)

@@ -72,7 +72,7 @@ import pandas as pd  # noqa: E402
 import real_calibration as rc  # noqa: E402
 
 import bayes_judge as bj  # noqa: E402
-from bayes_judge.estimators import ppi_mean  # noqa: E402
+from bayes_judge.winrate.ppi import ppi_mean  # noqa: E402
 
 ALPHA = 0.1
 SETS = rc.SETS

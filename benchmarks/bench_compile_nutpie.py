@@ -38,7 +38,7 @@ def worker(variant: str) -> dict:
     import bayes_judge as bj
     from bayes_judge.generative import get_model
     from bayes_judge.inference import _compile_nutpie, fit_model
-    from bayes_judge.verdicts import VerdictPatterns, verdict_patterns
+    from bayes_judge.winrate.encode import VerdictPatterns, verdict_patterns
 
     if variant == VARIANTS[0]:
         import nutpie

@@ -288,7 +288,7 @@ def worker_bwrs(cfg: dict) -> dict:
     from scipy.stats import gaussian_kde
 
     import bayes_judge as bj
-    from bayes_judge.calibration.kde import kde_grid, kde_mode
+    from bayes_judge.winrate.kde import kde_grid, kde_mode
 
     df, g = _data(0)
     n = cfg["bwrs_draws"]
@@ -305,7 +305,7 @@ def worker_bwrs(cfg: dict) -> dict:
     summ = bj.win_rate_summary(idata)
 
     # the algorithm alone on encoded data: Alg. 1 draws, eq. 11, pooling and the KDE mode
-    from bayes_judge.calibration import bwrs_draws
+    from bayes_judge.winrate.bwrs import bwrs_draws
 
     enc = bj.encode_win_rate(g)
     counts = enc.accuracy_counts()

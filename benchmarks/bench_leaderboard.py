@@ -32,7 +32,7 @@ is the same in every case (seeded by the size).
   ``model="bt"`` (Bradley-Terry-Davidson: the judges' verdicts taken as the preference) on the
   1e6 data (``--bt-size``): its scores are the judges' attenuated preference, so its coverage of
   the human-preference truth is expected to be low.  ``bt-judges`` runs on its registered fast
-  path (:mod:`bayes_judge.leaderboard.fast`, a hand-written numba log-density); the sizes of
+  path (:mod:`bayes_judge.inference.kernels.leaderboard`, a hand-written numba log-density); the sizes of
   ``--declared-sizes`` (default 1e4) run once more with ``fast=False`` (the declaration compiled
   by nutpie), so that the two are compared in one run.
 * (b) References on the same 1e6 data (``--ref-size``), in one more subprocess: plain
@@ -200,8 +200,8 @@ def _worker_fit(out: Path, m: int, model: str, label_share: float, fit_timeout: 
     import numpy as np
 
     import bayes_judge as bj
+    from bayes_judge.inference.kernels import leaderboard as lb_fast
     from bayes_judge.leaderboard import encode_leaderboard
-    from bayes_judge.leaderboard import fast as lb_fast
 
     lb_fast.SHEAR = shear
 
@@ -212,7 +212,7 @@ def _worker_fit(out: Path, m: int, model: str, label_share: float, fit_timeout: 
         compiled.append(make_model(*a, **k))
         return compiled[-1]
 
-    lb_fast.make_model = keep  # both kernels' fast paths are made in fast.register_kernel
+    lb_fast.make_model = keep  # both kernels' fast paths are made in kernels.leaderboard.build_fast_path
     res: dict = {"rows": m, "model": model, "fast": fast, "shear": shear}
     lock = threading.Lock()
 

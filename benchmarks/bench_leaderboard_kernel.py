@@ -1,6 +1,6 @@
 """Benchmark: the ``bt-judges`` fast path's two cell layouts, listed cells against the dense grid.
 
-:mod:`bayes_judge.leaderboard.fast` keeps a judge's unlabelled cells as a sorted list (a gather
+:mod:`bayes_judge.inference.kernels.leaderboard` keeps a judge's unlabelled cells as a sorted list (a gather
 and a scatter of system indices per cell) or, when its distinct (A, B) places fill at least
 ``_DENSE_FILL`` (55%; 37% in float32) of the N (N − 1) ordered pairs, as an N × N grid read row by row (no
 gather or scatter, but the empty places are computed too).  This script measures where one beats
@@ -36,7 +36,7 @@ def measure(m: int, rounds: int, calls: int) -> dict:
     from bench_leaderboard import N_SYSTEMS, simulate  # the same data, seeded by the size
 
     from bayes_judge.generative import get_model
-    from bayes_judge.leaderboard import fast
+    from bayes_judge.inference.kernels import leaderboard as fast
     from bayes_judge.leaderboard.encode import encode_leaderboard
 
     df, *_ = simulate(m, seed=m, label_share=0.01)

@@ -1,9 +1,9 @@
 """Benchmark: the ``bt-judges`` tie pass in double and in single precision.
 
 The ``bt-judges`` fast path at arena scale is bound by its cell arithmetic
-(:func:`bayes_judge.leaderboard.fast._tie_pass`).  The same pass compiles for float64 (4 lanes
+(:func:`bayes_judge.inference.kernels.leaderboard._tie_pass`).  The same pass compiles for float64 (4 lanes
 of AVX2) and float32 (8 lanes); the kernel runs tables of at least ``fast._SINGLE_MIN`` cells in
-float32 (:func:`bayes_judge.leaderboard.fast._single`).  This script times the package's pass in
+float32 (:func:`bayes_judge.inference.kernels.leaderboard._single`).  This script times the package's pass in
 both precisions on the same cells, in blocks of ``fast._BLOCK`` as the dense grid runs it, and
 reports the difference of the log-likelihood sum and of ∂/∂α and ∂/∂t from float64's, at a
 typical tie threshold and at a small one (where a tie's probability is small and a form through
@@ -26,7 +26,7 @@ from pathlib import Path
 import numba
 import numpy as np
 
-from bayes_judge.leaderboard import fast
+from bayes_judge.inference.kernels import leaderboard as fast
 
 HERE = Path(__file__).resolve().parent
 

@@ -3,7 +3,7 @@
 * (a) Bayesian soft Bradley-Terry (``poe-bt``), N = 1000, K = 10N random comparisons,
   4 chains x (1000 tune + 1000 draws), with :func:`bayes_judge.ranking.bayesian.fit_scores`
   (``sampler="nutpie"``: the registered numba fast path of the declaration,
-  :mod:`bayes_judge.ranking.bayesian_fast`) in a fresh subprocess: "process wall" is the
+  :mod:`bayes_judge.inference.kernels.ranking`) in a fresh subprocess: "process wall" is the
   subprocess wall time seen from outside (interpreter start, imports, data simulation and
   encoding, numba cache load, sampling, the pointwise log-likelihoods from the declaration and the
   InferenceData); "fit wall" is the ``fit_scores`` call alone.  ESS bulk (min / median over the N

@@ -54,8 +54,8 @@ import real_calibration as rc  # noqa: E402
 
 import bayes_judge as bj  # noqa: E402
 from bayes_judge.datasets import natural  # noqa: E402
-from bayes_judge.estimators.bridge import consensus_votes, fit_bridge_prior, panel_scores  # noqa: E402
-from bayes_judge.estimators.ppi import labels_only_interval, ppi_mean  # noqa: E402
+from bayes_judge.winrate.bridge import consensus_votes, fit_bridge_prior, panel_scores  # noqa: E402
+from bayes_judge.winrate.ppi import labels_only_interval, ppi_mean  # noqa: E402
 
 ALPHA = 0.1
 OUT = Path(__file__).resolve().parent / "results" / "natural_pairs"

@@ -40,7 +40,7 @@ Estimators (each a function ``(task) -> (estimate, low, high)`` for a 90% interv
   interval (NaN bounds).
 * with labels, at budgets > 0: ``labels_only`` (Beta(1, 1) posterior mean, exact
   Clopper-Pearson interval), ``ppi`` (PPI, lam = 1) and ``ppi++`` (power-tuned lam), both from
-  :mod:`bayes_judge.estimators.ppi` with the per-item prediction ``f_i`` = the share of item i's
+  :mod:`bayes_judge.winrate.ppi` with the per-item prediction ``f_i`` = the share of item i's
   judge verdicts (all judges, both orders, ties 1/2) that prefer G0 and the unlabelled items'
   ``f`` as the unlabelled sample; ``ds_labels`` (``method="dawid-skene",
   prior="in-distribution"``); ``bwrs`` (``method="bwrs", prior="in-distribution"``: the
@@ -108,7 +108,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
 import bayes_judge as bj  # noqa: E402
-from bayes_judge.estimators import labels_only_interval, ppi_mean  # noqa: E402
+from bayes_judge.winrate.ppi import labels_only_interval, ppi_mean  # noqa: E402
 
 ALPHA = 0.1
 SETS = (

@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 
 import bayes_judge as bj
-from bayes_judge.calibration.kde import kde_mode
+from bayes_judge.winrate.kde import kde_mode
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DATASETS = ("llmbar", "llmeval2", "mtbench")

@@ -128,9 +128,10 @@ def test_help_every_subcommand_ends_with_example(cmd, capsys):
 
 
 def test_option_values_match_the_package():
-    from bayes_judge import selection, verdicts, winrate
+    from bayes_judge import selection, winrate
     from bayes_judge.cli import commands
     from bayes_judge.ranking.rank import METHODS as RANK_METHODS
+    from bayes_judge.winrate import encode as verdicts
 
     assert commands.WINRATE_METHODS == winrate.METHODS
     assert commands.ESTIMANDS == winrate.ESTIMANDS

@@ -9,7 +9,7 @@ import pytest
 from bayes_judge.leaderboard.encode import encode_leaderboard
 from bayes_judge.outcomes import check_connected, read_label_table, read_outcomes
 from bayes_judge.ranking.encode import encode_ranking
-from bayes_judge.verdicts import encode_win_rate
+from bayes_judge.winrate.encode import encode_win_rate
 
 
 def test_a_swapped_row_is_turned_to_the_canonical_orientation():

@@ -31,7 +31,7 @@ def test_readme_example_prints_what_it_shows(capsys):
     assert len(text.splitlines()) <= 120
 
 
-@pytest.mark.filterwarnings("ignore::bayes_judge.calibration.bwrs.BWRSWarning")
+@pytest.mark.filterwarnings("ignore::bayes_judge.winrate.bwrs.BWRSWarning")
 def test_getting_started_example_runs(capsys):
     ns: dict = {}
     exec(compile(_block("bj.next_labels(fit, 5)"), "getting-started.md", "exec"), ns)

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import bayes_judge as bj
-from bayes_judge.estimators import labels_only_interval, ppi_mean
+from bayes_judge.winrate.ppi import labels_only_interval, ppi_mean
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import pytest
 import bayes_judge as bj
 from bayes_judge.analysis.runs import data_hash
 
-pytestmark = pytest.mark.filterwarnings("ignore::bayes_judge.calibration.bwrs.BWRSWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::bayes_judge.winrate.bwrs.BWRSWarning")
 
 
 @pytest.fixture(scope="module")

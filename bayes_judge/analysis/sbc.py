@@ -332,7 +332,7 @@ class _DS:
 
     def __init__(self, *, n_judges: int = 3, n_items: int = 100, identified: bool = True):
         from ..generative import get_model
-        from ..verdicts import VerdictPatterns
+        from ..winrate.encode import VerdictPatterns
 
         self.E, self.n_items, self.identified = n_judges, n_items, identified
         self.spec = get_model("dawid-skene", "win-rate")
@@ -375,7 +375,7 @@ class _DS:
         return theta, df
 
     def fit(self, df: pd.DataFrame, seed: int, chains: int, draws: int, tune: int):
-        from ..winrate import win_rate
+        from ..winrate.estimate import win_rate
 
         idata = win_rate(df, method="dawid-skene", prior="none", sampler="nutpie",
                          chains=chains, draws=draws, tune=tune, seed=seed)
@@ -510,7 +510,7 @@ def simulation_based_calibration(
     -------
     SBCResult
     """
-    from ..winrate import LabelSwitchingWarning
+    from ..winrate.estimate import LabelSwitchingWarning
 
     m = _make(model, options)
     if chains * draws < n_rank_draws:

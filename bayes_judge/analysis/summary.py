@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable
 
 import arviz as az
 import numpy as np
 import pandas as pd
 
-from ..calibration.kde import kde_mode
+from ..winrate.kde import kde_mode
+from .wording import verdict_labels
 
 __all__ = ["win_rate_summary", "judge_summary", "score_summary", "pairwise_prob", "compare_systems"]
 
@@ -119,7 +119,7 @@ def win_rate_summary(
     # a human rate whose interval holds ½ is undecided: how many labels would decide it alone
     n_items = np.atleast_1d(attrs.get("n_items", [])).astype(float)
     if out["estimand"].iloc[0] == "human" and n_items.size == len(pairs):
-        from ..estimators.bridge import labels_to_decide
+        from ..winrate.bridge import labels_to_decide
 
         undecided = (out["hdi_low"] <= 0.5) & (out["hdi_high"] >= 0.5)
         from scipy.stats import norm
@@ -353,6 +353,7 @@ def pairwise_prob(idata: az.InferenceData, *, item: str | None = None, kind: str
     >>> bj.pairwise_prob(idata, kind="preference").round(2)    # P(i's answer is preferred to j's)  # doctest: +SKIP
     """
     if idata.attrs.get("task") == "leaderboard":
+
         from ..leaderboard.summary import pairwise_prob as board_pairwise
 
         return board_pairwise(idata, kind=kind)
@@ -376,14 +377,6 @@ def pairwise_prob(idata: az.InferenceData, *, item: str | None = None, kind: str
     np.fill_diagonal(prob, np.nan)
     names = [str(c) for c in cands[cols]]
     return pd.DataFrame(prob, index=pd.Index(names, name="i"), columns=pd.Index(names, name="j"))
-
-
-def verdict_labels(low: Iterable[float], high: Iterable[float], at: float, a: list, b: list) -> list[str]:
-    """``"<a> better"``, ``"<b> better"`` or ``"cannot tell apart"`` (the HDI covers ``at``) per row."""
-    return [
-        f"{x} better" if lo > at else f"{y} better" if hi < at else "cannot tell apart"
-        for lo, hi, x, y in zip(low, high, a, b, strict=True)
-    ]
 
 
 def compare_systems(idata: az.InferenceData, *, hdi_prob: float = 0.94) -> pd.DataFrame:

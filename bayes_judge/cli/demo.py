@@ -154,7 +154,7 @@ def mtbench_part(args: argparse.Namespace, out_dir: Path, kw: dict, say) -> tupl
 
     import bayes_judge as bj
 
-    from ..calibration.bwrs import BWRSWarning
+    from ..winrate.bwrs import BWRSWarning
 
     t0 = time.perf_counter()
     df = bj.load_dataset("mtbench")

@@ -38,6 +38,7 @@ from .bias import debias_position, position_bias
 from .diagnose import diagnose_judgments, warn_if_uninformative
 from .models import LoadedModel, load_model
 from .parse import parse_choice
+from .progress import progress_bar
 from .store import JudgmentStore, likert_table
 from .templates import PromptTemplate, get_template
 
@@ -51,13 +52,6 @@ MODES = ("prob", "sample", "likert", "prepair")
 
 class ContextTooLongWarning(UserWarning):
     """A context was truncated so that the prompts fit the model."""
-
-
-def _tqdm(total: int, desc: str, enabled: bool):
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=desc, unit="cmp", disable=not enabled or total == 0,
-                dynamic_ncols=True, smoothing=0.1)
 
 
 class Comparator:
@@ -576,7 +570,7 @@ class Comparator:
         from .engine import label_logprobs
 
         groups, subgroups, rows = self._pair_prompts(todo, lookup, ctx, st)
-        bar = _tqdm(len(todo), self.judge_name, progress)
+        bar = progress_bar(len(todo), self.judge_name, progress)
 
         def on_batch(g, idx, lp):
             sub = rows[g].iloc[idx]
@@ -613,7 +607,7 @@ class Comparator:
         from .engine import generate
 
         groups, _, rows = self._pair_prompts(todo, lookup, ctx, st)
-        bar = _tqdm(len(todo), self.judge_name, progress)
+        bar = progress_bar(len(todo), self.judge_name, progress)
         prompts = [p for g in groups for p in g]
         meta = pd.concat(rows, ignore_index=True) if rows else todo.iloc[:0]
         order = np.argsort([len(p) for p in prompts], kind="stable")  # similar lengths share a batch
@@ -695,7 +689,7 @@ class Comparator:
                 _, prompts = self._fit(cast(str, item), ctx[item], render)  # item ids are str: score, _run_likert cast them
                 groups.append(prompts)
                 rows.append(sub)
-            bar = _tqdm(len(todo), f"{self.lm.name}/{tpl.name}/likert", progress)
+            bar = progress_bar(len(todo), f"{self.lm.name}/{tpl.name}/likert", progress)
             scale = np.asarray(tpl.scale, float)
 
             def on_batch(g, idx, lp):

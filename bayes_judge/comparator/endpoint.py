@@ -916,9 +916,9 @@ class _NoBar:
 def _bar(cmp: Comparator, total: int, progress: bool, desc: str | None = None):
     if not progress or not total:
         return _NoBar()
-    from .comparator import _tqdm
+    from .progress import progress_bar
 
-    return _tqdm(total, desc or cmp.judge_name, progress)
+    return progress_bar(total, desc or cmp.judge_name, progress)
 
 
 def usage_delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:

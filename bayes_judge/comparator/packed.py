@@ -59,6 +59,28 @@ _MAX_ROWS = 1024
 _MAX_TOKENS = 32_768  # tokens per pass past which a larger pass gains little on one GPU
 
 
+def common_prefix_len(seqs: Sequence[Sequence[int]]) -> int:
+    """Length of the longest common prefix of token sequences, leaving every sequence at least one
+    token after it."""
+    if not seqs:
+        return 0
+    lengths = np.array([len(s) for s in seqs])
+    limit = int(lengths.min()) - 1
+    if limit <= 0:
+        return 0
+    first = np.asarray(seqs[0][:limit])
+    n = limit
+    for s in seqs[1:]:
+        diff = np.nonzero(np.asarray(s[:n]) != first[:n])[0]
+        if diff.size:
+            n = int(diff[0])
+            if n == 0:
+                return 0
+    return n
+
+
+_GQA_SDPA = "bayes_judge_sdpa_gqa"
+
 def supports_packing(model, max_len: int = 0) -> bool:
     """Whether ``model`` is a decoder-only LM whose attention the packed path reproduces exactly."""
     cfg = getattr(model, "config", None)
@@ -689,7 +711,6 @@ def prefix_plan(prompts: Sequence[Sequence[int]], keys: Sequence | None, min_pre
     codes = np.zeros(len(prompts), dtype=int)
     if keys is not None:
         codes = np.unique(np.asarray([str(k) for k in keys]), return_inverse=True)[1]
-    from .engine import common_prefix_len
 
     L0 = common_prefix_len(prompts) if len(prompts) > 1 else 0
     L0 = L0 if L0 >= min_prefix else 0

@@ -160,9 +160,9 @@ def run_ray(
     judged = ds.map_batches(_JudgeActor, fn_constructor_kwargs={"spec": spec}, batch_size=batch_size,
                             batch_format="pandas", compute=ray_data.ActorPoolStrategy(size=n), num_cpus=num_cpus,
                             num_gpus=num_gpus)
-    from .comparator import _tqdm
+    from .progress import progress_bar
 
-    bar = _tqdm(len(rows), f"{cmp.judge_name} (ray, {n} actors)", progress)
+    bar = progress_bar(len(rows), f"{cmp.judge_name} (ray, {n} actors)", progress)
     try:
         for out in judged.iter_batches(batch_format="pandas", batch_size=None):
             st.add(cmp.mode, [(r.item, r.a, r.b, r.order, float(r.p_first), json.loads(r.extra) if r.extra else None)

@@ -22,6 +22,7 @@ package file changes.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,6 +65,26 @@ class ModelSpec:
         Data dimensions along which a row of zeros (weight 0, no verdicts) adds nothing to the log
         density.  A sampler that compiles one program per data shape (NumPyro) pads them to
         fixed sizes, so that refits of similar data reuse the program.
+
+    What a win-rate model needs beyond its declaration (read by :func:`bayes_judge.win_rate`, so a new
+    model touches no task file):
+
+    accuracies : tuple of str
+        The judges' accuracies against the true label (``("q0", "q1")``: one per class; ``("q",)``:
+        one coin).  A chain whose mean ``q0 + q1 − 1`` has the other sign sits in the mirrored mode:
+        the fit warns (label switching).  Two per-class accuracies need labels of both classes.
+    label_switch : bool
+        Without labels the posterior has two mirrored modes: the declaration takes ``symmetric=True``
+        (the folded model, with a ``label_switch_delta`` deterministic), and its draws are unfolded.
+    needs_labels : bool
+        The model is calibrated on human labels and cannot be fitted without some.
+    ood_prior : bool
+        The accuracies can take Gao et al. 2024's out-of-distribution prior (eq. 12-13, ``prior="ood"``).
+    prior_constants : tuple of str
+        Beta prior fields stored as ``alpha_<name>``, ``beta_<name>`` in ``constant_data`` (for the
+        report's prior-posterior plots).
+    ties : {"random", "skip"}
+        How the model reads a tie: the seed's coin flip, or no vote (a vote of 0).
     """
 
     name: str
@@ -78,12 +99,24 @@ class ModelSpec:
     reference: str = ""
     options: dict[str, Any] = field(default_factory=dict)
     padding: tuple[str, ...] = ()
+    accuracies: tuple[str, ...] = ()
+    label_switch: bool = False
+    needs_labels: bool = False
+    ood_prior: bool = False
+    prior_constants: tuple[str, ...] = ()
+    ties: str = "random"
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:
             raise ValueError(f"task must be one of {TASKS}, got {self.task!r}")
         if not isinstance(self.priors, type) or not issubclass(self.priors, Priors):
             raise TypeError(f"priors of model {self.name!r} must be a Priors dataclass, got {self.priors!r}")
+        if self.ties not in ("random", "skip"):
+            raise ValueError(f"ties of model {self.name!r} must be 'random' or 'skip', got {self.ties!r}")
+        if self.label_switch and "symmetric" not in inspect.signature(self.declare).parameters:
+            raise TypeError(f"model {self.name!r}: label_switch=True needs a declaration that takes symmetric=")
+        if len(self.accuracies) > 2 or (self.ood_prior and not self.accuracies):
+            raise ValueError(f"model {self.name!r}: accuracies names one coin or two per judge; ood_prior needs them")
 
     def default_priors(self) -> Priors:
         return self.priors()
@@ -120,6 +153,12 @@ def generative_model(
     reference: str = "",
     replace: bool = False,
     padding: Sequence[str] = (),
+    accuracies: Sequence[str] = (),
+    label_switch: bool = False,
+    needs_labels: bool = False,
+    ood_prior: bool = False,
+    prior_constants: Sequence[str] = (),
+    ties: str = "random",
 ) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Decorator form of :func:`register_model`; returns the declaration unchanged."""
 
@@ -137,6 +176,12 @@ def generative_model(
                 init=init,
                 reference=reference or _first_line(fn.__doc__),
                 padding=tuple(padding),
+                accuracies=tuple(accuracies),
+                label_switch=label_switch,
+                needs_labels=needs_labels,
+                ood_prior=ood_prior,
+                prior_constants=tuple(prior_constants),
+                ties=ties,
             ),
             replace=replace,
         )

@@ -1,6 +1,6 @@
 """Generative models of win rates, each declared once (Gao et al. 2024 and the package's own).
 
-Every declaration reads the pattern histogram of :func:`bayes_judge.verdicts.verdict_patterns`
+Every declaration reads the pattern histogram of :func:`bayes_judge.winrate.encode.verdict_patterns`
 as ``pm.Data`` (``d.n1``, ``d.n_total``, ``d.label``, ``d.pair``, ``d.weight``, ``d.vote``, ...)
 with dims ``pair`` (P), ``judge`` (E) and ``pattern`` (K).  ``p`` always has dim ``pair``:
 P(a human prefers the pair's first system G0).
@@ -123,6 +123,7 @@ def unfold_label_switch(post: dict[str, np.ndarray], delta: np.ndarray, seed: in
 @generative_model(
     "dawid-skene", task="win-rate", priors=DawidSkenePriors, observed=("t",), latent=("h_prob",),
     summary=("p", "q0", "q1"), reference="Gao et al. 2024, Model 1 (eq. 5-6), label marginalized", padding=("pattern",),
+    accuracies=("q0", "q1"), label_switch=True, ood_prior=True, prior_constants=("q0", "q1"),
 )
 def dawid_skene(d: Any, prior: DawidSkenePriors, *, predict: bool = False, symmetric: bool = False) -> None:
     """Bayesian Dawid-Skene, two coins per judge (Gao et al. 2024 Model 1).
@@ -160,6 +161,7 @@ class OneCoinPriors(Priors):
 @generative_model(
     "one-coin", task="win-rate", priors=OneCoinPriors, observed=("t",), latent=("h_prob",),
     summary=("p", "q"), reference="Gao et al. 2024 Model 1 with q0^e = q1^e = q^e", padding=("pattern",),
+    accuracies=("q",), label_switch=True, ood_prior=True, prior_constants=("q",),
 )
 def one_coin(d: Any, prior: OneCoinPriors, *, predict: bool = False, symmetric: bool = False) -> None:
     """One-coin Dawid-Skene: Model 1 with one accuracy per judge, ``q0^e = q1^e = q^e``
@@ -247,6 +249,7 @@ def _consensus_rate(name: str, a: float, *, dims: Any) -> Any:
     "consensus", task="win-rate", priors=ConsensusPriors, observed=("t",), latent=("h_prob",),
     summary=("p", "agreement", "p_consensus", "q"), init=_consensus_init, padding=("pattern",),
     reference="one-coin Dawid-Skene on the judges' consensus, which agrees with a human with chance c",
+    accuracies=("q",), label_switch=True, prior_constants=("q",),
 )
 def consensus(d: Any, prior: ConsensusPriors, *, predict: bool = False, symmetric: bool = False) -> None:
     """The judges' errors shared through their consensus: Model 1 one level up.
@@ -302,6 +305,7 @@ class IndependentPriors(Priors):
 @generative_model(
     "independent", task="win-rate", priors=IndependentPriors, observed=("t",), summary=("p", "k"), padding=("pattern",),
     reference="independent raters: the observed win rate (Gao et al. 2024 eq. 4) as a likelihood",
+    prior_constants=("k",),
 )
 def independent(d: Any, prior: IndependentPriors, *, predict: bool = False) -> None:
     """Independent raters, no latent truth: judge e prefers G0 with rate ``k^e`` on every item;
@@ -337,6 +341,7 @@ def _regression_init(d: Any, prior: Priors) -> dict[str, Any]:
     "regression", task="win-rate", priors=RegressionPriors, observed=("y",), latent=("h_prob",),
     predictive=("g0_unlabelled", "p"), summary=("p", "b", "b0", "tau"), init=_regression_init,
     reference="Bayesian label regression on the verdict pattern; finite-population win rate",
+    needs_labels=True, ties="skip",
 )
 def label_regression(d: Any, prior: RegressionPriors, *, predict: bool = False) -> None:
     """The human label regressed on the item's whole verdict pattern.
@@ -401,6 +406,7 @@ def _hierarchical_init(d: Any, prior: Priors) -> dict[str, Any]:
     "hierarchical", task="win-rate", priors=HierarchicalPriors, observed=("t",), latent=("h_prob",),
     summary=("p", "q0", "q1", "mu", "sigma", "tau"), init=_hierarchical_init, padding=("pattern",),
     reference="Gao et al. 2024 Model 1 with judges drawn from a population and class asymmetry shrunk to 0",
+    accuracies=("q0", "q1"),
 )
 def hierarchical(d: Any, prior: HierarchicalPriors, *, predict: bool = False) -> None:
     """Dawid-Skene whose judges come from one population (Gao et al. 2024 Model 1, hierarchical q).

@@ -37,7 +37,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 from nutpie import compile_pymc as ncp
 
-from .._nutpie import c_signatures
+from ._nutpie import c_signatures
 
 __all__ = ["compile_declaration"]
 

@@ -102,7 +102,7 @@ class NumpyroSampler:
         from pymc.sampling.jax import get_jaxified_graph
         from pytensor.graph.replace import graph_replace
 
-        from .fit import _initial_point
+        from .initial import initial_point
 
         jax.config.update("jax_enable_x64", True)
         model = self.model
@@ -117,7 +117,7 @@ class NumpyroSampler:
         graphs = graph_replace([model.logp(jacobian=True), *outs], swap, strict=False)
         logp_fn = get_jaxified_graph(inputs=value_vars + syms, outputs=graphs[:1])
         post_fn = get_jaxified_graph(inputs=value_vars + syms, outputs=list(graphs[1:]))
-        point = _initial_point(model)  # compiled once per model (PyMC's compiles anew)
+        point = initial_point(model)  # compiled once per model (PyMC's compiles anew)
         shapes = [tuple(np.shape(point[v.name])) for v in value_vars]
         sizes = [int(np.prod(s)) for s in shapes]
         bounds = np.cumsum([0, *sizes])

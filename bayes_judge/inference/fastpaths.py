@@ -22,7 +22,8 @@ from typing import Any
 
 __all__ = ["register_fast_path", "fast_path", "fast_paths"]
 
-_FAST: dict[tuple[str, str], Callable[..., Any]] = {}
+_FAST: dict[tuple[str, str], Callable[..., Any]] = {}  # a user's, added by register_fast_path
+_BUILTIN: dict[tuple[str, str], Callable[..., Any]] = {}
 
 
 def register_fast_path(task: str, name: str, fn: Callable[..., Any]) -> None:
@@ -30,19 +31,21 @@ def register_fast_path(task: str, name: str, fn: Callable[..., Any]) -> None:
     _FAST[(task, name)] = fn
 
 
-def _load_builtin() -> None:
-    from ..annotation import ds_fast, onecoin_fast, regression_fast  # noqa: F401  (register their kernels)
-    from ..leaderboard import fast, fast_bt  # noqa: F401  (register the leaderboard models' kernels)
-    from ..ranking import bayesian_fast  # noqa: F401  (registers the ranking models' kernels)
+def _builtin() -> dict[tuple[str, str], Callable[..., Any]]:
+    """The package's own kernels (:mod:`bayes_judge.inference.kernels`), imported on first use
+    (numba compiles them lazily, but importing numba is not free)."""
+    if not _BUILTIN:
+        from .kernels import builtin_fast_paths
+
+        _BUILTIN.update(builtin_fast_paths())
+    return _BUILTIN
 
 
 def fast_path(task: str, name: str) -> Callable[..., Any] | None:
-    """The fast path registered for a model, or None."""
-    _load_builtin()
-    return _FAST.get((task, name))
+    """The fast path registered for a model, or None (a user's registration wins)."""
+    return _FAST.get((task, name)) or _builtin().get((task, name))
 
 
 def fast_paths() -> dict[tuple[str, str], Callable[..., Any]]:
     """Every registered fast path by (task, name)."""
-    _load_builtin()
-    return dict(_FAST)
+    return {**_builtin(), **_FAST}

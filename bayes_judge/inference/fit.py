@@ -26,7 +26,6 @@ import operator
 import os
 import sys
 import warnings
-import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -37,6 +36,7 @@ import numpy as np
 from ..generative.priors import Priors
 from ..generative.registry import ModelSpec
 from .fastpaths import fast_path
+from .initial import initial_point
 
 __all__ = [
     "SAMPLERS", "fit_model", "pointwise_log_lik", "latent_draws", "predictive_draws", "item_quantities",
@@ -245,24 +245,10 @@ def _init_point(spec: ModelSpec, d: Any, priors: Priors, model) -> dict[str, np.
     return _shape_start(model, (spec.init or prior_mean_init)(d, priors))
 
 
-_POINT_FNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _initial_point(model) -> dict[str, np.ndarray]:
-    """``model.initial_point()`` from a function compiled once per model (it reads the model's
-    shared data, so a refit's new shapes show); PyMC compiles it anew on every call."""
-    fn = _POINT_FNS.get(model)
-    if fn is None:
-        from pymc.initial_point import make_initial_point_fn
-
-        fn = _POINT_FNS[model] = make_initial_point_fn(model=model, return_transformed=True)
-    return fn(0)
-
-
 def _shape_start(model, init: Mapping[str, Any]) -> dict[str, np.ndarray]:
     """Start values broadcast to their variables' shapes; names the model lacks are left out."""
     out = {}
-    ip = _initial_point(model)
+    ip = initial_point(model)
     for name, val in init.items():
         if name not in model.named_vars or model[name] not in model.free_RVs:
             continue
@@ -380,8 +366,8 @@ def fit_model(
 
 
 def _sample_nutpie(entry: _Entry, spec, start, chains, draws, tune, seed, target_accept, arrays):
-    from .._nutpie import run
     from ._compile_nutpie import compile_declaration
+    from ._nutpie import run
 
     model = entry.model
     if entry.nutpie is None:
@@ -398,7 +384,7 @@ def _sample_nutpie(entry: _Entry, spec, start, chains, draws, tune, seed, target
 def _unconstrained(model, start) -> dict[str, np.ndarray]:
     """Every value variable's start (by value-variable name): ``start``'s constrained values
     transformed, the model's initial point for the others."""
-    ip = dict(_initial_point(model))
+    ip = dict(initial_point(model))
     for name, val in start.items():
         rv = model[name]
         value_var = model.rvs_to_values[rv]

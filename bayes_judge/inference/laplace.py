@@ -10,7 +10,7 @@ held) and, on a few chosen directions ``V`` (unit vectors of the global paramete
 direction of the scores at the mode), the Laplace approximation's precision ``H_V = −Vᵀ ∇² log p
 V`` (central differences of the kernel's gradient, two evaluations a direction).  Its Cholesky
 factor ``H_V = L Lᵀ`` gives the map ``B = L⁻ᵀ D^{1/2}`` (``D = diag H_V``) of a
-:class:`bayes_judge._nutpie.Shear`: in the sampled coordinates the directions' precision at the
+:class:`bayes_judge.inference._nutpie.Shear`: in the sampled coordinates the directions' precision at the
 mode is ``Bᵀ H_V B = D``, the same scales, no correlation, and nutpie's diagonal adaptation
 does the rest.  It is a fixed linear change of variables, so the posterior is exactly the
 kernel's; where the mode or a positive-definite ``H_V`` cannot be found, the sampler runs on
@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._nutpie import Shear
+from ._nutpie import Shear
 
 __all__ = ["mode", "laplace_shear", "hessian", "laplace_draws", "approximation_note", "K_MAX"]
 
@@ -64,7 +64,7 @@ def mode(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, free: np.ndarray,
 def laplace_shear(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, free: np.ndarray,
                   directions: Callable[[np.ndarray], np.ndarray], *, step: float = 1e-5
                   ) -> tuple[np.ndarray, Shear | None]:
-    """The start at the mode and a :class:`~bayes_judge._nutpie.Shear` from the curvature there
+    """The start at the mode and a :class:`~bayes_judge.inference._nutpie.Shear` from the curvature there
     (module docstring).
 
     Parameters

@@ -146,7 +146,7 @@ def leaderboard(
         unused by ``"laplace"``; its draws are seeded by ``seed``).
     fast : bool
         With ``sampler="nutpie"``, use the model's registered fast path where it states the fit
-        (``"bt-judges"`` without ``difficulty``: :mod:`bayes_judge.leaderboard.fast`, the same
+        (``"bt-judges"`` without ``difficulty``: :mod:`bayes_judge.inference.kernels.leaderboard`, the same
         posterior from a hand-written log-density: 4x faster at 10,000 comparisons, 13 s against
         49 s for 4 x (1000 + 1000) draws, ``benchmarks/bench_leaderboard.py``; ``"bt"`` too);
         ``attrs["sampler"]`` says ``"nutpie (fast path)"`` then.

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..analysis.wording import verdict_labels
+
 if TYPE_CHECKING:  # pragma: no cover
     import arviz as az
     import pandas as pd
@@ -129,8 +131,6 @@ def compare_leaderboard(idata: az.InferenceData, *, hdi_prob: float = 0.94, max_
     interval, ``prob_a_better`` = P(s_a > s_b), ``p_prefer`` = E[σ(s_a − s_b)] and a verdict."""
     import arviz as az
     import pandas as pd
-
-    from ..analysis.summary import verdict_labels
 
     draws, systems = _scores(idata)
     order = np.argsort(-draws.mean(axis=0), kind="stable")

@@ -7,7 +7,7 @@ Davidson's ties), each over the scores ``s`` of every candidate (sum to zero wit
 and, for ``"poe-bt"`` and ``"bt"``, an optional position-bias shift ``gamma``.  :func:`fit_scores`
 samples one of them by NUTS with :func:`bayes_judge.inference.fit_model` (``sampler="nutpie" |
 "pymc" | "numpyro"``; nutpie runs the registered numba kernel of
-:mod:`bayes_judge.ranking.bayesian_fast` unless ``fast=False``) and returns InferenceData built by
+:mod:`bayes_judge.inference.kernels.ranking` unless ``fast=False``) and returns InferenceData built by
 :func:`bayes_judge.inference.idata.build_idata`.
 
 Sampling the Gaussian experts.  The comparisons identify ``alpha (s_i - s_j)``, not ``alpha`` and
@@ -190,7 +190,7 @@ def fit_scores(
         chooses from the data (:func:`gaussian_centring`; module docstring).
     sampler : {"nutpie", "pymc", "numpyro"}
         NUTS on the declaration (:func:`bayes_judge.inference.fit_model`).  With ``"nutpie"`` and
-        ``fast=True`` the registered numba kernel (:mod:`bayes_judge.ranking.bayesian_fast`) is
+        ``fast=True`` the registered numba kernel (:mod:`bayes_judge.inference.kernels.ranking`) is
         used where it states the priors; ``attrs["sampler"]`` says ``"nutpie (fast path)"`` then.
     chains, draws, tune, seed, target_accept :
         NUTS settings.

@@ -34,7 +34,6 @@ import scipy.sparse.linalg as spla
 from scipy.special import expit, log_expit, logit
 
 from ..outcomes import check_connected
-from .baselines import _mm_iterate
 from .encode import (
     BiasBy,
     ClippedProbabilityWarning,
@@ -45,6 +44,7 @@ from .encode import (
     check_finite_scores,
     position_bias,
 )
+from .mm import mm_iterate
 
 __all__ = ["comparison_matrix", "poe_gaussian", "poe_bt", "DENSE_MAX"]
 
@@ -413,7 +413,7 @@ def poe_bt(
         )
 
     if solver == "mm":
-        s = _mm_iterate(
+        s = mm_iterate(
             data, data.i, data.j, p, np.ones_like(p), theta=np.exp(-g), tol=tol,
             max_iter=100_000 if max_iter is None else max_iter, name="poe-bt",
         )

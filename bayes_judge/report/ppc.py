@@ -82,7 +82,7 @@ def _win_rate_spec(idata: az.InferenceData):
 def _win_rate_arrays(idata: az.InferenceData, n_first: np.ndarray, n_second: np.ndarray,
                      label: np.ndarray, pair: np.ndarray) -> dict[str, np.ndarray]:
     """The declaration's data arrays with one row (pattern of weight 1) per item."""
-    from ..verdicts import VerdictPatterns
+    from ..winrate.encode import VerdictPatterns
 
     const = idata["constant_data"]
     n_tie = const["n_tie"].to_numpy() if "n_tie" in const else np.zeros_like(n_first)
@@ -128,7 +128,7 @@ def win_rate_checks(idata: az.InferenceData, *, max_draws: int = 400, seed: int 
     if not win_rate_ppc_applies(idata):
         raise ValueError("win_rate_checks needs a Dawid-Skene or independent-raters fit of bj.win_rate")
     from ..inference.predictive import posterior_predictive
-    from ..verdicts import VerdictPatterns
+    from ..winrate.encode import VerdictPatterns
 
     rng = np.random.default_rng(seed)
     obs = idata["observed_data"]

@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 
 from .. import plots
-from ..analysis.summary import score_summary, verdict_labels, win_rate_summary
+from ..analysis.summary import score_summary, win_rate_summary
+from ..analysis.wording import verdict_labels
 from . import diagnostics as dg
 from .blocks import FAIL, WARN, Section, Table, Text, fmt, image, key_value_table, table_from_frame
 from .inputs import LEADERBOARD, RANKING, WIN_RATE

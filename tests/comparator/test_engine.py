@@ -6,9 +6,9 @@ import pytest
 from bayes_judge.comparator.engine import (
     _cache_arg,
     _output_cache,
-    common_prefix_len,
     label_logprobs,
 )
+from bayes_judge.comparator.packed import common_prefix_len
 
 
 def test_common_prefix_len():

@@ -16,7 +16,7 @@ import pytest
 import bayes_judge as bj
 from bayes_judge.generative import list_models
 from bayes_judge.inference import fast_path, fit_model
-from bayes_judge.verdicts import VerdictPatterns, verdict_patterns
+from bayes_judge.winrate.encode import VerdictPatterns, verdict_patterns
 
 KW = dict(chains=2, draws=600, tune=600, seed=1)
 

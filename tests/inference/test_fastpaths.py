@@ -18,7 +18,7 @@ from bayes_judge.inference.fit import _build
 
 
 def _win_rate_case(labelled: bool):
-    from bayes_judge.verdicts import VerdictPatterns, verdict_patterns
+    from bayes_judge.winrate.encode import VerdictPatterns, verdict_patterns
 
     df = bj.simulate_win_rate(120, p=0.65, q0=[0.85, 0.7, 0.8], q1=[0.7, 0.8, 0.6], swap=True, seed=3)
     if labelled:

@@ -9,7 +9,7 @@ import numba
 import numpy as np
 import pytest
 
-from bayes_judge._nutpie import Shear, _pack_shear, _shear, make_model, run
+from bayes_judge.inference._nutpie import Shear, _pack_shear, _shear, make_model, run
 from bayes_judge.inference.laplace import laplace_shear, mode
 
 

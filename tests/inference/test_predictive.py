@@ -8,7 +8,7 @@ import pytest
 from bayes_judge.generative import get_model
 from bayes_judge.inference import fit_model
 from bayes_judge.inference.predictive import posterior_predictive, prior_predictive, replicate
-from bayes_judge.verdicts import VerdictPatterns
+from bayes_judge.winrate.encode import VerdictPatterns
 
 K, E = 400, 2
 COORDS = {"pair": ["G0 vs G1"], "judge": ["j0", "j1"]}

@@ -122,7 +122,8 @@ def test_bt_accelerated_matches_choix_within_1e_6():
 
 @pytest.mark.parametrize("tol", [1e-4, 1e-6, 1e-10])
 def test_bt_accelerated_needs_no_more_sweeps_than_plain(tol):
-    from bayes_judge.ranking.baselines import _mm_iterate, _pair_totals
+    from bayes_judge.ranking.baselines import _pair_totals
+    from bayes_judge.ranking.mm import mm_iterate as _mm_iterate
 
     df = _hard_data(n=60, k=20_000, seed=4)[0]
     d = encode_ranking(df)

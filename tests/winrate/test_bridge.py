@@ -1,4 +1,4 @@
-"""Win rates without labels that name their estimand (:mod:`bayes_judge.estimators.bridge`).
+"""Win rates without labels that name their estimand (:mod:`bayes_judge.winrate.bridge`).
 
 Checks: the judges' rate covers the panel's rate of the population the items were drawn from;
 the bridge reduces to its closed form when its prior is a point; the prior fit recovers a known
@@ -15,7 +15,8 @@ import pytest
 from scipy.special import expit, logit
 
 import bayes_judge as bj
-from bayes_judge.estimators.bridge import (
+from bayes_judge.generative.winrate_models import ConsensusPriors
+from bayes_judge.winrate.bridge import (
     BRIDGE_PRIOR,
     BridgePrior,
     consensus_votes,
@@ -25,7 +26,6 @@ from bayes_judge.estimators.bridge import (
     labels_to_decide,
     panel_scores,
 )
-from bayes_judge.generative.winrate_models import ConsensusPriors
 
 
 def _table(votes: np.ndarray, both_orders: bool = True) -> pd.DataFrame:
@@ -257,7 +257,7 @@ def test_a_unanimous_panel_s_rate_stays_in_range_and_is_not_certain():
 
 def test_the_normal_limit_of_the_bootstrap_matches_the_exact_draws():
     """Above EXACT_MAX items the judges' rate is drawn from its normal limit: same mean and sd."""
-    from bayes_judge.estimators import bridge
+    from bayes_judge.winrate import bridge
 
     rng = np.random.default_rng(5)
     s = rng.beta(2, 1, size=bridge.EXACT_MAX + 1)

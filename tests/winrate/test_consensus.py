@@ -79,7 +79,7 @@ def test_prior_is_exactly_p_uniform_and_kappa_beta_a_1(a):
     import pymc as pm
 
     from bayes_judge.inference.fit import _build
-    from bayes_judge.verdicts import VerdictPatterns, verdict_patterns
+    from bayes_judge.winrate.encode import VerdictPatterns, verdict_patterns
 
     data = bj.encode_win_rate(_table(_simulate(20, 0.6, 0.9, [0.8, 0.8], seed=1)[0]), swap="none")
     pat = verdict_patterns(data, use_labels=False)
@@ -176,7 +176,7 @@ def test_fast_path_equals_the_declaration_for_other_kappa_priors(a):
     kink at p_c = ½) and Beta(5, 1), with and without the label-switch term."""
     from bayes_judge.inference.fastpaths import fast_path
     from bayes_judge.inference.fit import _build
-    from bayes_judge.verdicts import VerdictPatterns, verdict_patterns
+    from bayes_judge.winrate.encode import VerdictPatterns, verdict_patterns
 
     data = bj.encode_win_rate(_table(_simulate(60, 0.7, 0.8, [0.8, 0.7, 0.9], seed=4)[0]), swap="none")
     arrays = verdict_patterns(data, use_labels=False).arrays()

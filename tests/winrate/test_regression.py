@@ -138,7 +138,7 @@ def test_a_judge_with_no_verdicts_on_the_labelled_items(fast):
     not a start that nutpie refuses for an exactly-zero gradient)."""
     from bayes_judge.generative import get_model
     from bayes_judge.inference import fit_model
-    from bayes_judge.verdicts import VerdictPatterns, verdict_patterns
+    from bayes_judge.winrate.encode import VerdictPatterns, verdict_patterns
 
     df = bj.simulate_win_rate(60, p=0.7, q0=[0.8, 0.8, 0.8], q1=[0.8, 0.8, 0.8], seed=1)
     df = df[~((df["judge"] == "judge2") & (df["item"] % 5 == 0))]

@@ -13,7 +13,7 @@ import pytest
 from scipy.special import expit
 
 import bayes_judge as bj
-from bayes_judge.estimators.transfer import (
+from bayes_judge.winrate.transfer import (
     TransferSource,
     judge_weights,
     slope_prior,

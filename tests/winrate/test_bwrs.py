@@ -6,7 +6,7 @@ import pytest
 from scipy import stats
 
 import bayes_judge as bj
-from bayes_judge.calibration.bwrs import BWRSWarning
+from bayes_judge.winrate.bwrs import BWRSWarning
 
 
 @pytest.fixture
@@ -114,7 +114,7 @@ def test_ood_without_shared_judges(labelled):
 
 
 def test_kde_mode_matches_scipy_and_is_fast():
-    from bayes_judge.calibration.kde import kde_grid, kde_mode
+    from bayes_judge.winrate.kde import kde_grid, kde_mode
 
     x = np.random.default_rng(0).beta(8, 3, size=10_000)
     grid, dens = kde_grid(x)
@@ -126,7 +126,7 @@ def test_kde_mode_matches_scipy_and_is_fast():
 
 def test_kde_mode_ignores_heavy_tails():
     """Eq. 11 draws with q0 + q1 near 1 reach |p| ~ 1e3: the mode must stay at the peak."""
-    from bayes_judge.calibration.kde import kde_mode
+    from bayes_judge.winrate.kde import kde_mode
 
     rng = np.random.default_rng(1)
     x = np.concatenate([rng.normal(0.8, 0.03, 9990), 1000 * rng.standard_cauchy(10)])

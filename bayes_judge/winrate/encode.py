@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .outcomes import read_label_table, read_outcomes
+from ..outcomes import read_label_table, read_outcomes
 
 __all__ = ["WinRateData", "VerdictPatterns", "encode_win_rate", "verdict_patterns", "SWAP_MODES", "TIE_MODES"]
 
@@ -245,7 +245,7 @@ def encode_win_rate(
     meta["position_counts"] = {str(j): [int(r["sum"]), int(r["count"])] for j, r in g.iterrows()}
     why = None
     if diagnose:  # from the rows as validated here: no second parse of the table
-        from .comparator.diagnose import diagnose_table, uninformative_message
+        from ..comparator.diagnose import diagnose_table, uninformative_message
 
         verdict_col = "p_a" if "p_a" in v.columns and v["p_a"].notna().any() else "winner"
         meta["diagnosis"] = diagnose_table(v.loc[keep, ["item", "a", "b", "judge", verdict_col]])

@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 
 import bayes_judge as bj
-from bayes_judge.annotation import dawid_skene as ds
 from bayes_judge.generative.observations import class_log_lik
-from bayes_judge.verdicts import verdict_patterns
-from bayes_judge.winrate import LabelSwitchingWarning, _label_switch_check
+from bayes_judge.winrate import dawid_skene as ds
+from bayes_judge.winrate.encode import verdict_patterns
+from bayes_judge.winrate.estimate import LabelSwitchingWarning, _label_switch_check
 
 FAST = dict(chains=4, draws=500, tune=500)
 

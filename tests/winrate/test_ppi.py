@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from bayes_judge.estimators import LabelsOnlyResult, PPIResult, labels_only_interval, ppi_mean
+from bayes_judge.winrate.ppi import LabelsOnlyResult, PPIResult, labels_only_interval, ppi_mean
 
 ppi_py = pytest.importorskip("ppi_py")
 
@@ -180,7 +180,7 @@ def test_labels_only_bad_inputs(y, alpha, match):
 def test_labels_of_one_class_are_refused_not_collapsed():
     """Issue 31 (2): two or more labels of one class gave p = 1.0 [1.0, 1.0]."""
     import bayes_judge as bj
-    from bayes_judge.estimators.ppi import ppi_mean
+    from bayes_judge.winrate.ppi import ppi_mean
 
     with pytest.raises(ValueError, match="all 3 labels are 1"):
         ppi_mean(np.ones(3), np.ones(3), np.ones(10))

@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 import bayes_judge as bj
-from bayes_judge.annotation import dawid_skene as ds
+from bayes_judge.winrate import dawid_skene as ds
 
 PYMC = dict(sampler="pymc", chains=2, draws=400, tune=400, seed=0)
 

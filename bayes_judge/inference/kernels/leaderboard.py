@@ -3,7 +3,7 @@
 The declaration :func:`bayes_judge.generative.leaderboard_models.judged_bradley_terry` is the
 model; this module is an optional speed-up for ``sampler="nutpie"`` at arena scale: the same
 log-density with its gradient written by hand in numba and handed to nutpie's Rust NUTS as C
-callbacks (:mod:`bayes_judge._nutpie`), one pass over the cells per evaluation, no per-cell
+callbacks (:mod:`bayes_judge.inference._nutpie`), one pass over the cells per evaluation, no per-cell
 arrays.  It is checked against the declaration's compiled log-density and gradient by the one
 generic test (``tests/inference/test_fastpaths.py``), and it declines what it does not state
 (:func:`accepts`): the per-prompt ``difficulty`` and priors outside the declared families.
@@ -61,12 +61,11 @@ from llvmlite import ir  # type: ignore[import-untyped]
 from numba.core import types
 from numba.extending import intrinsic, overload
 
+from ...generative.priors import HalfNormal, Normal, Prior, Priors
 from .._nutpie import copy_function, make_model, run
-from ..generative.priors import HalfNormal, Normal, Prior, Priors
-from ..inference.fastpaths import register_fast_path
-from ..inference.laplace import laplace_shear
+from ..laplace import laplace_shear
 
-__all__ = ["pack_data", "logp_grad", "expand", "accepts", "fast_path", "register_kernel"]
+__all__ = ["pack_data", "logp_grad", "expand", "accepts", "fast_path", "build_fast_path", "FAST_PATHS"]
 
 # N, E, C, H, K, T, position bias, system bias, then mu_s, sd_s, tau_a, mu_b, sd_b, tau_t, tau_d,
 # mu_e, sd_e, then D (judges with a dense grid)
@@ -221,7 +220,7 @@ def _single(n: np.ndarray, C: int) -> bool:
     2^24; soft sums are not, so tables with soft rows stay in float64).
 
     In float32 a cell's terms carry a relative rounding of about 1e-7 and a block's sum about
-    ``_BLOCK`` times that (``tests/leaderboard/test_fast_kernel.py`` bounds the difference from
+    ``_BLOCK`` times that (``tests/inference/test_kernel_leaderboard.py`` bounds the difference from
     float64); NUTS reads the log density through differences of order one along a trajectory,
     far above that.  A block whose probabilities leave float32's normal range, or a judge whose
     exp tables could overflow it, runs again in float64 (:func:`_dense_cells`)."""
@@ -1226,7 +1225,7 @@ SHEAR = True
 def _sheared_start(kernel, buf: np.ndarray, x0: np.ndarray, lay: list[tuple[str, tuple[int, ...]]],
                    global_sites: tuple[str, ...] | None, held_sites: tuple[str, ...]):
     """The chains' start at the mode of every site but ``held_sites``, and a
-    :class:`~bayes_judge._nutpie.Shear` that decorrelates the ``global_sites`` (a judge's accuracy,
+    :class:`~bayes_judge.inference._nutpie.Shear` that decorrelates the ``global_sites`` (a judge's accuracy,
     position bias, tie threshold) and the scores' direction at the mode
     (:mod:`bayes_judge.inference.laplace`; at 1,000,000 comparisons, over 6 seeds, the lowest
     effective sample size of the judges' accuracies goes from 497-705 to 6,420-7,818 of 4,000
@@ -1256,7 +1255,7 @@ def _sheared_start(kernel, buf: np.ndarray, x0: np.ndarray, lay: list[tuple[str,
     return laplace_shear(kernel, buf, x0, free, directions)
 
 
-def register_kernel(name: str, *, pack, kernel, expand, layout, log_sites: tuple[str, ...], derive=None,
+def build_fast_path(name: str, *, pack, kernel, expand, layout, log_sites: tuple[str, ...], derive=None,
                     accepts, option_cases: list[dict], kernel_for=None, global_sites: tuple[str, ...] | None = None,
                     held_sites: tuple[str, ...] = ()):
     """Register a leaderboard model's numba kernel as its nutpie fast path.
@@ -1305,7 +1304,7 @@ def register_kernel(name: str, *, pack, kernel, expand, layout, log_sites: tuple
     def laplace(arrays, coords, priors, *, init, chains, draws, seed, options=None):
         """Draws of the Laplace approximation of the same posterior (its mode and the curvature
         there, on the kernel's coordinates), expanded and derived as the sampler's draws are."""
-        from ..inference.laplace import laplace_draws
+        from ..laplace import laplace_draws
 
         # float64 cells: the curvature comes from differences of gradients, which float32 would swamp
         buf, lay = buffer(arrays, coords, priors, {**(options or {}), "double": True})
@@ -1336,12 +1335,11 @@ def register_kernel(name: str, *, pack, kernel, expand, layout, log_sites: tuple
     fast_path.logp_grad = logp_grad_declared  # type: ignore[attr-defined]
     fast_path.accepts = accepts  # type: ignore[attr-defined]
     fast_path.option_cases = option_cases  # type: ignore[attr-defined]
-    register_fast_path("leaderboard", name, fast_path)
     return fast_path
 
 
 #: the registered fast path of ``bt-judges``; ``option_cases``: what the gradient check covers
-fast_path = register_kernel(
+fast_path = build_fast_path(
     "bt-judges", pack=pack_data, kernel=logp_grad, kernel_for=kernel_for, expand=expand, layout=_layout,
     log_sites=_LOG_SITES, derive=_derive_judged, accepts=accepts, global_sites=("effect", "alpha", "beta", "tau"),
     held_sites=("system_bias_signed", "delta_raw"),
@@ -1351,3 +1349,5 @@ fast_path = register_kernel(
         {"position_bias": True, "system_bias": True, "tie_judges": (0, 2), "n_judges": 3, "n_cov": 1},
     ],
 )
+#: this module's fast paths by (task, model), collected by :mod:`bayes_judge.inference.fastpaths`
+FAST_PATHS = {("leaderboard", "bt-judges"): fast_path}

@@ -10,18 +10,22 @@ import arviz as az
 import numpy as np
 import pandas as pd
 
-from .annotation import dawid_skene as ds
-from .calibration import bwrs_draws, observed_draws
-from .estimators.bridge import BRIDGE_PRIOR, BridgePrior
-from .generative.priors import Beta, Priors
-from .inference.fit import SAMPLERS
-from .inference.idata import build_idata
-from .verdicts import WinRateData, encode_win_rate, net_vote
+from ..generative import get_model
+from ..generative.priors import Beta, Priors
+from ..inference.fit import SAMPLERS
+from ..inference.idata import build_idata
+from . import dawid_skene as ds
+from .bridge import BRIDGE_PRIOR, BridgePrior
+from .bwrs import bwrs_draws
+from .encode import WinRateData, encode_win_rate, net_vote
+from .observed import observed_draws
 
 __all__ = ["win_rate", "transfer_sources", "LabelSwitchingWarning", "METHODS", "PRIORS", "DS_MODELS", "ESTIMANDS"]
 
 METHODS = ("bridge", "panel", "regression", "ppi", "transfer", "dawid-skene", "hierarchical", "bwrs", "observed",
            "independent")
+#: the estimators that are no generative model (the others are declarations of :mod:`bayes_judge.generative`)
+ESTIMATORS = ("bridge", "panel", "ppi", "transfer", "bwrs", "observed")
 ESTIMANDS = ("human", "judges")
 PRIORS = ("none", "in-distribution", "ood")
 DS_MODELS = ("two-coin", "one-coin", "consensus")
@@ -159,30 +163,26 @@ def _check_labels_present(data: WinRateData, where: str, what: str = "prior='in-
 
 
 def _registered() -> list[str]:
-    from .generative import list_models
+    from ..generative import list_models
 
     return [m.name for m in list_models("win-rate")]
 
 
-def _declared_priors(name: str, data: WinRateData, prior: str, ood: WinRateData | None, priors):
-    """The declaration's priors: the user's ``priors=``, or Gao et al. 2024's choice for ``prior``."""
-    from .generative import get_model
-    from .generative import winrate_models as wm
-
-    spec_priors = get_model(name, "win-rate").priors
+def _declared_priors(spec, data: WinRateData, prior: str, ood: WinRateData | None, priors):
+    """The declaration's priors: the user's ``priors=``, or Gao et al. 2024's choice for ``prior``
+    (eq. 12-13 on the model's ``accuracies`` when ``prior="ood"``)."""
     if priors is not None:
-        if not isinstance(priors, spec_priors):
-            raise TypeError(f"priors= for method {name!r} must be {spec_priors.__name__}, got {type(priors).__name__}")
+        if not isinstance(priors, spec.priors):
+            raise TypeError(f"priors= for method {spec.name!r} must be {spec.priors.__name__}, got {type(priors).__name__}")
         if prior == "ood":
             raise ValueError("give either prior='ood' (eq. 12-13 from ood=) or priors=, not both")
         return priors
-    if name in ("dawid-skene", "one-coin") and prior == "ood":
-        one_coin = name == "one-coin"
+    if prior == "ood" and spec.ood_prior:
+        one_coin = len(spec.accuracies) == 1
         pri = ds.ds_prior(data, prior, ood, one_coin=one_coin)
-        if one_coin:
-            return wm.OneCoinPriors(q=Beta(pri.alpha_q0, pri.beta_q0))
-        return wm.DawidSkenePriors(q0=Beta(pri.alpha_q0, pri.beta_q0), q1=Beta(pri.alpha_q1, pri.beta_q1))
-    return spec_priors()
+        by_class = [Beta(pri.alpha_q0, pri.beta_q0), Beta(pri.alpha_q1, pri.beta_q1)]
+        return spec.priors().replace(**dict(zip(spec.accuracies, by_class, strict=False)))
+    return spec.priors()
 
 
 def _model_name(method: str, ds_model: str) -> str:
@@ -219,28 +219,27 @@ def _fit_declared(
     pointwise: bool | None,
 ) -> tuple[dict, dict]:
     """Fit a declared win-rate model of :mod:`bayes_judge.generative` by NUTS."""
-    from .generative import get_model
-    from .generative.winrate_models import unfold_label_switch
-    from .inference.fit import fit_model, item_quantities, latent_draws, predictive_draws
-    from .verdicts import VerdictPatterns, verdict_patterns
+    from ..generative.winrate_models import unfold_label_switch
+    from ..inference.fit import fit_model, item_quantities, latent_draws, predictive_draws
+    from .encode import VerdictPatterns, verdict_patterns
 
     spec = get_model(name, "win-rate")
     use_labels = prior == "in-distribution"
-    if name == "regression":
-        _check_labels_present(data, "regression", what="human labels on some items")
+    if spec.needs_labels:
+        _check_labels_present(data, name, what="human labels on some items")
     elif prior == "none":
         _check_identified_without_labels(data, name)
-    if use_labels and name != "regression":
+    if use_labels and not spec.needs_labels:
         _check_labels_present(data, name)
-        if name == "dawid-skene":  # one accuracy per judge is identified by labels of either class
-            _check_labels_two_classes(data, "dawid-skene")
-    pri = _declared_priors(name, data, prior, ood, priors)
+        if len(spec.accuracies) == 2:  # one accuracy per class: each class's labels identify its own
+            _check_labels_two_classes(data, name)
+    pri = _declared_priors(spec, data, prior, ood, priors)
     pat = verdict_patterns(data, use_labels=use_labels)
     coords = {"pair": data.pair_labels, "judge": list(data.judges)}
     # without labels in the likelihood, Model 1's posterior has two mirrored modes: sample the
     # label-switch symmetric model and unfold its draws into the seed posterior (both modes with
     # their masses, wherever the chains started; generative.winrate_models.label_switch)
-    symmetric = name in ("dawid-skene", "one-coin", "consensus") and not use_labels
+    symmetric = spec.label_switch and not use_labels
     fit = fit_model(
         spec, pat.arrays(), dims=VerdictPatterns.DIMS, coords=coords, priors=pri, sampler=sampler,
         chains=chains, draws=draws, tune=tune, seed=seed, target_accept=target_accept,
@@ -261,10 +260,8 @@ def _fit_declared(
     post = dict(fit.posterior)
     if spec.predictive:
         post.update({k: v for k, v in predictive_draws(fit, list(spec.predictive)).items() if k == "p"})
-    if name in ("one-coin", "consensus"):
-        _label_switch_check(post["q"], post["q"], data, chains=not symmetric)
-    elif name in ("dawid-skene", "hierarchical"):
-        _label_switch_check(post["q0"], post["q1"], data, chains=not symmetric)
+    if spec.accuracies:
+        _label_switch_check(post[spec.accuracies[0]], post[spec.accuracies[-1]], data, chains=not symmetric)
     model = fit.entry.model  # the declaration names every variable's dims
     var_dims = {k: list(model.named_vars_to_dims.get(k, ())) for k in post}
     var_dims.update({"p": ["pair"], **{lat: ["item"] for lat in spec.latent}, "t": ["item"]})
@@ -277,13 +274,8 @@ def _fit_declared(
         extra["loglik_attrs"] = loglik_attrs(use_labels)
         for name_lat, val in zip(spec.latent, lat, strict=True):
             post[name_lat] = val[..., idx]
-    if name in ("dawid-skene", "one-coin", "consensus"):
-        extra["prior_const"] = (
-            {"alpha_q": pri.q.alpha, "beta_q": pri.q.beta} if name in ("one-coin", "consensus")
-            else {"alpha_q0": pri.q0.alpha, "beta_q0": pri.q0.beta, "alpha_q1": pri.q1.alpha, "beta_q1": pri.q1.beta}
-        )
-    elif name == "independent":
-        extra["prior_const"] = {"alpha_k": pri.k.alpha, "beta_k": pri.k.beta}
+    extra["prior_const"] = {f"{ab}_{v}": getattr(getattr(pri, v), ab) for v in spec.prior_constants
+                            for ab in ("alpha", "beta")}
     return post, extra
 
 
@@ -324,7 +316,7 @@ def win_rate(
         pair's first system.  Without labels the verdicts do not identify it, and the default
         estimator (``"bridge"``) widens the interval by what they cannot tell: how far people's
         rate lies from the judges' consensus, in either direction, and how much the panel prefers
-        one system's texts (:mod:`bayes_judge.estimators.bridge`).  ``"judges"``: the rate at which
+        one system's texts (:mod:`bayes_judge.winrate.bridge`).  ``"judges"``: the rate at which
         this panel prefers the first system over the population of items (every row a verdict:
         ties ½, both orders as judged, every judge; ``swap`` is not read), with only the
         uncertainty of which items were drawn (``method="panel"``).
@@ -336,7 +328,7 @@ def win_rate(
         when human labels are given, ``"transfer"`` when none are but ``ood=`` holds several
         labelled sets, ``"bridge"`` otherwise; for ``estimand="judges"``, ``"panel"``.
         ``"bridge"``: no labels; the human rate bridged from the consensus rate π by
-        ``logit p = λ logit π + α`` under the prior :class:`~bayes_judge.estimators.bridge.BridgePrior`
+        ``logit p = λ logit π + α`` under the prior :class:`~bayes_judge.winrate.bridge.BridgePrior`
         fitted to the bundled sets (``priors=`` another one); ``"panel"``: the judges' rate by the
         Bayesian bootstrap over items;
         ``"regression"``: the human label regressed on each item's whole verdict pattern, the
@@ -346,8 +338,8 @@ def win_rate(
         verdicts for G0 as the prediction (a reference; its normal interval as draws);
         ``"transfer"``: no labels needed here; the judges' votes, each weighted by its record on
         the labelled sets in ``ood=`` (a list or dict of tables or
-        :class:`~bayes_judge.estimators.transfer.TransferSource`) and calibrated on them, their
-        between-set spread carried into the interval (:mod:`bayes_judge.estimators.transfer`);
+        :class:`~bayes_judge.winrate.transfer.TransferSource`) and calibrated on them, their
+        between-set spread carried into the interval (:mod:`bayes_judge.winrate.transfer`);
         ``"dawid-skene"``: Gao et al. 2024 Model 1 with the true label marginalized (``ds_model``
         picks two coins, one, or one on the judges' consensus); ``"hierarchical"``: Model 1 with the judges drawn from one
         population and each judge's class asymmetry shrunk toward 0; ``"bwrs"``: Algorithm 1 / eq. 11; ``"observed"``: k of eq. 4
@@ -362,7 +354,7 @@ def win_rate(
         pairs are oriented by sorted system name (the OOD set's alphabetically first system plays
         G0), so name its systems so that G0's counterpart sorts first.  Several labelled sets
         (any judges; a dict names them) are read by ``method="transfer"``, also as
-        :class:`~bayes_judge.estimators.transfer.TransferSource` from :func:`transfer_sources`.
+        :class:`~bayes_judge.winrate.transfer.TransferSource` from :func:`transfer_sources`.
     systems : list of str, optional
         System order; pairs are (earlier, later).  Default: sorted names.
     judges : list of str, optional
@@ -378,7 +370,7 @@ def win_rate(
         :mod:`bayes_judge.generative.winrate_models`); default: the declaration's.
     swap : {"sum", "none", "split"}
         Swap-and-sum of a judge's two orders (Gao et al. 2024 App. B), every row an observation, or
-        each order its own judge.  See :func:`bayes_judge.verdicts.encode_win_rate`.
+        each order its own judge.  See :func:`bayes_judge.winrate.encode.encode_win_rate`.
     ties : {"random", "skip"}, optional
         Ties broken by a seeded coin flip (Gao et al. 2024 App. B; default for the seed's methods) or
         left out and counted (default for ``"regression"`` and ``"ppi"``, which read a tie as a
@@ -452,37 +444,35 @@ def win_rate(
         ds_model = "two-coin"
     if prior is None:
         prior = "ood" if ood is not None else ("in-distribution" if labelled and method != "observed" else "none")
-    if ties is None:  # the seed's coin flip for the seed's estimators; ties are votes of 0 otherwise
-        ties = "skip" if method in ("regression", "ppi", "transfer", "bridge", "panel") else "random"
     if method not in METHODS and method not in _registered():
         raise ValueError(f"method must be one of {METHODS} or a registered win-rate model {_registered()}, got {method!r}")
+    if ds_model not in DS_MODELS:
+        raise ValueError(f"ds_model must be one of {DS_MODELS}, got {ds_model!r}")
+    spec = None if method in ESTIMATORS else get_model(_model_name(method, ds_model), "win-rate")
+    if ties is None:  # the seed's coin flip for the seed's estimators; ties are votes of 0 otherwise
+        ties = spec.ties if spec is not None else ("random" if method in ("bwrs", "observed") else "skip")
     if prior not in PRIORS:
         raise ValueError(f"prior must be one of {PRIORS}, got {prior!r}")
     if sampler not in SAMPLERS:
         raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
-    if ds_model not in DS_MODELS:
-        raise ValueError(f"ds_model must be one of {DS_MODELS}, got {ds_model!r}")
     if ds_model != "two-coin" and method != "dawid-skene":
         raise ValueError(f"ds_model={ds_model!r} applies to method='dawid-skene' only (got method={method!r})")
-    if ds_model == "consensus" and prior == "ood":
-        raise ValueError(
-            "ds_model='consensus' has no OOD prior (its agreement c is learnt from labels in the data, "
-            "or from its prior without them): with labelled other sets use method='transfer'"
-        )
     if method == "transfer" and (ood is None or prior not in ("ood", None)):
         raise ValueError("method='transfer' calibrates the judges on other labelled sets: pass them as ood= "
                          "(a table, or a list / dict of tables) and leave prior unset or 'ood'")
-    if method in ("independent", "regression", "ppi") and prior == "ood":
+    if prior == "ood" and (method == "ppi" or (spec is not None and not spec.ood_prior)):
+        name = method if spec is None else spec.name
         raise ValueError(
-            f"method={method!r} has no judge accuracies for an OOD prior to inform; use "
-            "prior='none' or 'in-distribution'"
+            f"{name}: has no judge accuracies for an OOD prior (Gao et al. 2024 eq. 12-13) to inform; use "
+            "prior='none' or 'in-distribution', or method='transfer' with labelled other sets as ood="
         )
-    if method in ("regression", "ppi") and not labelled:
+    needs_labels = method == "ppi" or (spec is not None and spec.needs_labels)
+    if needs_labels and not labelled:
         raise ValueError(
             f"{method}: needs human labels on some items: fill the 'human' column or pass a "
             "human= table (with no labels at all, leave method unset: Dawid-Skene)"
         )
-    if method in ("regression", "ppi") and prior == "none":
+    if needs_labels and prior == "none":
         raise ValueError(f"method={method!r} calibrates the judges on human labels; it needs prior='in-distribution' (the default when labels are given)")
     if method == "bridge" and prior != "none":
         raise ValueError(f"method='bridge' reads no labels (prior='none'); got prior={prior!r}: with labels "
@@ -630,7 +620,7 @@ def win_rate(
     if "loglik_attrs" in extra:
         idata["log_likelihood"]["t"].attrs.update(extra["loglik_attrs"])
     if extra.get("sample_stats") is not None:  # a NUTS fit: did it converge?
-        from .inference.convergence import warn_unconverged
+        from ..inference.convergence import warn_unconverged
 
         warn_unconverged(idata, ["p"], f"win_rate ({model_name})")
     return idata
@@ -639,8 +629,8 @@ def win_rate(
 def _no_label_post(data: WinRateData, method: str, priors: BridgePrior | None, *, chains: int, draws: int,
                    seed: int) -> tuple[dict, dict]:
     """Draws of the judges' rate (``"panel"``) or the bridged human rate (``"bridge"``) of every pair,
-    with what the summaries print about them (:mod:`bayes_judge.estimators.bridge`)."""
-    from .estimators.bridge import (
+    with what the summaries print about them (:mod:`bayes_judge.winrate.bridge`)."""
+    from .bridge import (
         bridge_draws,
         consensus_votes,
         human_draws,
@@ -682,7 +672,7 @@ def _no_label_post(data: WinRateData, method: str, priors: BridgePrior | None, *
 def _warn_uninformative(diagnosis: dict) -> None:
     """Warn, naming every judge whose verdicts do not depend on the texts (the encoder's
     ``meta["diagnosis"]``, :func:`~bayes_judge.comparator.diagnose.diagnose_table`)."""
-    from .comparator.diagnose import UninformativeJudgeWarning, uninformative_message
+    from ..comparator.diagnose import UninformativeJudgeWarning, uninformative_message
 
     msg = uninformative_message(diagnosis)
     if msg:
@@ -693,9 +683,9 @@ def item_predictions(data: WinRateData) -> np.ndarray:
     """Each item's share of judge verdicts for G0 (all judges and orders; a tie counts 1/2), (U,).
 
     The judges' prediction of the human label that PPI corrects (NaN where no judge judged); the
-    same share the judges' rate averages (:func:`~bayes_judge.estimators.bridge.panel_scores`).
+    same share the judges' rate averages (:func:`~bayes_judge.winrate.bridge.panel_scores`).
     """
-    from .estimators.bridge import panel_scores
+    from .bridge import panel_scores
 
     return panel_scores(data.n_first, data.n_second, data.n_tie)
 
@@ -705,7 +695,7 @@ def _ppi_draws(data: WinRateData, *, alpha: float, chains: int, draws: int, seed
 
     The interval of the summary at ``hdi_prob = 1 - alpha`` is PPI++'s normal interval.
     """
-    from .estimators.ppi import ppi_mean
+    from .ppi import ppi_mean
 
     f = item_predictions(data)
     rng = np.random.default_rng(seed)
@@ -736,14 +726,14 @@ def _ppi_draws(data: WinRateData, *, alpha: float, chains: int, draws: int, seed
 
 def transfer_sources(ood, *, swap: str = "sum", ties: str = "skip", seed: int = 1) -> list:
     """Labelled source sets for ``method="transfer"``: each table encoded once, its judges' net
-    votes and its labels kept (:class:`~bayes_judge.estimators.transfer.TransferSource`).
+    votes and its labels kept (:class:`~bayes_judge.winrate.transfer.TransferSource`).
 
     Parameters
     ----------
     ood : pandas.DataFrame, or a list / dict of them (a dict names the sets), or TransferSource
         objects (kept as they are).
     """
-    from .estimators.transfer import TransferSource
+    from .transfer import TransferSource
 
     if isinstance(ood, pd.DataFrame | TransferSource):
         named = {"ood": ood}
@@ -770,8 +760,8 @@ def transfer_sources(ood, *, swap: str = "sum", ties: str = "skip", seed: int = 
 
 
 def _transfer_post(data: WinRateData, sources: list, *, chains: int, draws: int, seed: int) -> tuple[dict, dict]:
-    """Cut-posterior draws per pair of systems (:func:`~bayes_judge.estimators.transfer.transfer_draws`)."""
-    from .estimators.transfer import judge_weights, source_slopes, transfer_draws, weighted_vote
+    """Cut-posterior draws per pair of systems (:func:`~bayes_judge.winrate.transfer.transfer_draws`)."""
+    from .transfer import judge_weights, source_slopes, transfer_draws, weighted_vote
 
     slopes = source_slopes(sources)
     w = judge_weights(data.judges, sources)

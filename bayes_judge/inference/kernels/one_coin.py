@@ -1,6 +1,6 @@
 """Fast NUTS for the one-coin and consensus models: nutpie driven by a numba C callback.
 
-The same construction as :mod:`bayes_judge.annotation.ds_fast` (read its docstring first) for
+The same construction as :mod:`bayes_judge.inference.kernels.dawid_skene` (read its docstring first) for
 the declarations ``"one-coin"`` (:func:`bayes_judge.generative.winrate_models.one_coin`) and,
 without human labels, ``"consensus"`` (:func:`~bayes_judge.generative.winrate_models.consensus`).
 Without labels the consensus model's likelihood is the one-coin likelihood at the consensus rate
@@ -32,17 +32,16 @@ from types import SimpleNamespace
 import numpy as np
 
 from .._nutpie import make_model, run
-from ..inference.fastpaths import register_fast_path
-from .ds_fast import _logit, _patterns, pack_buffer
-from .ds_fast import onecoin_expand as expand
-from .ds_fast import onecoin_logp_grad as logp_grad
+from .dawid_skene import _logit, _patterns, pack_buffer
+from .dawid_skene import onecoin_expand as expand
+from .dawid_skene import onecoin_logp_grad as logp_grad
 
 __all__ = ["pack_data", "logp_grad", "expand"]
 
 
 
 def pack_data(patterns, prior, *, symmetric: bool = False, kappa_a: float = 0.0) -> np.ndarray:
-    """The kernel's buffer (:func:`~bayes_judge.annotation.ds_fast.pack_buffer`): priors of p and
+    """The kernel's buffer (:func:`~bayes_judge.inference.kernels.dawid_skene.pack_buffer`): priors of p and
     q; header ``symmetric`` and ``kappa_a``, the consensus model's ``κ ~ Beta(a, 1)`` (0: the
     one-coin model), whose ``p_c`` takes ``π_a(p_c)`` with the priors on p set to Beta(1, 1)
     (the logit Jacobian alone)."""
@@ -52,7 +51,7 @@ def pack_data(patterns, prior, *, symmetric: bool = False, kappa_a: float = 0.0)
 
 def _derive_consensus(post: dict, a: float) -> None:
     """The consensus declaration's Deterministics from its sampled (p_c, v), in place."""
-    from ..generative.winrate_models import consensus_kappa, consensus_p
+    from ...generative.winrate_models import consensus_kappa, consensus_p
 
     kappa = consensus_kappa(post["p_consensus"], post["v"], a)
     post["p"] = consensus_p(post["p_consensus"], kappa)
@@ -116,5 +115,5 @@ def _make(name: str):
     return fast_path
 
 
-for _name in ("one-coin", "consensus"):
-    register_fast_path("win-rate", _name, _make(_name))
+#: this module's fast paths by (task, model), collected by :mod:`bayes_judge.inference.fastpaths`
+FAST_PATHS = {("win-rate", name): _make(name) for name in ("one-coin", "consensus")}

@@ -9,7 +9,7 @@ labels, short of nominal with a handful (the benchmark ``benchmarks/real_calibra
 measures how short).
 
 Conventions follow the reference implementation ``ppi_py`` (PyPI ``ppi-python``), against which
-``tests/estimators/test_ppi.py`` checks this module: variances are the plain (``ddof=0``)
+``tests/winrate/test_ppi.py`` checks this module: variances are the plain (``ddof=0``)
 empirical variances, ``lam=None`` means the power-tuned ``lam`` (as ``ppi_py``'s
 ``lam=None``), and the tuned ``lam`` is clipped to ``[0, 1]``.
 

@@ -1,5 +1,5 @@
 """The blocked cell passes of the leaderboard fast paths (``bt-judges``:
-:mod:`bayes_judge.leaderboard.fast`; ``bt``: :mod:`bayes_judge.leaderboard.fast_bt`).
+:mod:`bayes_judge.inference.kernels.leaderboard`; ``bt``: :mod:`bayes_judge.inference.kernels.leaderboard_bt`).
 
 The generic test (``tests/inference/test_fastpaths.py``) checks the kernel against the
 declaration on five systems, where every (label, judge) segment fits in one block.  Here: the
@@ -17,7 +17,8 @@ import pytest
 
 from bayes_judge.generative import get_model
 from bayes_judge.inference.fit import _build
-from bayes_judge.leaderboard import fast, fast_bt
+from bayes_judge.inference.kernels import leaderboard as fast
+from bayes_judge.inference.kernels import leaderboard_bt as fast_bt
 from bayes_judge.leaderboard.encode import LeaderboardData, encode_leaderboard
 from bayes_judge.leaderboard.simulate import simulate_leaderboard
 

@@ -20,7 +20,6 @@ import numba
 import numpy as np
 
 from .._nutpie import make_model, run
-from ..inference.fastpaths import register_fast_path
 
 __all__ = ["fast_path", "pack_data", "logp_grad", "expand"]
 
@@ -150,4 +149,5 @@ def _fast_logp_grad(x, arrays, coords, priors):
 
 fast_path.logp_grad = _fast_logp_grad  # type: ignore[attr-defined]
 fast_path.accepts = accepts  # type: ignore[attr-defined]
-register_fast_path("win-rate", "regression", fast_path)
+#: this module's fast paths by (task, model), collected by :mod:`bayes_judge.inference.fastpaths`
+FAST_PATHS = {("win-rate", "regression"): fast_path}

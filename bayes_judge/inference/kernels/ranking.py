@@ -4,9 +4,9 @@ The declarations ``"poe-bt"``, ``"poe-g"`` and ``"bt"`` of
 :mod:`bayes_judge.generative.ranking_models` (Liusie et al. 2024 (PoE) §3.1-3.5, eq. 1-2, 12-13, A.7-A.8) are the
 models; this module is an optional speed-up for ``sampler="nutpie"``: the same log-density with
 its gradient written by hand in numba and handed to nutpie's Rust NUTS as C callbacks (built by
-:mod:`bayes_judge._nutpie`): no Python in the sampling loop, chains on native threads, kernels
+:mod:`bayes_judge.inference._nutpie`): no Python in the sampling loop, chains on native threads, kernels
 cached on disk (``cache=True``), data and prior parameters in one float64 buffer, so a refit only
-packs a new buffer.  Registered with :func:`bayes_judge.inference.register_fast_path`; each
+packs a new buffer.  Listed in ``FAST_PATHS``, which :mod:`bayes_judge.inference.fastpaths` collects; each
 ``fast_path.logp_grad`` is checked against the declaration's compiled log-density and gradient
 (``tests/inference/test_fastpaths.py``).  Priors: any scalar parameters of the declared families
 (scores ``Normal(0, sigma_s)``, ``gamma`` and ``beta`` Normal, ``alpha``, ``sigma``, ``nu``
@@ -67,9 +67,8 @@ import math
 import numba
 import numpy as np
 
+from ...generative.priors import HalfNormal, Normal, Priors
 from .._nutpie import make_model, run
-from ..generative.priors import HalfNormal, Normal, Priors
-from ..inference.fastpaths import register_fast_path
 
 __all__ = ["pack_data", "logp_grad", "expand", "site_names", "value_order", "supports", "fast_paths"]
 
@@ -484,7 +483,7 @@ def _sample(model: str, arrays: dict, coords: dict, priors: Priors, *, init: dic
 
     Returns the draws of the declaration's stored variables, ``(chains, draws, ...)``: the raw
     scores (``s_raw``; ``r`` as well for ``poe-g``), ``s`` and the scalar sites the model has,
-    and nutpie's sampler statistics (:func:`bayes_judge._nutpie.read_trace`).
+    and nutpie's sampler statistics (:func:`bayes_judge.inference._nutpie.read_trace`).
     """
     bias, ties, w = _options(model, options)
     sites = site_names(model, bias, ties)
@@ -511,7 +510,7 @@ def _laplace(model: str, arrays: dict, coords: dict, priors: Priors, *, init: di
              seed: int, options: dict | None = None) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict]:
     """Draws of the Laplace approximation of the same posterior, importance-corrected
     (:func:`bayes_judge.inference.laplace.laplace_draws`), expanded as :func:`_sample`'s."""
-    from ..inference.laplace import laplace_draws
+    from ..laplace import laplace_draws
 
     bias, ties, w = _options(model, options)
     sites = site_names(model, bias, ties)
@@ -553,7 +552,7 @@ OPTION_CASES: dict[str, list[dict]] = {
 }
 
 
-def _register(model: str):
+def _build(model: str):
     from functools import partial
 
     def fast_path(arrays, coords, priors, *, init, chains, draws, tune, seed, target_accept, options=None):
@@ -565,9 +564,10 @@ def _register(model: str):
     fast_path.logp_grad = partial(_logp_grad_declared, model)  # type: ignore[attr-defined]
     fast_path.supports = supports  # type: ignore[attr-defined]
     fast_path.option_cases = OPTION_CASES[model]  # type: ignore[attr-defined]
-    register_fast_path("ranking", model, fast_path)
     return fast_path
 
 
 #: the registered fast paths by model name
-fast_paths = {name: _register(name) for name in ("poe-bt", "poe-g", "bt")}
+fast_paths = {name: _build(name) for name in ("poe-bt", "poe-g", "bt")}
+#: this module's fast paths by (task, model), collected by :mod:`bayes_judge.inference.fastpaths`
+FAST_PATHS = {("ranking", name): fn for name, fn in fast_paths.items()}

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from ..verdicts import WinRateData
+from .encode import WinRateData
 
 __all__ = ["bwrs_draws", "BWRSWarning"]
 

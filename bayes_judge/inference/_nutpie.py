@@ -23,8 +23,8 @@ the callbacks map ``y`` to the kernel's ``x`` and the gradient back (``∇_y = �
 Vᵀ ∇_x``), in O(n + nnz(V) + k²) an evaluation.  The map is linear with a constant Jacobian, so the
 posterior of ``x`` is unchanged; the reported log density is the kernel's, without that
 constant.
-Used by :mod:`bayes_judge.annotation.ds_fast`, :mod:`bayes_judge.annotation.regression_fast`
-and :mod:`bayes_judge.ranking.bayesian_fast`.
+Used by :mod:`bayes_judge.inference.kernels.dawid_skene`, :mod:`bayes_judge.inference.kernels.regression`
+and :mod:`bayes_judge.inference.kernels.ranking`.
 """
 
 from __future__ import annotations

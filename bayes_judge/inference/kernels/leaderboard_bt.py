@@ -23,9 +23,9 @@ with no exp: ``e^h = r_a / r_b · c_e`` from the tables ``r = exp(s / 2)`` and `
 computed once per evaluation.  The terms linear in h, ``(n_A − n_B + s_A − s_B) h`` and
 ``n_T log ν_e``, are sums over cells of data times parameters: packed once per system, judge and
 covariate, they leave each cell ``−n_h log Z − (s_A + s_B) log(e^h + e^{−h})``.  As in
-``bt-judges`` (:mod:`bayes_judge.leaderboard.fast`) the cells are sorted by judge and read in
+``bt-judges`` (:mod:`bayes_judge.inference.kernels.leaderboard`) the cells are sorted by judge and read in
 blocks whose elementwise pass is SIMD code: without soft rows one log (the bit-level log of
-:mod:`~bayes_judge.leaderboard.fast`) and two divisions a cell.  The numba
+:mod:`~bayes_judge.inference.kernels.leaderboard`) and two divisions a cell.  The numba
 helpers it takes from that module are compiled into this one's cache, which numba renews only
 when this file changes: after editing them, clear ``__pycache__`` here.  Human labels score
 ``log σ(±(s_a − s_b))`` as in ``bt-judges``.
@@ -39,8 +39,8 @@ from typing import Any
 import numba
 import numpy as np
 
-from ..generative.priors import HalfNormal, Normal, Prior, Priors
-from .fast import (
+from ...generative.priors import HalfNormal, Normal, Prior, Priors
+from .leaderboard import (
     _BLOCK,
     _FM,
     _UB,
@@ -54,7 +54,7 @@ from .fast import (
     _scalar,
     _scores_and_effects,
     _wide_vectors,
-    register_kernel,
+    build_fast_path,
 )
 
 __all__ = ["pack_data", "logp_grad", "expand", "accepts", "fast_path"]
@@ -324,7 +324,7 @@ def _layout(buf: np.ndarray) -> list[tuple[str, tuple[int, ...]]]:
 
 
 #: the registered fast path of ``bt``; ``option_cases``: what the gradient check covers
-fast_path = register_kernel(
+fast_path = build_fast_path(
     "bt", pack=pack_data, kernel=logp_grad, expand=expand, layout=_layout, log_sites=("nu",), accepts=accepts,
     # no shear: the votes' model has no accuracy to trade against the scores' spread; at 1e6 a shear of
     # (beta, nu, the scores' direction) left the scores' ESS as it was (4,550 against 4,447) and took
@@ -336,3 +336,5 @@ fast_path = register_kernel(
         {"position_bias": True, "tie_judges": (0, 2), "n_judges": 3, "n_cov": 1},
     ],
 )
+#: this module's fast paths by (task, model), collected by :mod:`bayes_judge.inference.fastpaths`
+FAST_PATHS = {("leaderboard", "bt"): fast_path}

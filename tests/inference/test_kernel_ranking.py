@@ -1,4 +1,4 @@
-"""The registered nutpie fast paths of the ranking declarations (bayes_judge.ranking.bayesian_fast).
+"""The registered nutpie fast paths of the ranking declarations (bayes_judge.inference.kernels.ranking).
 
 Their log-density and gradient are checked against the declarations' compiled ones for every
 registered fast path by tests/inference/test_fastpaths.py; here: their layout, determinism, the
@@ -12,8 +12,7 @@ import pytest
 from bayes_judge.generative import get_model
 from bayes_judge.generative.priors import Beta, HalfNormal, Normal
 from bayes_judge.inference import fast_path
-from bayes_judge.ranking.bayesian import fit_scores
-from bayes_judge.ranking.bayesian_fast import (
+from bayes_judge.inference.kernels.ranking import (
     OPTION_CASES,
     _sample,
     pack_data,
@@ -21,6 +20,7 @@ from bayes_judge.ranking.bayesian_fast import (
     supports,
     value_order,
 )
+from bayes_judge.ranking.bayesian import fit_scores
 from bayes_judge.ranking.encode import RankData, encode_ranking
 
 

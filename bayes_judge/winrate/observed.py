@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..verdicts import WinRateData
+from .encode import WinRateData
 
 __all__ = ["observed_draws"]
 

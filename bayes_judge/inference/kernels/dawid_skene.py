@@ -2,7 +2,7 @@
 
 NumPyro's NUTS loop costs ~100 µs of Python/XLA dispatch per leapfrog step on CPU, while the
 log-density of this model is a few µs.  Here the log-density and its gradient are written by
-hand in numba and wrapped in C callbacks (``numba.cfunc``, :mod:`bayes_judge._nutpie`), which
+hand in numba and wrapped in C callbacks (``numba.cfunc``, :mod:`bayes_judge.inference._nutpie`), which
 nutpie's Rust NUTS calls directly: no Python in the sampling loop, chains run on native threads.
 Kernels and callbacks are compiled with ``cache=True``, so a fresh process loads them from
 ``__pycache__`` instead of compiling (~1 s of LLVM otherwise), and a refit only packs a new data
@@ -11,7 +11,7 @@ buffer.
 Parameterization (the same as NumPyro's for Beta sites): ``u = logit(x)`` for every
 x in (p, q0, q1), with the log-Jacobian ``log x + log(1 - x)``, so the density on ``u`` of a
 Beta(a, b) prior is ``a log x + b log(1 - x) - log B(a, b)``, gradient ``a (1 - x) - b x``.
-The likelihood is :func:`bayes_judge.annotation.dawid_skene.item_log_lik`, hand-differentiated:
+The likelihood is :func:`bayes_judge.winrate.dawid_skene.item_log_lik`, hand-differentiated:
 with ``A_k, B_k`` the two branches and ``r_k = P(h_k = G0 | ...)``,
 
     d/du_p[j]   = sum_k w_k (r_k - p_j)
@@ -31,7 +31,6 @@ import numba
 import numpy as np
 
 from .._nutpie import make_model, run
-from ..inference.fastpaths import register_fast_path
 
 __all__ = ["sample_ds_fast", "pack_data", "logp_grad", "expand"]
 
@@ -271,7 +270,7 @@ def expand(x, buf, out):
 
 
 # ---------------------------------------------------------------- the one-coin / consensus kernel
-# (registered by :mod:`bayes_judge.annotation.onecoin_fast`, whose docstring states it).  It lives
+# (registered by :mod:`bayes_judge.inference.kernels.one_coin`, whose docstring states it).  It lives
 # in this file because it inlines :func:`pattern_mixture`: numba's on-disk cache is invalidated by
 # a change of the caller's own file only, so a kernel in another file would keep a stale copy.
 
@@ -359,7 +358,7 @@ def onecoin_logp_grad(x, buf, grad):
 def onecoin_expand(x, buf, out):
     """The one-coin / consensus kernel's stored values: sigmoid of every parameter (the consensus
     model's p and agreement are derived after sampling by the declaration's own functions, in
-    :mod:`bayes_judge.annotation.onecoin_fast`)."""
+    :mod:`bayes_judge.inference.kernels.one_coin`)."""
     for i in range(x.shape[0]):
         out[i] = _logs(x[i])[0]
 
@@ -470,4 +469,5 @@ def accepts(priors, options=None, arrays=None) -> bool:
 fast_path.logp_grad = _fast_logp_grad  # type: ignore[attr-defined]
 fast_path.accepts = accepts  # type: ignore[attr-defined]
 fast_path.option_cases = [{}, {"symmetric": True}]  # type: ignore[attr-defined]
-register_fast_path("win-rate", "dawid-skene", fast_path)
+#: this module's fast paths by (task, model), collected by :mod:`bayes_judge.inference.fastpaths`
+FAST_PATHS = {("win-rate", "dawid-skene"): fast_path}

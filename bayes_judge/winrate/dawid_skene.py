@@ -2,7 +2,7 @@
 
 The model itself is declared once in :mod:`bayes_judge.generative.winrate_models`
 (``"dawid-skene"``, ``"one-coin"``, ``"independent"``); its hand-written nutpie kernel is the
-registered fast path :mod:`bayes_judge.annotation.ds_fast`.  This module builds the prior
+registered fast path :mod:`bayes_judge.inference.kernels.dawid_skene`.  This module builds the prior
 parameters that Gao et al. 2024 derives from data: eq. 12-13 from a labelled out-of-distribution set
 (:func:`ood_prior`), per (pair, judge) (:func:`ds_prior`).
 """
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..verdicts import WinRateData
+from .encode import WinRateData
 
 __all__ = ["DSPrior", "ds_prior", "ood_prior", "NO_PRIOR_Q"]
 
