@@ -147,7 +147,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     human = read_table(args.human, "human labels table", mapping=args.human_map) if args.human else None
     tune = args.draws if args.tune is None else args.tune
     idata = bj.leaderboard(df, human=human, model=args.model, position_bias=False if args.no_position_bias else None,
-                           system_bias=False if args.no_system_bias else None,
+                           system_bias=False if args.no_system_bias else None, bridge=False if args.no_bridge else None,
                            difficulty=args.difficulty, covariates=_split_list(args.covariates),
                            sampler=args.sampler, chains=args.chains, draws=args.draws, tune=tune, seed=args.seed)
     table = bj.leaderboard_summary(idata, hdi_prob=args.hdi_prob)
@@ -241,6 +241,8 @@ def run_notes(idata) -> list[str]:
     if attrs.get("task") != "win-rate":
         if attrs.get("estimand_note"):
             out.append(f"estimand: {attrs.get('estimand', 'human')} ({attrs['estimand_note']})")
+        if attrs.get("score_bridge"):
+            out.append(f"prior: {attrs['score_bridge']}")
         return out
     estimand = str(attrs.get("estimand", "human"))
     note = attrs.get("estimand_note")

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .bridge import SCORE_BRIDGE, ScoreBridge, bridge_scores
 from .encode import LeaderboardData, encode_leaderboard, position_identified
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -83,6 +84,7 @@ def leaderboard(
     fast: bool = True,
     pointwise: bool | None = None,
     previous: Any = None,
+    bridge: bool | ScoreBridge | None = None,
 ) -> az.InferenceData:
     """Posterior scores of N systems across prompts, on the logit scale of the human preference.
 
@@ -106,8 +108,8 @@ def leaderboard(
         ``"bt-judges"``, the judges read through their accuracy and biases; or ``"bt"`` when the
         only judge is ``"human"``, people's own votes).  ``"judges"``: the scores of this panel's
         own preference, its verdicts taken as they are (model ``"bt"``).  Default: ``"human"``,
-        or what ``model`` implies.  Without labels, the human scores' intervals do not yet widen
-        by a bias all judges share (see ``system_bias``); ``attrs["estimand"]`` names it.
+        or what ``model`` implies.  Without labels, people's scores are the judges' reading
+        carried over by the score bridge (``bridge``); ``attrs["estimand"]`` names it.
     position_bias : bool, optional
         Fit a position bias per judge (default: yes).  Where the design cannot tell a judge's
         position bias from the systems' strengths (a system always in the same position) it is an
@@ -161,11 +163,22 @@ def leaderboard(
         and the judges must be the earlier fit's (a new judge, or another model, is refused
         naming the difference); ``human=`` labels apply to the new rows; ``difficulty`` and
         ``covariates`` are not updated (refit from the rows).
+    bridge : bool or ScoreBridge, optional
+        People's scores from LLM judges without any human label (``estimand="human"``, model
+        ``"bt-judges"``): the verdicts do not tell how far the judges' reading lies from people's,
+        so the scores are carried over by the score bridge
+        (:mod:`bayes_judge.leaderboard.bridge`): ``s = λ × the reading + ε`` per system, λ and
+        the spread of ε drawn from a prior fitted to the bundled panels with known human scores
+        (``benchmarks/leaderboard_bridge.py``).  The order of the reading is kept (λ > 0), so the
+        ranks widen by ε only.  Default (``None`` or ``True``): on in that case, with
+        :data:`~bayes_judge.leaderboard.bridge.SCORE_BRIDGE`; a :class:`ScoreBridge` sets the
+        prior; ``False`` keeps the judges' reading (``s`` as the model states it).  The reading
+        stays in the posterior as ``s_judges``; ``attrs["score_bridge"]`` states the prior.
 
     Returns
     -------
     arviz.InferenceData
-        ``posterior``: ``s`` (system), the judges' ``alpha`` / ``q`` = σ(α) (accuracy),
+        ``posterior``: ``s`` (system; bridged without labels, see ``bridge``), the judges' ``alpha`` / ``q`` = σ(α) (accuracy),
         ``beta`` (position bias), ``tau`` (tie threshold, judges that tie) or ``nu``;
         ``observed_data``: the cell counts ``v`` (cell, outcome) and ``human`` (hcell,
         hum_outcome); ``constant_data``: the cells' systems, judge and label state.  ``attrs``:
@@ -191,6 +204,8 @@ def leaderboard(
 
     if estimand not in (None, "human", "judges"):
         raise ValueError(f"estimand must be 'human' or 'judges', got {estimand!r}")
+    if not (bridge is None or isinstance(bridge, bool | ScoreBridge)):
+        raise TypeError(f"bridge must be True, False or a ScoreBridge, got {type(bridge).__name__}")
     data = encode_leaderboard(df, human=human, difficulty=difficulty, covariates=covariates)
     prev_post = None
     if previous is not None:
@@ -273,12 +288,28 @@ def leaderboard(
              "n_cells": data.n_cells, "position_bias": int(use_bias),
              "system_bias": int(options.get("system_bias", False)), "difficulty": int(bool(difficulty)),
              "covariates": ",".join(data.covariates), "estimand": estimand}
-    if estimand == "human" and spec.name == "bt-judges" and data.meta["n_labels"] == 0:
+    unlabelled_judges = estimand == "human" and spec.name == "bt-judges" and data.meta["n_labels"] == 0
+    if bridge not in (None, False, True) and not unlabelled_judges:
+        raise ValueError("bridge= carries LLM judges' reading over to people's scores without labels (model "
+                         "'bt-judges', no human label); with labels the fit learns the judges' bias itself")
+    if unlabelled_judges and bridge is not False:
+        prior = bridge if isinstance(bridge, ScoreBridge) else SCORE_BRIDGE
+        reading = post["s"]
+        h = bridge_scores(reading.reshape(C * D, -1), prior, np.random.default_rng([seed, 7919]))
+        post["s_judges"], post["s"] = reading, h.reshape(reading.shape)
+        dims["s_judges"] = dims["s"]
+        attrs["score_bridge"] = prior.describe()
+        attrs["score_bridge_json"] = prior.to_json()
+        attrs["estimand_note"] = (  # the figures: benchmarks/results/leaderboard_bridge.md
+            "people's scores without labels: the judges' reading carried over by the score bridge (people's "
+            "scale against the judges', and each system's share of the judges' taste), a prior fitted to ten "
+            "panels with known human scores; the intervals are as wide as that prior makes them. Add labels "
+            "(human=) to learn the judges' bias from people")
+    elif unlabelled_judges:
         attrs["estimand_note"] = (  # the figures: benchmarks/results/leaderboard_real.md
-            "people's scores, read through the judges' accuracy and position bias only: without human labels "
-            "a preference all judges share is not in the intervals (on SummEval and HANNA coherence the "
-            "judges-only intervals cover 0-9% of the experts' Bradley-Terry scores); add labels (human=) "
-            "before reading these as people's")
+            "the judges' reading of people's scores (bridge=False): without human labels a preference all "
+            "judges share is not in the intervals (on SummEval and HANNA coherence they cover 0-9% of the "
+            "experts' Bradley-Terry scores); add labels (human=) before reading these as people's")
     idata = build_idata(
         task="leaderboard", model=spec.name, seed=seed,
         sampler=sampler if sampler == "laplace" else ("nutpie (fast path)" if fit.fast else sampler),

@@ -245,6 +245,14 @@ def data_section(ctx: Context) -> Section:
         rows.append(("posterior variables", _list(ctx.idata["posterior"].data_vars)))
     sec.blocks.append(key_value_table(rows))
     if ctx.kind == LEADERBOARD:
+        note = ctx.attrs.get("estimand_note")
+        estimand = str(ctx.attrs.get("estimand", "human"))
+        sec.blocks.append(Text(f"Estimand: {estimand}" + (f": {note}." if note else
+                               ": people's scores." if estimand == "human" else ": the panel's own preference."),
+                               cls="note"))
+        if ctx.attrs.get("score_bridge"):
+            sec.blocks.append(Text(f"Prior of people's scores without labels: {ctx.attrs['score_bridge']}.",
+                                   cls="note"))
         bias = leaderboard_position_share(ctx.idata)
         if bias is not None:
             sec.blocks.append(table_from_frame(

@@ -8,6 +8,7 @@ human label on 10% of the comparisons for the report of two runs.
 from __future__ import annotations
 
 import re
+from html import unescape
 
 import numpy as np
 import pandas as pd
@@ -135,6 +136,10 @@ def test_data_summary_and_convergence(html):
     assert "<td>6: sys-0, sys-1, sys-2, sys-3, sys-4, sys-5</td>" in data
     assert "<td>comparisons (prompt × pair of systems)</td><td>150</td>" in data
     assert "Observed position preference" in data
+    # judges only: which scores, and the prior that carries the judges' reading over to people's
+    text = unescape(data)
+    assert "Estimand: human: people's scores without labels" in text
+    assert "Prior of people's scores without labels" in text and "LogNormal(log 1.35, 0.42)" in text
     conv = _section(html, "convergence")
     for col in ("r_hat", "ess_bulk", "ess_tail", "divergences", "bfmi"):
         assert f"<th>{col}</th>" in conv
