@@ -37,7 +37,7 @@ def worker(variant: str) -> dict:
     t0 = time.perf_counter()
     import bayes_judge as bj
     from bayes_judge.generative import get_model
-    from bayes_judge.inference import _compile_nutpie, fit_model
+    from bayes_judge.inference import Sampling, _compile_nutpie, fit_model
     from bayes_judge.winrate.encode import VerdictPatterns, verdict_patterns
 
     if variant == VARIANTS[0]:
@@ -59,8 +59,8 @@ def worker(variant: str) -> dict:
         times, means = [], {}
         for _ in range(2):
             t = time.perf_counter()
-            fit = fit_model(spec, pat.arrays(), dims=VerdictPatterns.DIMS, coords=coords, sampler="nutpie",
-                            fast=False, chains=4, draws=1000, tune=1000, seed=1)
+            fit = fit_model(spec, pat.arrays(), dims=VerdictPatterns.DIMS, coords=coords, fast=False,
+                            sampling=Sampling("nutpie", chains=4, draws=1000, tune=1000, seed=1))
             times.append(time.perf_counter() - t)
             means = {k: fit.posterior[k].mean().item() for k in sorted(fit.posterior) if not k.endswith("__")}
         out["models"][name] = {"first_fit_s": times[0], "refit_s": times[1], "means": means}

@@ -58,6 +58,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..inference.settings import SAMPLING
+
 __all__ = [
     "MODELS",
     "SBCResult",
@@ -482,10 +484,10 @@ def simulation_based_calibration(
     model: str = "ds",
     *,
     n_sims: int = 200,
-    seed: int = 0,
-    chains: int = 4,
-    draws: int = 1000,
-    tune: int = 1000,
+    seed: int = SAMPLING.seed,
+    chains: int = SAMPLING.chains,
+    draws: int = SAMPLING.draws,
+    tune: int = SAMPLING.tune,
     n_rank_draws: int = 99,
     prob: float = 0.9,
     progress=None,

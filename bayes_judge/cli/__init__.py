@@ -13,7 +13,9 @@ import os
 import sys
 import textwrap
 import warnings
+from collections.abc import Sequence
 
+from ..inference.settings import SAMPLING
 from ._common import USER_ERRORS, one_line
 from .commands import (
     BACKENDS,
@@ -55,6 +57,20 @@ def _sub(sub, name: str, func, help: str, example: str, description: str | None 
     return p
 
 
+def _sampling_args(p: argparse.ArgumentParser, samplers: Sequence[str], sampler_help: str) -> None:
+    """The sampling options of a command that fits, with the package's one set of defaults
+    (:data:`bayes_judge.inference.settings.SAMPLING`)."""
+    S = SAMPLING
+    p.add_argument("--sampler", "--backend", dest="sampler", choices=samplers, default=S.sampler, help=sampler_help)
+    p.add_argument("--draws", type=int, default=S.draws, help=f"draws per chain (default {S.draws})")
+    p.add_argument("--tune", type=int, help="tuning steps per chain (default: --draws)")
+    p.add_argument("--chains", type=int, default=S.chains, help=f"chains (default {S.chains})")
+    p.add_argument("--seed", type=int, default=S.seed, help=f"seed (default {S.seed})")
+    p.add_argument("--target-accept", type=float, default=S.target_accept,
+                   help=f"NUTS target acceptance (default {S.target_accept}; raise it, e.g. 0.95, when the fit reports "
+                        "divergences)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``bayes-judge`` (all subcommands)."""
     parser = argparse.ArgumentParser(
@@ -72,8 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="abstractive summaries per article, 2 to 12 (default 8; ~3N pairs per article)")
     demo.add_argument("--no-llm", action="store_true", help="skip the LLM comparator part (SummEval)")
     demo.add_argument("--no-mtbench", action="store_true", help="skip the MT-Bench win-rate part")
-    demo.add_argument("--draws", type=int, default=1000, help="draws (and tuning steps) per chain (default 1000)")
-    demo.add_argument("--chains", type=int, default=4, help="chains per fit (default 4)")
+    demo.add_argument("--draws", type=int, default=SAMPLING.draws,
+                      help=f"draws (and tuning steps) per chain (default {SAMPLING.draws})")
+    demo.add_argument("--chains", type=int, default=SAMPLING.chains, help=f"chains per fit (default {SAMPLING.chains})")
     demo.add_argument("--label-share", type=float, default=0.3,
                       help="share of MT-Bench items with human labels (default 0.3)")
     demo.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
@@ -116,14 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--ties", choices=TIE_MODES, help="winrate: ties broken by a seeded coin (random; default "
                      "for the seed's methods) or skipped (default for regression and ppi)")
     fit.add_argument("--no-debias", action="store_true", help="rank: no latent position-bias shift")
-    fit.add_argument("--sampler", "--backend", dest="sampler", choices=BACKENDS, default="nutpie",
-                     help="NUTS implementation: nutpie (default), pymc or numpyro, all on the same declaration")
-    fit.add_argument("--draws", type=int, default=1000, help="draws per chain (default 1000)")
-    fit.add_argument("--tune", type=int, help="tuning steps per chain (default: --draws)")
-    fit.add_argument("--chains", type=int, default=4, help="chains (default 4)")
-    fit.add_argument("--seed", type=int, default=0, help="seed (default 0)")
-    fit.add_argument("--target-accept", type=float, default=0.8,
-                     help="NUTS target acceptance (default 0.8; raise it, e.g. 0.95, when the fit reports divergences)")
+    _sampling_args(fit, BACKENDS, "NUTS implementation: nutpie (default), pymc or numpyro, all on the same declaration")
     fit.add_argument("--human", metavar="FILE",
                      help="winrate: human labels in a file of their own: item, a, b, human ('a' / 'b' in that row's order)")
     fit.add_argument("--human-map", metavar="COL=FILECOL,...", help="rename the columns of --human")
@@ -162,13 +172,8 @@ def build_parser() -> argparse.ArgumentParser:
     lb.add_argument("--difficulty", action="store_true", help="a per-prompt scale of the score differences")
     lb.add_argument("--covariates", metavar="COL,...",
                     help="columns with covariate differences (A minus B), e.g. a length difference")
-    lb.add_argument("--sampler", choices=[*BACKENDS, "laplace"], default="nutpie",
-                    help="nutpie (default), pymc or numpyro (NUTS), or laplace (the Laplace approximation, "
-                         "importance-corrected: seconds at a million comparisons; it says when it fails)")
-    lb.add_argument("--draws", type=int, default=1000, help="draws per chain (default 1000)")
-    lb.add_argument("--tune", type=int, help="tuning steps per chain (default: --draws)")
-    lb.add_argument("--chains", type=int, default=4, help="chains (default 4)")
-    lb.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    _sampling_args(lb, [*BACKENDS, "laplace"], "nutpie (default), pymc or numpyro (NUTS), or laplace (the Laplace "
+                   "approximation, importance-corrected: seconds at a million comparisons; it says when it fails)")
     lb.add_argument("--hdi-prob", type=float, default=0.9, help="mass of the intervals (default 0.9)")
     lb.add_argument("--csv", metavar="FILE", help="also write the leaderboard table (.csv or .parquet)")
     lb.add_argument("--max-rows", type=int, default=50, help="rows printed (default 50)")

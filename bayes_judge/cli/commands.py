@@ -100,9 +100,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
     tune = args.draws if args.tune is None else args.tune
     if not 0 < args.target_accept < 1:
         raise CLIError(f"--target-accept must lie in (0, 1), got {args.target_accept}")
-    kw = dict(sampler=args.sampler, chains=args.chains, draws=args.draws, tune=tune, seed=args.seed)
-    if args.task != "winrate" and args.target_accept != 0.8:
-        raise CLIError("--target-accept applies to --task winrate (bj.rank keeps NUTS's default)")
+    kw = dict(sampler=args.sampler, chains=args.chains, draws=args.draws, tune=tune, seed=args.seed,
+              target_accept=args.target_accept)
     if args.human and args.task != "winrate":
         raise CLIError("--human applies to --task winrate only")
     human = read_table(args.human, "human labels table", mapping=args.human_map) if args.human else None
@@ -116,8 +115,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
                else (tables[0] if tables else None))
         idata = bj.win_rate(df, method=method, prior=args.prior, ood=ood, ds_model=args.ds_model,
                             systems=_split_list(args.systems), swap=args.swap or "sum",
-                            ties=args.ties, estimand=args.estimand, human=human,
-                            target_accept=args.target_accept, **kw)
+                            ties=args.ties, estimand=args.estimand, human=human, **kw)
         table = bj.win_rate_summary(idata, hdi_prob=args.hdi_prob)[WINRATE_COLUMNS]
         what = f"win rate, {idata.attrs['method']} (prior {idata.attrs['prior']})"
     else:
@@ -149,7 +147,8 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     idata = bj.leaderboard(df, human=human, model=args.model, position_bias=False if args.no_position_bias else None,
                            system_bias=False if args.no_system_bias else None, bridge=False if args.no_bridge else None,
                            difficulty=args.difficulty, covariates=_split_list(args.covariates),
-                           sampler=args.sampler, chains=args.chains, draws=args.draws, tune=tune, seed=args.seed)
+                           sampler=args.sampler, chains=args.chains, draws=args.draws, tune=tune, seed=args.seed,
+                           target_accept=args.target_accept)
     table = bj.leaderboard_summary(idata, hdi_prob=args.hdi_prob)
     path = bj.save_run(idata, args.out)
     a = idata.attrs

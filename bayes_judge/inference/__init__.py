@@ -6,7 +6,6 @@
 
 from .fastpaths import fast_path, register_fast_path
 from .fit import (
-    SAMPLERS,
     Fit,
     clear_compiled,
     fit_model,
@@ -14,9 +13,13 @@ from .fit import (
     pointwise_log_lik,
     predictive_draws,
 )
+from .settings import APPROXIMATE, SAMPLERS, SAMPLING, Sampling
 
 __all__ = [
     "SAMPLERS",
+    "APPROXIMATE",
+    "SAMPLING",
+    "Sampling",
     "fit_model",
     "latent_draws",
     "pointwise_log_lik",

@@ -37,15 +37,13 @@ from ..generative.priors import Priors
 from ..generative.registry import ModelSpec
 from .fastpaths import fast_path
 from .initial import initial_point
+from .settings import APPROXIMATE, SAMPLERS, SAMPLING, Sampling
 
 __all__ = [
     "SAMPLERS", "fit_model", "pointwise_log_lik", "latent_draws", "predictive_draws", "item_quantities",
     "clear_compiled", "Fit",
 ]
 
-SAMPLERS = ("nutpie", "pymc", "numpyro")
-#: approximate posteriors, for models whose fast path offers one (``fast_path.laplace``)
-APPROXIMATE = ("laplace",)
 STAT_NAMES = ("diverging", "energy", "n_steps", "acceptance_rate", "lp", "tree_depth", "step_size")
 # The derived functions (pointwise log-likelihood, latent and predictive draws) run in one of two
 # PyTensor modes.  C (the default mode) costs, in a process that has compiled no C yet, the load of
@@ -274,12 +272,7 @@ def fit_model(
     dims: Mapping[str, tuple[str, ...]],
     coords: Mapping[str, Any],
     priors: Priors | None = None,
-    sampler: str = "nutpie",
-    chains: int = 4,
-    draws: int = 1000,
-    tune: int = 1000,
-    seed: int = 0,
-    target_accept: float = 0.8,
+    sampling: Sampling = SAMPLING,
     fast: bool = True,
     init: Mapping[str, Any] | None = None,
     options: Mapping[str, Any] | None = None,
@@ -297,7 +290,9 @@ def fit_model(
         between refits, the others are part of the cache key.
     priors : Priors, optional
         Default: the declaration's defaults.
-    sampler : {"nutpie", "pymc", "numpyro"}
+    sampling : Sampling
+        How the posterior is drawn (:class:`~bayes_judge.inference.settings.Sampling`: sampler,
+        chains, draws, tune, seed, target_accept); default :data:`~bayes_judge.inference.settings.SAMPLING`.
     fast : bool
         With ``sampler="nutpie"``, use the model's registered fast path if there is one.
     init : mapping, optional
@@ -311,15 +306,10 @@ def fit_model(
     -------
     Fit
     """
-    if sampler not in SAMPLERS + APPROXIMATE:
-        raise ValueError(f"sampler must be one of {SAMPLERS + APPROXIMATE}, got {sampler!r}")
-    for name, val in (("chains", chains), ("draws", draws)):
-        if not isinstance(val, int | np.integer) or val < 1:
-            raise ValueError(f"{name} must be a positive integer, got {val!r}")
-    if not isinstance(tune, int | np.integer) or tune < 0:
-        raise ValueError(f"tune must be a non-negative integer, got {tune!r}")
-    if not 0.0 < float(target_accept) < 1.0:
-        raise ValueError(f"target_accept must be in (0, 1), got {target_accept!r}")
+    if not isinstance(sampling, Sampling):
+        raise TypeError(f"sampling must be a Sampling, got {type(sampling).__name__}")
+    sampler, chains, draws, tune = sampling.sampler, sampling.chains, sampling.draws, sampling.tune
+    seed, target_accept = sampling.seed, sampling.target_accept
     priors = spec.default_priors() if priors is None else priors
     if not isinstance(priors, spec.priors):
         raise TypeError(f"model {spec.name!r} takes {spec.priors.__name__}, got {type(priors).__name__}")

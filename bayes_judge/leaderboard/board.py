@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..inference.settings import SAMPLING, Sampling
 from .bridge import SCORE_BRIDGE, ScoreBridge, bridge_scores
 from .encode import LeaderboardData, encode_leaderboard, position_identified
 
@@ -75,12 +76,12 @@ def leaderboard(
     difficulty: bool = False,
     covariates: Sequence[str] | None = None,
     priors: Priors | None = None,
-    sampler: str = "nutpie",
-    chains: int = 4,
-    draws: int = 1000,
-    tune: int = 1000,
-    seed: int = 0,
-    target_accept: float = 0.8,
+    sampler: str = SAMPLING.sampler,
+    chains: int = SAMPLING.chains,
+    draws: int = SAMPLING.draws,
+    tune: int = SAMPLING.tune,
+    seed: int = SAMPLING.seed,
+    target_accept: float = SAMPLING.target_accept,
     fast: bool = True,
     pointwise: bool | None = None,
     previous: Any = None,
@@ -204,6 +205,7 @@ def leaderboard(
 
     if estimand not in (None, "human", "judges"):
         raise ValueError(f"estimand must be 'human' or 'judges', got {estimand!r}")
+    sampling = Sampling(sampler, chains, draws, tune, seed, target_accept)  # checked once
     if not (bridge is None or isinstance(bridge, bool | ScoreBridge)):
         raise TypeError(f"bridge must be True, False or a ScoreBridge, got {type(bridge).__name__}")
     data = encode_leaderboard(df, human=human, difficulty=difficulty, covariates=covariates)
@@ -223,7 +225,7 @@ def leaderboard(
         model = model or old_model
         data = merge_data(data_of_run(previous), data)
         prev_post = previous["posterior"]
-        tune = min(tune, 300)
+        sampling = sampling.replace(tune=min(tune, 300))
     people = data.judges == ["human"]
     if model is None:
         model = "bt" if (people or estimand == "judges") else "bt-judges"
@@ -256,8 +258,7 @@ def leaderboard(
                 if name in prev_post:
                     start[name] = prev_post[name].mean(("chain", "draw")).to_numpy()
     fit = fit_model(spec, data.arrays(), dims=LeaderboardData.DIMS, coords=coords, priors=priors,
-                    sampler=sampler, chains=chains, draws=draws, tune=tune, seed=seed,
-                    target_accept=target_accept, options=options, init=start, fast=fast)
+                    sampling=sampling, options=options, init=start, fast=fast)
     # the raw coordinates, and the sign-expanded scale of δ (whose sign, with delta_raw's, is arbitrary)
     post = {k: v for k, v in fit.posterior.items() if k not in ("s_raw", "u_raw", "delta_raw", "system_bias_signed")}
     m = fit.entry.model

@@ -30,7 +30,22 @@ __all__ = ["ScoreBridge", "SCORE_BRIDGE", "bridge_scores", "fit_score_bridge", "
 @dataclass(frozen=True)
 class ScoreBridge:
     """The prior of the score bridge: ``λ ~ LogNormal(log lam_median, lam_sd)``, ``τ ~
-    LogNormal(log tau_median, tau_sd)``, ``ε_i ~ Normal(0, τ)``."""
+    LogNormal(log tau_median, tau_sd)``, ``ε_i ~ Normal(0, τ)``.
+
+    Pass one as ``bj.leaderboard(..., bridge=ScoreBridge(...))`` to state another prior (e.g. one
+    fitted by :func:`fit_score_bridge` to your own panels with known human scores).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayes_judge.leaderboard.bridge import SCORE_BRIDGE, ScoreBridge, bridge_scores
+    >>> SCORE_BRIDGE.describe()
+    "people's scores = λ × the judges' reading + ε per system, λ ~ LogNormal(log 1.35, 0.42), ε ~ Normal(0, τ), τ ~ LogNormal(log 0.41, 0.33)"
+    >>> reading = np.array([[-1.0, 0.0, 1.0]] * 4000)       # draws x systems
+    >>> h = bridge_scores(reading, ScoreBridge(2.0, 0.1, 0.2, 0.1), np.random.default_rng(0))
+    >>> np.round(h.mean(axis=0), 1)
+    array([-2.,  0.,  2.])
+    """
 
     lam_median: float
     lam_sd: float

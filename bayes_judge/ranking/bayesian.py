@@ -66,6 +66,7 @@ import arviz as az
 import numpy as np
 
 from ..generative.priors import Priors
+from ..inference.settings import SAMPLING, Sampling
 from .encode import RankData
 
 __all__ = ["BAYES_MODELS", "CENTRING_SNR", "fit_scores", "gaussian_centring", "loglik_attrs"]
@@ -157,12 +158,12 @@ def fit_scores(
     ties: str = "davidson",
     priors: Priors | None = None,
     centring: str = "auto",
-    sampler: str = "nutpie",
-    chains: int = 4,
-    draws: int = 1000,
-    tune: int = 1000,
-    seed: int = 0,
-    target_accept: float = 0.8,
+    sampler: str = SAMPLING.sampler,
+    chains: int = SAMPLING.chains,
+    draws: int = SAMPLING.draws,
+    tune: int = SAMPLING.tune,
+    seed: int = SAMPLING.seed,
+    target_accept: float = SAMPLING.target_accept,
     fast: bool = True,
     pointwise: bool | None = None,
 ) -> az.InferenceData:
@@ -213,13 +214,13 @@ def fit_scores(
     """
     from ..generative import get_model
     from ..inference import fast_path, fit_model
-    from ..inference.fit import APPROXIMATE, SAMPLERS, item_quantities
+    from ..inference.fit import item_quantities
     from ..inference.idata import build_idata
+    from ..inference.settings import APPROXIMATE
 
     if ties not in ("davidson", "half"):
         raise ValueError(f"ties must be 'davidson' or 'half', got {ties!r}")
-    if sampler not in SAMPLERS + APPROXIMATE:
-        raise ValueError(f"sampler must be one of {SAMPLERS + APPROXIMATE} for rankings, got {sampler!r}")
+    sampling = Sampling(sampler, chains, draws, tune, seed, target_accept)  # checked once
     has_ties = model == "bt" and ties == "davidson" and bool(np.any(data.y == 0.5))
     _check_model(model, position_bias)
     if centring not in ("auto", "centred", "non-centred"):
@@ -243,8 +244,7 @@ def fit_scores(
     fp = fast_path("ranking", model)
     fit = fit_model(
         spec, data.arrays(), dims=RankData.DIMS, coords={"candidate": np.arange(data.n_candidates)},
-        priors=priors, sampler=sampler, chains=chains, draws=draws, tune=tune, seed=seed,
-        target_accept=target_accept, fast=fast and fp is not None and getattr(fp, "supports", lambda _p: True)(priors),
+        priors=priors, sampling=sampling, fast=fast and fp is not None and getattr(fp, "supports", lambda _p: True)(priors),
         options=options,
     )
     post = fit.posterior

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..generative.priors import Priors
+from ..inference.settings import SAMPLING
 from .baselines import avg_prob, bradley_terry, win_ratio
 from .encode import BiasBy, RankData, check_finite_scores, encode_ranking
 from .poe import Clip, poe_bt, poe_gaussian
@@ -70,6 +71,7 @@ def rank(
     draws: int = ...,
     tune: int = ...,
     seed: int = ...,
+    target_accept: float = ...,
 ) -> pd.DataFrame: ...
 
 
@@ -94,6 +96,7 @@ def rank(
     draws: int = ...,
     tune: int = ...,
     seed: int = ...,
+    target_accept: float = ...,
 ) -> az.InferenceData: ...
 
 
@@ -118,6 +121,7 @@ def rank(
     draws: int = ...,
     tune: int = ...,
     seed: int = ...,
+    target_accept: float = ...,
 ) -> pd.DataFrame | az.InferenceData: ...
 
 
@@ -134,13 +138,14 @@ def rank(
     prior: float | Literal["paper"] = "paper",
     tol: float | None = None,
     max_iter: int | None = None,
-    sampler: str = "nutpie",
+    sampler: str = SAMPLING.sampler,
     priors: Priors | None = None,
     ties: str = "davidson",
-    chains: int = 4,
-    draws: int = 1000,
-    tune: int = 1000,
-    seed: int = 0,
+    chains: int = SAMPLING.chains,
+    draws: int = SAMPLING.draws,
+    tune: int = SAMPLING.tune,
+    seed: int = SAMPLING.seed,
+    target_accept: float = SAMPLING.target_accept,
 ) -> pd.DataFrame | az.InferenceData:
     """Score and rank the candidates of every item from pairwise judgments.
 
@@ -187,9 +192,9 @@ def rank(
     priors : Priors, optional
         ``bayesian=True`` only: the model's priors (default the declaration's; see
         :func:`~bayes_judge.ranking.bayesian.fit_scores`).
-    ties, chains, draws, tune, seed :
+    ties, chains, draws, tune, seed, target_accept :
         ``bayesian=True`` only: Davidson ties for ``bt`` (``"davidson"`` or ``"half"``) and the
-        NUTS settings.
+        NUTS settings (defaults: :data:`bayes_judge.inference.settings.SAMPLING`).
     candidates : sequence of str or mapping item -> sequence of str, optional
         The candidates to rank (see :func:`~bayes_judge.ranking.encode.encode_ranking`).
     debias_by : {"item", "judge"}
@@ -242,7 +247,7 @@ def rank(
         idata = fit_scores(
             data, model="poe-g" if method.startswith("poe-g") else method,
             position_bias=debias and method in ("poe-bt", "bt"), ties=ties, sampler=sampler,
-            priors=priors, chains=chains, draws=draws, tune=tune, seed=seed,
+            priors=priors, chains=chains, draws=draws, tune=tune, seed=seed, target_accept=target_accept,
         )
         idata.attrs["method"] = method  # "poe-g-hard" is fit_scores' "poe-g" on y
         if method == "poe-g-hard":

@@ -12,8 +12,8 @@ import pandas as pd
 
 from ..generative import get_model
 from ..generative.priors import Beta, Priors
-from ..inference.fit import SAMPLERS
 from ..inference.idata import build_idata
+from ..inference.settings import SAMPLERS, SAMPLING, Sampling
 from . import dawid_skene as ds
 from .bridge import BRIDGE_PRIOR, BridgePrior
 from .bwrs import bwrs_draws
@@ -210,12 +210,7 @@ def _fit_declared(
     prior: str,
     ood: WinRateData | None,
     priors,
-    sampler: str,
-    chains: int,
-    draws: int,
-    tune: int,
-    seed: int,
-    target_accept: float,
+    sampling: Sampling,
     pointwise: bool | None,
 ) -> tuple[dict, dict]:
     """Fit a declared win-rate model of :mod:`bayes_judge.generative` by NUTS."""
@@ -241,8 +236,7 @@ def _fit_declared(
     # their masses, wherever the chains started; generative.winrate_models.label_switch)
     symmetric = spec.label_switch and not use_labels
     fit = fit_model(
-        spec, pat.arrays(), dims=VerdictPatterns.DIMS, coords=coords, priors=pri, sampler=sampler,
-        chains=chains, draws=draws, tune=tune, seed=seed, target_accept=target_accept,
+        spec, pat.arrays(), dims=VerdictPatterns.DIMS, coords=coords, priors=pri, sampling=sampling,
         options={"symmetric": True} if symmetric else None,
     )
     C, D = next(iter(fit.posterior.values())).shape[:2]
@@ -254,7 +248,7 @@ def _fit_declared(
         latent_draws(fit, v) for v in wanted])
     if symmetric:  # Model 1's one latent, h_prob, is there when pointwise
         delta = lat.pop()
-        h = unfold_label_switch(fit.posterior, delta, seed, lat[0] if lat else None, fit.arrays["pair"])
+        h = unfold_label_switch(fit.posterior, delta, sampling.seed, lat[0] if lat else None, fit.arrays["pair"])
         lat = [] if h is None else [h]
         fit.posterior.pop("label_switch_delta", None)  # a sampler's own copy, of the folded-model draws
     post = dict(fit.posterior)
@@ -266,7 +260,7 @@ def _fit_declared(
     var_dims = {k: list(model.named_vars_to_dims.get(k, ())) for k in post}
     var_dims.update({"p": ["pair"], **{lat: ["item"] for lat in spec.latent}, "t": ["item"]})
     extra: dict = {"sample_stats": fit.stats, "n_patterns": pat.n_patterns, "priors": pri,
-                   "sampler": "nutpie (fast path)" if fit.fast else sampler, "dims": var_dims}
+                   "sampler": "nutpie (fast path)" if fit.fast else sampling.sampler, "dims": var_dims}
     if pointwise:
         idx = pat.unit_pattern
         assert ll is not None
@@ -293,12 +287,12 @@ def win_rate(
     priors: Priors | BridgePrior | None = None,
     swap: str = "sum",
     ties: str | None = None,
-    sampler: str = "nutpie",
-    chains: int = 4,
-    draws: int = 1000,
-    tune: int = 1000,
-    seed: int = 0,
-    target_accept: float = 0.8,
+    sampler: str = SAMPLING.sampler,
+    chains: int = SAMPLING.chains,
+    draws: int = SAMPLING.draws,
+    tune: int = SAMPLING.tune,
+    seed: int = SAMPLING.seed,
+    target_accept: float = SAMPLING.target_accept,
     alpha: float = 0.1,
     pointwise: bool | None = None,
 ) -> az.InferenceData:
@@ -453,8 +447,9 @@ def win_rate(
         ties = spec.ties if spec is not None else ("random" if method in ("bwrs", "observed") else "skip")
     if prior not in PRIORS:
         raise ValueError(f"prior must be one of {PRIORS}, got {prior!r}")
+    sampling = Sampling(sampler, chains, draws, tune, seed, target_accept)  # checked once
     if sampler not in SAMPLERS:
-        raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
+        raise ValueError(f"sampler must be one of {SAMPLERS} for a win rate, got {sampler!r}")
     if ds_model != "two-coin" and method != "dawid-skene":
         raise ValueError(f"ds_model={ds_model!r} applies to method='dawid-skene' only (got method={method!r})")
     if method == "transfer" and (ood is None or prior not in ("ood", None)):
@@ -487,11 +482,6 @@ def win_rate(
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
     if alpha != 0.1 and method != "ppi":
         raise ValueError("alpha= is the PPI interval's error rate; it is read by method='ppi' only")
-    for name, val in (("chains", chains), ("draws", draws)):
-        if not isinstance(val, int | np.integer) or val < 1:
-            raise ValueError(f"{name} must be a positive integer, got {val!r}")
-    if not isinstance(tune, int | np.integer) or tune < 0:
-        raise ValueError(f"tune must be a non-negative integer, got {tune!r}")
     if prior == "ood" and ood is None:
         raise ValueError("prior='ood' needs ood=, a labelled judgments table")
     if method == "observed" and prior != "none":
@@ -576,8 +566,7 @@ def win_rate(
     else:
         name = _model_name(method, ds_model)
         post, extra = _fit_declared(
-            data, name=name, prior=prior, ood=ood_data, priors=priors, sampler=sampler, chains=chains,
-            draws=draws, tune=tune, seed=seed, target_accept=target_accept, pointwise=pointwise,
+            data, name=name, prior=prior, ood=ood_data, priors=priors, sampling=sampling, pointwise=pointwise,
         )
         dims.update(extra.pop("dims"))
 

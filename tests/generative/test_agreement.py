@@ -16,6 +16,7 @@ import pytest
 import bayes_judge as bj
 from bayes_judge.generative import list_models
 from bayes_judge.inference import fast_path, fit_model
+from bayes_judge.inference.settings import Sampling
 from bayes_judge.winrate.encode import VerdictPatterns, verdict_patterns
 
 KW = dict(chains=2, draws=600, tune=600, seed=1)
@@ -55,7 +56,7 @@ def _agree(spec, pat, coords, variants) -> None:
     fits = {}
     for sampler, fast in variants:
         fit = fit_model(spec, pat.arrays(), dims=VerdictPatterns.DIMS, coords=coords,
-                        sampler=sampler, fast=fast, **KW)
+                        sampling=Sampling(sampler, **KW), fast=fast)
         assert fit.fast == fast
         fits[(sampler, fast)] = fit
     ref_key = next(iter(fits))

@@ -21,6 +21,7 @@ from bayes_judge.generative import (  # noqa: E402
     unregister_model,
 )
 from bayes_judge.inference import fit as F  # noqa: E402
+from bayes_judge.inference.settings import Sampling
 
 
 @dataclass(frozen=True)
@@ -47,8 +48,8 @@ def spec():
 
 def _fit(spec, y, n, seed=0):
     arrays = {"k": np.asarray(y), "n": np.asarray(n)}
-    return F.fit_model(spec, arrays, dims={"k": ("obs",), "n": ("obs",)}, coords={}, sampler="numpyro",
-                       chains=2, draws=1500, tune=500, seed=seed)
+    return F.fit_model(spec, arrays, dims={"k": ("obs",), "n": ("obs",)}, coords={},
+                       sampling=Sampling("numpyro", chains=2, draws=1500, tune=500, seed=seed))
 
 
 def _check_conjugate(fit, y, n):

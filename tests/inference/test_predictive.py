@@ -8,6 +8,7 @@ import pytest
 from bayes_judge.generative import get_model
 from bayes_judge.inference import fit_model
 from bayes_judge.inference.predictive import posterior_predictive, prior_predictive, replicate
+from bayes_judge.inference.settings import Sampling
 from bayes_judge.winrate.encode import VerdictPatterns
 
 K, E = 400, 2
@@ -58,8 +59,8 @@ def test_replicate_a_fit():
     arrays = {"i": i, "j": j, "p": y, "y": y, "cand_item": np.zeros(3, np.int64), "n_per_item": np.array([3.0])}
     from bayes_judge.ranking.encode import RankData
 
-    fit = fit_model(spec, arrays, dims=RankData.DIMS, coords={"candidate": np.arange(3)}, chains=2, draws=50,
-                    tune=50, seed=0, options={"position_bias": True})
+    fit = fit_model(spec, arrays, dims=RankData.DIMS, coords={"candidate": np.arange(3)},
+                    sampling=Sampling(chains=2, draws=50, tune=50, seed=0), options={"position_bias": True})
     a, b = replicate(fit, seed=3), replicate(fit, seed=3)
     assert a["c"].shape == (2, 50, i.size)
     assert set(np.unique(a["c"])) <= {0.0, 1.0}

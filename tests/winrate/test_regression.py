@@ -13,6 +13,7 @@ import pytest
 from scipy import stats
 
 import bayes_judge as bj
+from bayes_judge.inference.settings import Sampling
 
 KW = dict(chains=2, draws=500, tune=500, seed=0)
 
@@ -146,8 +147,8 @@ def test_a_judge_with_no_verdicts_on_the_labelled_items(fast):
     data = bj.encode_win_rate(df, ties="skip")
     pat = verdict_patterns(data, use_labels=True)
     fit = fit_model(get_model("regression", "win-rate"), pat.arrays(), dims=VerdictPatterns.DIMS,
-                    coords={"pair": data.pair_labels, "judge": data.judges}, fast=fast, chains=2,
-                    draws=300, tune=300)
+                    coords={"pair": data.pair_labels, "judge": data.judges}, fast=fast,
+                    sampling=Sampling(chains=2, draws=300, tune=300))
     assert fit.fast == fast
     z2 = fit.posterior["z"][..., 2]  # judge2: prior N(0, 1) only
     assert abs(float(z2.mean())) < 0.3 and 0.7 < float(z2.std()) < 1.3
