@@ -32,7 +32,7 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 # public name -> "module" (the attribute of the same name) or "module:attribute"; a function
 # named like a subpackage (rank, report) is imported from the module that defines it

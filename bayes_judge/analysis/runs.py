@@ -7,7 +7,6 @@ what was fitted, with which options and seed, on which data, by which package ve
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -15,26 +14,11 @@ from pathlib import Path
 import arviz as az
 import numpy as np
 
+from ..inference.idata import data_hash
+
 __all__ = ["save_run", "load_run", "data_hash", "RUN_FORMAT"]
 
 RUN_FORMAT = 1  # bump when the layout of a saved run changes incompatibly
-
-
-def data_hash(idata: az.InferenceData) -> str:
-    """SHA-256 of the observed data (and constant data) of a fit: equal for fits of the same data."""
-    h = hashlib.sha256()
-    for group in ("observed_data", "constant_data"):
-        if not hasattr(idata, group):
-            continue
-        ds = getattr(idata, group)
-        for name in sorted(ds.data_vars):
-            if group == "constant_data" and name.startswith(("alpha_", "beta_", "bwrs_weight")):
-                continue  # prior parameters and derived weights are options, not data
-            arr = np.ascontiguousarray(ds[name].to_numpy())
-            h.update(name.encode())
-            h.update(str(arr.dtype).encode() + str(arr.shape).encode())
-            h.update(arr.tobytes())
-    return h.hexdigest()
 
 
 def _paths(path: str | os.PathLike) -> tuple[Path, Path]:
@@ -71,7 +55,7 @@ def save_run(idata: az.InferenceData, path: str | os.PathLike) -> Path:
     >>> import bayes_judge as bj                                              # doctest: +SKIP
     >>> path = bj.save_run(idata, "models/my_run")     # models/my_run.nc + models/my_run.json  # doctest: +SKIP
     """
-    from .. import __version__
+    from .._version import __version__
 
     if not isinstance(idata, az.InferenceData) or not hasattr(idata, "posterior"):
         raise ValueError("save_run needs an InferenceData with a posterior group")

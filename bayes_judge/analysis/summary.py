@@ -402,9 +402,7 @@ def compare_systems(idata: az.InferenceData, *, hdi_prob: float = 0.94) -> pd.Da
     """
     post = getattr(idata, "posterior", None)
     if idata.attrs.get("task") == "leaderboard":
-        from ..leaderboard.summary import compare_leaderboard
-
-        return compare_leaderboard(idata, hdi_prob=hdi_prob)
+        return _compare_leaderboard(idata, hdi_prob=hdi_prob)
     if post is not None and "p" in post and "pair" in post["p"].dims:
         s = win_rate_summary(idata, hdi_prob=hdi_prob)
         return pd.DataFrame(
@@ -447,3 +445,26 @@ def compare_systems(idata: az.InferenceData, *, hdi_prob: float = 0.94) -> pd.Da
             )
         )
     return pd.concat(rows, ignore_index=True)
+
+
+def _compare_leaderboard(idata: az.InferenceData, *, hdi_prob: float = 0.94, max_pairs: int = 5000) -> pd.DataFrame:
+    """Every pair of systems (ordered by mean score, better first): the score difference's mean and
+    interval, ``prob_a_better`` = P(s_a > s_b), ``p_prefer`` = E[σ(s_a − s_b)] and a verdict."""
+    s = idata["posterior"]["s"]
+    systems = [str(x) for x in s["system"].to_numpy()]
+    draws = s.to_numpy().reshape(-1, len(systems))
+    order = np.argsort(-draws.mean(axis=0), kind="stable")
+    ia, ib = np.triu_indices(len(systems), k=1)
+    if ia.size > max_pairs:
+        raise ValueError(f"{ia.size} pairs of systems; use bj.leaderboard_summary (tiers, rank intervals) or "
+                         "bj.pairwise_prob for large leaderboards, or raise max_pairs")
+    a, b = order[ia], order[ib]
+    d = draws[:, a] - draws[:, b]
+    hdi = np.asarray([az.hdi(d[:, k], hdi_prob=hdi_prob) for k in range(d.shape[1])]).reshape(-1, 2)
+    names_a, names_b = [systems[k] for k in a], [systems[k] for k in b]
+    return pd.DataFrame({
+        "system_a": names_a, "system_b": names_b, "estimate": d.mean(axis=0), "hdi_low": hdi[:, 0],
+        "hdi_high": hdi[:, 1], "prob_a_better": (d > 0).mean(axis=0),
+        "p_prefer": (1.0 / (1.0 + np.exp(-d))).mean(axis=0),
+        "verdict": verdict_labels(hdi[:, 0], hdi[:, 1], 0.0, names_a, names_b),
+    })

@@ -77,10 +77,8 @@ def judge_spec(cmp: Comparator) -> dict[str, Any]:
 class _JudgeActor:
     """One judge per actor; ``__call__`` judges a batch of comparisons (pandas in, pandas out)."""
 
-    def __init__(self, spec: dict[str, Any]) -> None:
-        from .comparator import Comparator
-
-        self.cmp = Comparator(**spec)
+    def __init__(self, spec: dict[str, Any], cls: type[Comparator]) -> None:
+        self.cmp = cls(**spec)  # the driver's class, sent by reference (no import back from here)
 
     def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
         from .store import JudgmentStore
@@ -157,7 +155,7 @@ def run_ray(
     blocks = [rows.iloc[s:s + batch_size] for s in range(0, len(rows), batch_size)]
     ds = ray_data.from_pandas(blocks)
     n = min(num_actors, len(blocks))
-    judged = ds.map_batches(_JudgeActor, fn_constructor_kwargs={"spec": spec}, batch_size=batch_size,
+    judged = ds.map_batches(_JudgeActor, fn_constructor_kwargs={"spec": spec, "cls": type(cmp)}, batch_size=batch_size,
                             batch_format="pandas", compute=ray_data.ActorPoolStrategy(size=n), num_cpus=num_cpus,
                             num_gpus=num_gpus)
     from .progress import progress_bar

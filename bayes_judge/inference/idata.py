@@ -10,6 +10,7 @@ these names.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,10 +19,26 @@ import numpy as np
 
 from ..generative.priors import Priors, priors_to_json
 
-__all__ = ["build_idata", "ATTRS"]
+__all__ = ["build_idata", "data_hash", "ATTRS"]
 
 ATTRS = ("task", "model", "sampler", "seed", "data_hash", "priors", "bayes_judge_version")
 
+
+def data_hash(idata: az.InferenceData) -> str:
+    """SHA-256 of the observed data (and constant data) of a fit: equal for fits of the same data."""
+    h = hashlib.sha256()
+    for group in ("observed_data", "constant_data"):
+        if not hasattr(idata, group):
+            continue
+        ds = getattr(idata, group)
+        for name in sorted(ds.data_vars):
+            if group == "constant_data" and name.startswith(("alpha_", "beta_", "bwrs_weight")):
+                continue  # prior parameters and derived weights are options, not data
+            arr = np.ascontiguousarray(ds[name].to_numpy())
+            h.update(name.encode())
+            h.update(str(arr.dtype).encode() + str(arr.shape).encode())
+            h.update(arr.tobytes())
+    return h.hexdigest()
 
 def build_idata(
     *,
@@ -40,8 +57,7 @@ def build_idata(
     attrs: Mapping[str, Any] | None = None,
 ) -> az.InferenceData:
     """ArviZ InferenceData of a fit, built by ``az.from_dict``, with the package's attributes."""
-    from .. import __version__
-    from ..analysis.runs import data_hash
+    from .._version import __version__
 
     used = {d for k, v in dims.items() if k in posterior or k in (log_likelihood or {})
             or k in (observed_data or {}) or k in (constant_data or {}) for d in v}

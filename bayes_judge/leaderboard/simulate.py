@@ -35,6 +35,7 @@ def simulate_leaderboard(
     scores: Sequence[float] | None = None,
     systems: Sequence[str] | None = None,
     judges: Sequence[str] | None = None,
+    position: str = "shift",
     seed: int = 0,
 ) -> tuple[pd.DataFrame, pd.Series]:
     """A judgments table of ``n_comparisons`` random pairs of ``n_systems`` systems, and the true scores.
@@ -50,6 +51,13 @@ def simulate_leaderboard(
         judge per comparison in a random order (as in an arena: one vote per battle).
     scores : the true scores (default: drawn from Normal(0, 1)); centred either way
     systems, judges : names (default ``S000``, ... and ``j0``, ...)
+    position : {"shift", "chance", "close"}
+        How a judge's position bias works (issue 34 item 4: the fit must hold under each).
+        ``"shift"``: the model's own, ``beta`` added to the judge's ordered-logit score.
+        ``"chance"``: with probability ``|beta|`` the judge names its favoured position outright
+        (A for ``beta > 0``, B for ``beta < 0``) without reading the texts, and otherwise judges
+        with no bias (``|beta| < 1``).  ``"close"``: the shift grows as the two texts come close,
+        ``beta · exp(−|s_i − s_j| / 0.5)``, and vanishes between far-apart systems.
     seed : int
 
     Returns
@@ -59,6 +67,10 @@ def simulate_leaderboard(
     """
     if design not in ("both-orders", "one-order", "one-judge"):
         raise ValueError(f"design must be 'both-orders', 'one-order' or 'one-judge', not {design!r}")
+    if position not in ("shift", "chance", "close"):
+        raise ValueError(f"position must be 'shift', 'chance' or 'close', not {position!r}")
+    if position == "chance" and np.any(np.abs(np.asarray(beta, float)) >= 1):
+        raise ValueError(f"position='chance' reads |beta| as a probability below 1, got {list(beta)}")
     rng = np.random.default_rng(seed)
     s = rng.normal(0.0, 1.0, n_systems) if scores is None else np.array(scores, dtype=float)
     s -= s.mean()
@@ -85,12 +97,17 @@ def simulate_leaderboard(
     for k, e, flip in rows:
         first, second = np.where(flip, j[k], i[k]), np.where(flip, i[k], j[k])
         h_a = np.where(flip, ~h[k], h[k])  # the person prefers the system shown first
-        eta = np.where(h_a, alpha_[e], -alpha_[e]) + beta_[e]
+        shift = {"shift": 1.0, "chance": 0.0, "close": np.exp(-np.abs(s[i[k]] - s[j[k]]) / 0.5)}[position]
+        eta = np.where(h_a, alpha_[e], -alpha_[e]) + beta_[e] * shift
         p_a, p_b = _sigmoid(eta - tau_[e]), _sigmoid(-eta - tau_[e])
         u = rng.random(len(k))
+        winner = np.where(u < p_a, "a", np.where(u < p_a + p_b, "b", "tie")).astype(object)
+        if position == "chance":  # the favoured position named outright, the texts unread
+            blind = rng.random(len(k)) < np.abs(beta_[e])
+            winner = np.where(blind, np.where(beta_[e] > 0, "a", "b"), winner)
         parts.append(pd.DataFrame({
             "item": item[k], "a": names[first], "b": names[second], "judge": judge_names[e],
-            "winner": np.where(u < p_a, "a", np.where(u < p_a + p_b, "b", "tie")),
+            "winner": winner,
             "human": np.where(labelled[k], np.where(h_a, "a", "b").astype(object), none[k]),
         }))
     return pd.concat(parts, ignore_index=True), pd.Series(s, index=names)

@@ -6,13 +6,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..analysis.wording import verdict_labels
-
 if TYPE_CHECKING:  # pragma: no cover
     import arviz as az
     import pandas as pd
 
-__all__ = ["leaderboard_summary", "pairwise_prob", "judge_table", "compare_leaderboard"]
+__all__ = ["leaderboard_summary", "pairwise_prob", "judge_table"]
 
 
 def _check(idata: az.InferenceData) -> None:
@@ -124,27 +122,3 @@ def judge_table(idata: az.InferenceData, *, hdi_prob: float = 0.9) -> pd.DataFra
             out[f"{var}_mean"] = post[var].mean(("chain", "draw")).to_numpy()
             out[f"{var}_low"], out[f"{var}_high"] = h[:, 0], h[:, 1]
     return out
-
-
-def compare_leaderboard(idata: az.InferenceData, *, hdi_prob: float = 0.94, max_pairs: int = 5000) -> pd.DataFrame:
-    """Every pair of systems (ordered by mean score, better first): the score difference's mean and
-    interval, ``prob_a_better`` = P(s_a > s_b), ``p_prefer`` = E[σ(s_a − s_b)] and a verdict."""
-    import arviz as az
-    import pandas as pd
-
-    draws, systems = _scores(idata)
-    order = np.argsort(-draws.mean(axis=0), kind="stable")
-    ia, ib = np.triu_indices(len(systems), k=1)
-    if ia.size > max_pairs:
-        raise ValueError(f"{ia.size} pairs of systems; use bj.leaderboard_summary (tiers, rank intervals) or "
-                         "bj.pairwise_prob for large leaderboards, or raise max_pairs")
-    a, b = order[ia], order[ib]
-    d = draws[:, a] - draws[:, b]
-    hdi = np.asarray([az.hdi(d[:, k], hdi_prob=hdi_prob) for k in range(d.shape[1])]).reshape(-1, 2)
-    names_a, names_b = [systems[k] for k in a], [systems[k] for k in b]
-    return pd.DataFrame({
-        "system_a": names_a, "system_b": names_b, "estimate": d.mean(axis=0), "hdi_low": hdi[:, 0],
-        "hdi_high": hdi[:, 1], "prob_a_better": (d > 0).mean(axis=0),
-        "p_prefer": (1.0 / (1.0 + np.exp(-d))).mean(axis=0),
-        "verdict": verdict_labels(hdi[:, 0], hdi[:, 1], 0.0, names_a, names_b),
-    })

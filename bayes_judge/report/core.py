@@ -123,7 +123,7 @@ def render_html(runs: Sequence[Run], *, title: str, comparison: Section | None =
     str
         The HTML document.
     """
-    from .. import __version__
+    from .._version import __version__
 
     return _environment().get_template(TEMPLATE).render(
         title=title, runs=runs, comparison=comparison, version=__version__,
