@@ -36,10 +36,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-import bayes_judge as bj  # noqa: E402
-from bayes_judge.leaderboard.simulate import simulate_leaderboard  # noqa: E402
 from bench_leaderboard import ALPHA, N_SYSTEMS, tie_threshold  # noqa: E402
 from leaderboard_real import markdown_table  # noqa: E402
+
+import bayes_judge as bj  # noqa: E402
+from bayes_judge.leaderboard.simulate import simulate_leaderboard  # noqa: E402
 
 MECHANISMS = {"shift": (0.4, -0.3, 0.0), "chance": (0.15, -0.10, 0.0), "close": (0.8, -0.6, 0.0)}
 
@@ -82,14 +83,16 @@ def main() -> None:
     pooled = pooled.reset_index()
     cmd = "python benchmarks/position_mechanisms.py" + (
         f" --comparisons {args.comparisons}" if args.comparisons != 200_000 else "") + (
-        f" --seeds {args.seeds}" if args.seeds != 2 else "")
-    name = "position_mechanisms" + ("" if args.comparisons == 200_000 else f"_{args.comparisons}")
+        f" --seeds {args.seeds}" if args.seeds != 2 else "") + (
+        f" --label-share {args.label_share:g}" if args.label_share != 0.01 else "")
+    name = ("position_mechanisms" + ("" if args.comparisons == 200_000 else f"_{args.comparisons}")
+            + ("" if args.label_share == 0.01 else f"_labels{args.label_share:g}"))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     table = res.assign(share_A=res["share_A"].map(lambda d: ", ".join(f"{v:.3f}" for v in d.values())),
                        beta_hat=res["beta_hat"].map(lambda v: ", ".join(f"{b:.2f}" for b in v)))
     md = [f"# Position bias however it works: {args.comparisons:,} comparisons of {N_SYSTEMS} systems", "",
-          f"Command: `{cmd}`", "", (__doc__ or "").split("\n\n")[1].replace("\n", " "), "",
+          f"Command: `{cmd}`", "", f"Human labels on {args.label_share:.0%} of the comparisons.", "", (__doc__ or "").split("\n\n")[1].replace("\n", " "), "",
           "90% intervals of the systems' scores against the simulated truth; slope: posterior means on the truth;"
           " share_A: each judge's share of verdicts for the position shown first (ties half); beta_hat: the "
           "model's position shift per judge. Target (issue 34): coverage >= 87% under each mechanism.", "",

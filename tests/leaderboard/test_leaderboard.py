@@ -356,3 +356,24 @@ def test_an_update_refuses_what_it_cannot_add():
     wr = bj.win_rate(bj.simulate_win_rate(30, p=0.6, q0=[0.8], q1=[0.8], seed=1), method="observed")
     with pytest.raises(ValueError, match="previous= must be a leaderboard run"):
         bj.leaderboard(df, previous=wr)
+
+
+def test_the_simulator_s_position_mechanisms():
+    """Issue 34 item 4: a judge's position bias as the model's shift, a fixed chance of naming its
+    favoured position without reading, or a shift that grows as the two texts come close."""
+    kw = dict(alpha=(2.0, 2.0), tau=0.0, design="one-order", seed=3)
+    df, _ = simulate_leaderboard(40, 20000, beta=(0.2, -0.1), position="chance", **kw)
+    share = df.assign(a=df["winner"] == "a").groupby("judge")["a"].mean()
+    assert share["j0"] == pytest.approx(0.2 + 0.8 * 0.5, abs=0.015)  # named A outright 20% of the time
+    assert share["j1"] == pytest.approx(0.9 * 0.5, abs=0.015)
+    # the close mechanism biases close pairs only: far-apart pairs are judged as without bias
+    scores = np.r_[np.zeros(20), np.full(20, 6.0)]
+    df, s = simulate_leaderboard(40, 20000, beta=(1.5, 1.5), scores=scores, position="close", **kw)
+    near = (s[df["a"]].to_numpy() == s[df["b"]].to_numpy())
+    a_share = (df["winner"] == "a").to_numpy()
+    assert a_share[near].mean() == pytest.approx((0.5 * (1 / (1 + np.exp(-3.5)) + 1 / (1 + np.exp(0.5)))), abs=0.02)
+    assert abs(a_share[~near].mean() - 0.5) < 0.02
+    with pytest.raises(ValueError, match="position must be"):
+        simulate_leaderboard(5, 10, position="order")
+    with pytest.raises(ValueError, match="probability below 1"):
+        simulate_leaderboard(5, 10, beta=(1.5, 0.0), position="chance")
