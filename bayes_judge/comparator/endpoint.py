@@ -98,7 +98,7 @@ from ..errors import (  # stdlib-only, shared with the CLI
 from .parse import parse_choice
 
 if TYPE_CHECKING:
-    from .comparator import Comparator
+    from .judge import Judge
     from .store import JudgmentStore
 
 __all__ = [
@@ -683,7 +683,7 @@ class EndpointJudge:
             raise error
 
     # -- modes ------------------------------------------------------------------------------
-    def run_prob(self, cmp: Comparator, todo: pd.DataFrame, lookup, ctx, st: JudgmentStore, progress: bool) -> None:
+    def run_prob(self, cmp: Judge, todo: pd.DataFrame, lookup, ctx, st: JudgmentStore, progress: bool) -> None:
         tpl = cmp.template
         analyses = self.analyses(cmp, todo, lookup, ctx, st) if cmp.mode == "prepair" else None
         _, template_id = cmp._store_ids()
@@ -720,7 +720,7 @@ class EndpointJudge:
         finally:
             bar.close()
 
-    def run_sample(self, cmp: Comparator, todo: pd.DataFrame, lookup, ctx, st: JudgmentStore, progress: bool) -> None:
+    def run_sample(self, cmp: Judge, todo: pd.DataFrame, lookup, ctx, st: JudgmentStore, progress: bool) -> None:
         tpl = cmp.template
         _, template_id = cmp._store_ids()
         prefix = tpl.answer_prefix if self.api == "completions" else ""
@@ -761,7 +761,7 @@ class EndpointJudge:
         finally:
             bar.close()
 
-    def scores(self, cmp: Comparator, cands: pd.DataFrame, lookup, ctx, st: JudgmentStore,
+    def scores(self, cmp: Judge, cands: pd.DataFrame, lookup, ctx, st: JudgmentStore,
                progress: bool) -> pd.DataFrame:
         """Probability-weighted Likert scores (Jeong et al. 2024 §3.1) of (item, candidate) rows."""
         tpl = cmp.template
@@ -809,7 +809,7 @@ class EndpointJudge:
 
         return likert_table(tpl.scale, keys, st.pointwise("likert", keys))
 
-    def run_likert(self, cmp: Comparator, todo: pd.DataFrame, lookup, ctx, st: JudgmentStore, progress: bool) -> None:
+    def run_likert(self, cmp: Judge, todo: pd.DataFrame, lookup, ctx, st: JudgmentStore, progress: bool) -> None:
         cands = pd.concat([todo[["item", "first"]].set_axis(["item", "candidate"], axis=1),
                            todo[["item", "second"]].set_axis(["item", "candidate"], axis=1)]).drop_duplicates()
         sc = self.scores(cmp, cands, lookup, ctx, st, progress)
@@ -827,7 +827,7 @@ class EndpointJudge:
                              {"score_a": sa, "score_b": sb, "status": "ok"}))
         st.add(cmp.mode, rows)
 
-    def analyses(self, cmp: Comparator, todo: pd.DataFrame, lookup, ctx, st: JudgmentStore) -> dict[tuple[str, str], str]:
+    def analyses(self, cmp: Judge, todo: pd.DataFrame, lookup, ctx, st: JudgmentStore) -> dict[tuple[str, str], str]:
         """PRePair's pointwise analyses (greedy, ``analysis_tokens``), cached per (item, candidate)."""
         tpl = cmp.template
         if tpl.analysis is None:
@@ -913,7 +913,7 @@ class _NoBar:
         pass
 
 
-def _bar(cmp: Comparator, total: int, progress: bool, desc: str | None = None):
+def _bar(cmp: Judge, total: int, progress: bool, desc: str | None = None):
     if not progress or not total:
         return _NoBar()
     from .progress import progress_bar

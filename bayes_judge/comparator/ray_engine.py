@@ -46,19 +46,20 @@ from __future__ import annotations
 
 import importlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 if TYPE_CHECKING:
-    from .comparator import Comparator
+    from .judge import Judge
     from .store import JudgmentStore
 
 __all__ = ["run_ray", "judge_spec"]
 
 
-def judge_spec(cmp: Comparator) -> dict[str, Any]:
+def judge_spec(cmp: Judge) -> dict[str, Any]:
     """The keyword arguments that rebuild ``cmp`` in another process (a model object becomes the
     path it was loaded from)."""
     from .models import LoadedModel
@@ -77,7 +78,7 @@ def judge_spec(cmp: Comparator) -> dict[str, Any]:
 class _JudgeActor:
     """One judge per actor; ``__call__`` judges a batch of comparisons (pandas in, pandas out)."""
 
-    def __init__(self, spec: dict[str, Any], cls: type[Comparator]) -> None:
+    def __init__(self, spec: dict[str, Any], cls: Callable[..., Judge]) -> None:
         self.cmp = cls(**spec)  # the driver's class, sent by reference (no import back from here)
 
     def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
@@ -113,7 +114,7 @@ class _JudgeActor:
 
 
 def run_ray(
-    cmp: Comparator,
+    cmp: Judge,
     todo: pd.DataFrame,
     lookup,
     ctx,
