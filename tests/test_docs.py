@@ -31,3 +31,10 @@ def test_cli_page_lists_every_option(command):
     page = (DOCS / "cli.md").read_text()
     section = page.split(f"## `bayes-judge {command}`")[1].split("\n## ")[0]
     assert options and [o for o in options if o not in section] == [], "docs/cli.md: rerun its generator"
+
+
+def test_every_notebook_is_a_page_of_the_site():
+    nav = (ROOT / "mkdocs.yml").read_text()
+    notebooks = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+    assert notebooks and [n for n in notebooks if f"notebooks/{n}" not in nav] == []
+    assert (DOCS / "notebooks").resolve() == (ROOT / "notebooks").resolve()  # the site reads them where they are
