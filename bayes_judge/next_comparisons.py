@@ -52,7 +52,9 @@ def _scores(idata: az.InferenceData) -> tuple[np.ndarray, list[str], np.ndarray]
     if "s" not in post:
         raise ValueError("next_comparisons needs a fit with scores s: bj.leaderboard(...) or "
                          "bj.rank(..., bayesian=True)")
-    s = post["s"]
+    # a leaderboard without labels keeps the judges' reading beside people's scores (the score
+    # bridge): more judged comparisons sharpen the reading, never the bridge's own spread
+    s = post["s_judges"] if "s_judges" in post else post["s"]
     dim = s.dims[-1]
     draws = s.to_numpy().reshape(-1, s.shape[-1])
     if "candidate_id" in s.coords:  # a ranking fit: candidates within items

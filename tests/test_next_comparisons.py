@@ -75,6 +75,10 @@ def test_on_real_fits_a_leaderboard_and_a_ranking():
     lb = bj.leaderboard(df.drop(columns="human"), sampler="laplace", pointwise=False)
     nxt = bj.next_comparisons(lb, 5, goal="top-k", k=3)
     assert len(nxt) == 5 and set(nxt["a"]) | set(nxt["b"]) <= set(lb.posterior["system"].to_numpy())
+    # without labels the scores are bridged; more judged comparisons sharpen the judges' reading only
+    assert "s_judges" in lb.posterior
+    reading = bj.leaderboard(df.drop(columns="human"), sampler="laplace", pointwise=False, bridge=False)
+    assert nxt.equals(bj.next_comparisons(reading, 5, goal="top-k", k=3))
     ranking = bj.rank(bj.datasets.summeval.comparator("coherence", articles=2), method="poe-bt", bayesian=True,
                       sampler="laplace")
     nxt = bj.next_comparisons(ranking, 10)
