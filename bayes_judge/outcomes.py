@@ -33,6 +33,7 @@ from .schema import validate_judgments
 
 __all__ = [
     "Outcomes", "read_outcomes", "read_label_table", "one_label_per_comparison", "orient", "label_sign", "check_connected",
+    "merge_label_table",
 ]
 
 
@@ -402,3 +403,33 @@ def check_connected(
         + "; ".join(parts) + more_items + ". Scores of candidates in different components are "
         "not comparable; add comparisons between the components or rank them as separate items"
     )
+
+
+def merge_label_table(
+    human: pd.DataFrame, label: np.ndarray, unit_keys: pd.DataFrame, order: dict[str, int], S: int
+) -> np.ndarray:
+    """Fold a gold-label table (item, a, b, human) into the labels of units keyed by (pair code, item).
+
+    ``label`` (U,) the units' labels so far (1: the pair's first system wins, 0: its second, -1:
+    none); ``unit_keys`` a frame with the units' ``pair`` code (``first * S + second`` on the
+    order ``order``), ``item`` and ``unit``.  A label on an item the units lack, or one that
+    contradicts a label already there, is refused.
+    """
+    names = sorted(order, key=order.__getitem__)
+    h = read_label_table(human, names)
+    h["pair"] = h["first"] * S + h["second"]
+    m = h.merge(unit_keys[["pair", "item", "unit"]], on=["pair", "item"], how="left")
+    orphan = m["unit"].isna()
+    if orphan.any():
+        items = m.loc[orphan, "item"].tolist()[:8]
+        raise ValueError(
+            f"human labels for item(s) {items} that are not in the judgments table "
+            f"({int(orphan.sum())} label row(s) in all)"
+        )
+    units = m["unit"].to_numpy(dtype=np.int64)
+    labs = m["first_wins"].to_numpy().astype(label.dtype)
+    out = label.copy()
+    if ((out[units] >= 0) & (out[units] != labs)).any():
+        raise ValueError("human labels: the table given as human= contradicts the judgments table's 'human' column")
+    out[units] = labs
+    return out

@@ -179,7 +179,7 @@ def test_fit_transfer_reads_several_ood_files(files, tmp_path, capsys):
     assert "several --ood files are read by --method transfer only" in msg
 
 
-@pytest.mark.filterwarnings("default::bayes_judge.comparator.diagnose.UninformativeJudgeWarning")
+@pytest.mark.filterwarnings("default::bayes_judge.diagnose.UninformativeJudgeWarning")
 def test_fit_names_the_estimand_and_an_uninformative_judge(tmp_path, capsys):
     """Issue 30: a judge whose verdict follows the position (the embedded judge's failure) is
     named with its reason by `fit` and by `summary` of the saved run, whatever route the table

@@ -512,7 +512,7 @@ def simulation_based_calibration(
     -------
     SBCResult
     """
-    from ..winrate.estimate import LabelSwitchingWarning
+    from ..inference.convergence import LabelSwitchingWarning
 
     m = _make(model, options)
     if chains * draws < n_rank_draws:

@@ -254,7 +254,7 @@ def run_notes(idata) -> list[str]:
             first = {k: v[0] for k, v in sens.items()}
             out.append("prior sensitivity (first pair, 90% interval): "
                        + ", ".join(f"spreads {k[1:]}x: [{lo:.3f}, {hi:.3f}]" for k, (lo, hi) in first.items()))
-    from ..comparator.diagnose import uninformative_judges
+    from ..diagnose import uninformative_judges
 
     for judge, why in uninformative_judges(str(attrs.get("judge_diagnosis", "{}"))).items():
         out.append(f"UNINFORMATIVE JUDGE {judge}: {why}")

@@ -11,8 +11,8 @@ Importing this subpackage is cheap; torch and transformers load when a model doe
 
 from __future__ import annotations
 
+from ..diagnose import UninformativeJudgeWarning, diagnose_judgments
 from .bias import debias_position, position_bias
-from .diagnose import UninformativeJudgeWarning, diagnose_judgments
 from .endpoint import (
     EndpointAuthError,
     EndpointError,

@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import pandas as pd
 
+from ..diagnose import diagnose_judgments, warn_if_uninformative
 from .bias import debias_position, position_bias
-from .diagnose import diagnose_judgments, warn_if_uninformative
 from .models import LoadedModel, load_model
 from .parse import parse_choice
 from .progress import progress_bar

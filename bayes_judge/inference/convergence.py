@@ -12,7 +12,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["SamplerConvergenceWarning", "convergence_problems", "warn_unconverged", "RHAT_MAX", "ESS_MIN"]
+__all__ = ["SamplerConvergenceWarning", "convergence_problems", "warn_unconverged", "RHAT_MAX", "ESS_MIN",
+           "LabelSwitchingWarning", "warn_label_switching"]
 
 RHAT_MAX = 1.01
 ESS_MIN = 400.0
@@ -66,3 +67,49 @@ def warn_unconverged(idata, var_names: Sequence[str], where: str) -> None:
            "Run more draws= and tune=, raise target_accept (divergences), or look at bj.report")
     idata.attrs["convergence"] = msg
     warnings.warn(msg, SamplerConvergenceWarning, stacklevel=3)
+
+
+class LabelSwitchingWarning(UserWarning):
+    """Chains of a Dawid-Skene fit disagree on which class the judges favour."""
+
+
+def warn_label_switching(q0: np.ndarray, q1: np.ndarray, pair_labels: Sequence[str], judges: Sequence[str], *,
+                         chains: bool = True) -> None:
+    """Warn when the chains of a Dawid-Skene-like fit sit in different modes (label switching):
+    ``q0``, ``q1`` (chain, draw, pair, judge) the model's accuracies (one coin: the same array twice).
+
+    Warn when chains sit in different modes: sign of mean(q0 + q1 - 1) per chain and pair
+    (``chains=False``: draws unfolded from the symmetric model visit both mirrored modes by
+    design; only a judge's own local modes are looked for)."""
+    if q0.shape[0] < 2:
+        return
+    mode = np.sign((q0 + q1 - 1).mean(axis=(1, 3)))  # (chain, pair)
+    split = (mode.max(axis=0) != mode.min(axis=0)).nonzero()[0] if chains else np.array([], dtype=int)
+    if split.size:
+        pairs = [pair_labels[i] for i in split]
+        warnings.warn(
+            f"Dawid-Skene: chains disagree on which class the judges favour for {pairs} "
+            "(label switching: some chains have mean q0 + q1 < 1). r_hat of p will be large; "
+            "the judges may be near chance. Add human labels (prior='in-distribution') or an "
+            "OOD prior.",
+            LabelSwitchingWarning,
+            stacklevel=3,
+        )
+        return
+    # local modes of one judge: chains agree overall but not on whether judge e beats chance
+    # (a quantity merely centred near 0 also flips sign between chains: require that the chains'
+    # means sit apart by more than twice the within-chain spread, i.e. separate modes)
+    d = q0 + q1 - 1
+    m, sd = d.mean(axis=1), d.std(axis=1).mean(axis=0)  # (chain, pair, judge), (pair, judge)
+    split_modes = (np.sign(m).max(axis=0) != np.sign(m).min(axis=0)) & (np.ptp(m, axis=0) > 2 * sd)
+    pj = split_modes.nonzero()
+    if pj[0].size:
+        where = sorted({(pair_labels[a], str(judges[e])) for a, e in zip(*pj, strict=True)})
+        warnings.warn(
+            f"Dawid-Skene: chains disagree on whether judge(s) beat chance (q0 + q1 > 1) for "
+            f"{where[:6]}: the posterior has several modes (one judge adversarial, or the others) "
+            "and r_hat will be large. Look at that judge's verdicts; add human labels "
+            "(prior='in-distribution') or an OOD prior.",
+            LabelSwitchingWarning,
+            stacklevel=3,
+        )

@@ -101,7 +101,7 @@ def _win_rate_data_rows(ctx: Context) -> list[tuple[str, str]]:
 def uninformative_judges(attrs: dict) -> list[str]:
     """One problem per judge whose verdicts do not depend on the texts (``attrs["judge_diagnosis"]``,
     made by :func:`bayes_judge.win_rate` from the table itself)."""
-    from ..comparator.diagnose import uninformative_judges as flagged
+    from ..diagnose import uninformative_judges as flagged
 
     return [f"Judge {j!r} carries no information about the texts: {why}. Its verdicts only pull the win "
             "rates toward ½; leave it out or use another judge."

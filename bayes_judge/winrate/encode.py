@@ -17,12 +17,13 @@ Conventions follow Gao et al. 2024 §3.1: label / verdict "first" (G0 preferred)
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from ..outcomes import read_label_table, read_outcomes
+from ..outcomes import merge_label_table, read_outcomes
 
 __all__ = ["WinRateData", "VerdictPatterns", "encode_win_rate", "verdict_patterns", "SWAP_MODES", "TIE_MODES"]
 
@@ -173,9 +174,10 @@ def encode_win_rate(
         Seed of the coin flips.
     diagnose : bool
         Diagnose every chosen judge from its rows as read here
-        (:func:`bayes_judge.comparator.diagnose.diagnose_table`: position-driven, constant,
+        (:func:`bayes_judge.diagnose.diagnose_table`: position-driven, constant,
         orders disagreeing) into ``meta["diagnosis"]``; a table the judges cannot answer is then
-        refused with the reason.
+        refused with the reason, and an uninformative judge is named in an
+        :class:`~bayes_judge.diagnose.UninformativeJudgeWarning`.
 
     Returns
     -------
@@ -243,14 +245,6 @@ def encode_win_rate(
     pos = pd.DataFrame({"judge": v["judge"].to_numpy(dtype=object)[decided], "a": score_a[decided] > 0.5})
     g = pos.groupby("judge", sort=True)["a"].agg(["sum", "count"])
     meta["position_counts"] = {str(j): [int(r["sum"]), int(r["count"])] for j, r in g.iterrows()}
-    why = None
-    if diagnose:  # from the rows as validated here: no second parse of the table
-        from ..comparator.diagnose import diagnose_table, uninformative_message
-
-        verdict_col = "p_a" if "p_a" in v.columns and v["p_a"].notna().any() else "winner"
-        meta["diagnosis"] = diagnose_table(v.loc[keep, ["item", "a", "b", "judge", verdict_col]])
-        why = uninformative_message(meta["diagnosis"])
-
     judge_col = v["judge"].to_numpy(dtype=object)
     if swap == "split":
         judge_col = np.where(first_in_a, judge_col + " [G0 in A]", judge_col + " [G0 in B]").astype(object)
@@ -287,7 +281,20 @@ def encode_win_rate(
     label[lab["unit"].to_numpy()] = lab["human"].to_numpy()
 
     if human is not None:
-        label = _merge_external_human(human, label, unit_keys, order, len(systems))
+        label = merge_label_table(human, label, unit_keys, order, len(systems))
+
+    why = None
+    if diagnose:  # from the rows as validated here: no second parse of the table
+        from ..diagnose import (
+            UninformativeJudgeWarning,
+            diagnose_table,
+            uninformative_message,
+        )
+
+        verdict_col = "p_a" if "p_a" in v.columns and v["p_a"].notna().any() else "winner"
+        meta["diagnosis"] = diagnose_table(v.loc[keep, ["item", "a", "b", "judge", verdict_col]])
+        why = uninformative_message(meta["diagnosis"])
+
 
     # rows in a canonical order, so that seeded tie flips do not depend on the table's row order
     rows = rows[rows["keep"]].sort_values(["unit", "judge"], kind="stable")
@@ -337,6 +344,8 @@ def encode_win_rate(
             f"missing; leave them out with judges=[...]{because}"
         )
 
+    if why:  # the caller's warning: every judge whose verdicts do not depend on the texts
+        warnings.warn(f"win_rate: {why}", UninformativeJudgeWarning, stacklevel=3)
     return WinRateData(
         systems=list(systems),
         pairs=pairs,
@@ -353,30 +362,6 @@ def encode_win_rate(
         n_rows=int(keep.sum()),
         meta=meta,
     )
-
-
-def _merge_external_human(
-    human: pd.DataFrame, label: np.ndarray, unit_keys: pd.DataFrame, order: dict[str, int], S: int
-) -> np.ndarray:
-    """Fold an external gold-label table (item, a, b, human) into the unit labels."""
-    names = sorted(order, key=order.__getitem__)
-    h = read_label_table(human, names)
-    h["pair"] = h["first"] * S + h["second"]
-    m = h.merge(unit_keys[["pair", "item", "unit"]], on=["pair", "item"], how="left")
-    orphan = m["unit"].isna()
-    if orphan.any():
-        items = m.loc[orphan, "item"].tolist()[:8]
-        raise ValueError(
-            f"human labels for item(s) {items} that are not in the judgments table "
-            f"({int(orphan.sum())} label row(s) in all)"
-        )
-    units = m["unit"].to_numpy(dtype=np.int64)
-    labs = m["first_wins"].to_numpy().astype(label.dtype)
-    out = label.copy()
-    if ((out[units] >= 0) & (out[units] != labs)).any():
-        raise ValueError("human labels: the table given as human= contradicts the judgments table's 'human' column")
-    out[units] = labs
-    return out
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import warnings
 from collections.abc import Mapping, Sequence
 
 import arviz as az
@@ -12,6 +11,7 @@ import pandas as pd
 
 from ..generative import get_model
 from ..generative.priors import Beta, Priors
+from ..inference.convergence import LabelSwitchingWarning, warn_label_switching
 from ..inference.idata import build_idata
 from ..inference.settings import SAMPLERS, SAMPLING, Sampling
 from . import dawid_skene as ds
@@ -29,10 +29,6 @@ ESTIMATORS = ("bridge", "panel", "ppi", "transfer", "bwrs", "observed")
 ESTIMANDS = ("human", "judges")
 PRIORS = ("none", "in-distribution", "ood")
 DS_MODELS = ("two-coin", "one-coin", "consensus")
-
-
-class LabelSwitchingWarning(UserWarning):
-    """Chains of a Dawid-Skene fit disagree on which class the judges favour."""
 
 
 def _coords(data: WinRateData) -> dict:
@@ -112,44 +108,6 @@ def _check_labels_two_classes(data: WinRateData, where: str, per_pair: bool = Fa
                 f"{where}: all {lab.size} human labels{name} prefer {side}; the accuracy on the "
                 "other class (q0 or q1) cannot be estimated from them"
             )
-
-
-def _label_switch_check(q0: np.ndarray, q1: np.ndarray, data: WinRateData, *, chains: bool = True) -> None:
-    """Warn when chains sit in different modes: sign of mean(q0 + q1 - 1) per chain and pair
-    (``chains=False``: draws unfolded from the symmetric model visit both mirrored modes by
-    design; only a judge's own local modes are looked for)."""
-    if q0.shape[0] < 2:
-        return
-    mode = np.sign((q0 + q1 - 1).mean(axis=(1, 3)))  # (chain, pair)
-    split = (mode.max(axis=0) != mode.min(axis=0)).nonzero()[0] if chains else np.array([], dtype=int)
-    if split.size:
-        pairs = [data.pair_labels[i] for i in split]
-        warnings.warn(
-            f"Dawid-Skene: chains disagree on which class the judges favour for {pairs} "
-            "(label switching: some chains have mean q0 + q1 < 1). r_hat of p will be large; "
-            "the judges may be near chance. Add human labels (prior='in-distribution') or an "
-            "OOD prior.",
-            LabelSwitchingWarning,
-            stacklevel=3,
-        )
-        return
-    # local modes of one judge: chains agree overall but not on whether judge e beats chance
-    # (a quantity merely centred near 0 also flips sign between chains: require that the chains'
-    # means sit apart by more than twice the within-chain spread, i.e. separate modes)
-    d = q0 + q1 - 1
-    m, sd = d.mean(axis=1), d.std(axis=1).mean(axis=0)  # (chain, pair, judge), (pair, judge)
-    split_modes = (np.sign(m).max(axis=0) != np.sign(m).min(axis=0)) & (np.ptp(m, axis=0) > 2 * sd)
-    pj = split_modes.nonzero()
-    if pj[0].size:
-        where = sorted({(data.pair_labels[a], str(data.judges[e])) for a, e in zip(*pj, strict=True)})
-        warnings.warn(
-            f"Dawid-Skene: chains disagree on whether judge(s) beat chance (q0 + q1 > 1) for "
-            f"{where[:6]}: the posterior has several modes (one judge adversarial, or the others) "
-            "and r_hat will be large. Look at that judge's verdicts; add human labels "
-            "(prior='in-distribution') or an OOD prior.",
-            LabelSwitchingWarning,
-            stacklevel=3,
-        )
 
 
 def _check_labels_present(data: WinRateData, where: str, what: str = "prior='in-distribution'") -> None:
@@ -255,7 +213,8 @@ def _fit_declared(
     if spec.predictive:
         post.update({k: v for k, v in predictive_draws(fit, list(spec.predictive)).items() if k == "p"})
     if spec.accuracies:
-        _label_switch_check(post[spec.accuracies[0]], post[spec.accuracies[-1]], data, chains=not symmetric)
+        warn_label_switching(post[spec.accuracies[0]], post[spec.accuracies[-1]], data.pair_labels,
+                             list(data.judges), chains=not symmetric)
     model = fit.entry.model  # the declaration names every variable's dims
     var_dims = {k: list(model.named_vars_to_dims.get(k, ())) for k in post}
     var_dims.update({"p": ["pair"], **{lat: ["item"] for lat in spec.latent}, "t": ["item"]})
@@ -498,8 +457,7 @@ def win_rate(
         swap = "none"
     data = encode_win_rate(df, systems=systems, judges=judges, human=human, swap=swap, ties=ties, seed=seed,
                            diagnose=True)
-    diagnosis = data.meta["diagnosis"]
-    _warn_uninformative(diagnosis)
+    diagnosis = data.meta["diagnosis"]  # the encoder warned of an uninformative judge
     ood_data = None
     sources = None
     if method == "transfer":
@@ -516,6 +474,7 @@ def win_rate(
             )
 
     coords = _coords(data)
+    attrs = _attrs(data, method, prior, seed)  # what the data say, before any estimator runs
     observed, constant, cdims = _observed_groups(data)
     dims: dict[str, list[str]] = {"p": ["pair"], **cdims}
     extra: dict = {}
@@ -570,7 +529,6 @@ def win_rate(
         )
         dims.update(extra.pop("dims"))
 
-    attrs = _attrs(data, method, prior, seed)
     attrs["estimand"] = "judges" if method == "observed" else estimand  # k (eq. 4) is what the judges say
     if method == "observed":
         attrs["estimand_note"] = ("the judges' pooled share k (Gao et al. 2024, eq. 4) with its Beta posterior; "
@@ -656,16 +614,6 @@ def _no_label_post(data: WinRateData, method: str, priors: BridgePrior | None, *
     info = {"estimand_note": note, "bridge_prior": prior.describe(), "interval": "eti", "bridge_prior_json": prior.to_json(),
             "prior_sensitivity": json.dumps(sens), "n_items": n_items.tolist()}
     return post, {"no_label": info}
-
-
-def _warn_uninformative(diagnosis: dict) -> None:
-    """Warn, naming every judge whose verdicts do not depend on the texts (the encoder's
-    ``meta["diagnosis"]``, :func:`~bayes_judge.comparator.diagnose.diagnose_table`)."""
-    from ..comparator.diagnose import UninformativeJudgeWarning, uninformative_message
-
-    msg = uninformative_message(diagnosis)
-    if msg:
-        warnings.warn(f"win_rate: {msg}", UninformativeJudgeWarning, stacklevel=3)
 
 
 def item_predictions(data: WinRateData) -> np.ndarray:

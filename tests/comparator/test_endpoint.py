@@ -15,7 +15,6 @@ import pytest
 from _servers import MODELS, SERVED, FakeServer, chat_answer, chat_text, free_port
 
 from bayes_judge.comparator import Comparator, PromptTemplate
-from bayes_judge.comparator.diagnose import UninformativeJudgeWarning
 from bayes_judge.comparator.endpoint import (
     EndpointAuthError,
     EndpointError,
@@ -28,6 +27,7 @@ from bayes_judge.comparator.endpoint import (
     MissingLabelsWarning,
     label_probabilities,
 )
+from bayes_judge.diagnose import UninformativeJudgeWarning
 
 TEXTS = {"x": "The cat sat on the mat.", "y": "Mat cat the on sat.", "z": "A cat was sitting on a mat."}
 CTX = {"s": "The cat sat on the mat all day long."}

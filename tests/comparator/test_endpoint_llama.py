@@ -45,7 +45,7 @@ LETTER = PromptTemplate(name="letter",
 FAST = {"backoff": 0.05, "max_backoff": 0.2, "max_retries": 2, "timeout": 60}
 # SmolLM2-135M answers "A" whatever the order: every run here is (rightly) diagnosed uninformative;
 # the first test checks that both judges say so
-pytestmark = pytest.mark.filterwarnings("ignore::bayes_judge.comparator.diagnose.UninformativeJudgeWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::bayes_judge.diagnose.UninformativeJudgeWarning")
 
 
 def _logit(p):

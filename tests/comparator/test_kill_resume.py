@@ -41,7 +41,7 @@ def _count(path) -> int:
 
 
 # SmolLM2 says "A" for every one of these comparisons: the run is (rightly) diagnosed uninformative
-@pytest.mark.filterwarnings("ignore::bayes_judge.comparator.diagnose.UninformativeJudgeWarning")
+@pytest.mark.filterwarnings("ignore::bayes_judge.diagnose.UninformativeJudgeWarning")
 def test_sigkill_then_resume(lm, tmp_path):
     store = tmp_path / "run.sqlite"
     script = tmp_path / "run.py"

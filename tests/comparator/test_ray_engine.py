@@ -15,7 +15,7 @@ from bayes_judge.comparator import Comparator, PromptTemplate, get_template  # n
 
 pytestmark = [
     # SmolLM2 says "A" whatever the order: diagnosed (rightly) as uninformative, in both engines
-    pytest.mark.filterwarnings("ignore::bayes_judge.comparator.diagnose.UninformativeJudgeWarning"),
+    pytest.mark.filterwarnings("ignore::bayes_judge.diagnose.UninformativeJudgeWarning"),
     pytest.mark.filterwarnings("ignore::DeprecationWarning"),
     pytest.mark.filterwarnings("ignore::FutureWarning"),
     pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),

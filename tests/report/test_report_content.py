@@ -154,7 +154,7 @@ def test_generic_fit_gets_generic_sections(tmp_path):
     assert "No sampler statistics" in html
 
 
-@pytest.mark.filterwarnings("ignore::bayes_judge.comparator.diagnose.UninformativeJudgeWarning")
+@pytest.mark.filterwarnings("ignore::bayes_judge.diagnose.UninformativeJudgeWarning")
 def test_an_uninformative_judge_is_a_red_problem(tmp_path):
     """Issue 30: a judge whose verdict follows the position (97% "A" in both orders) read from a
     CSV (no comparator attrs): the report names it as a problem, never a clean bill, and shows

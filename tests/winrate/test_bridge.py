@@ -199,14 +199,14 @@ def _pairs_table(n_items: int, judges: int, p_first: float, seed: int, systems=(
         {"a": {"A": systems[0], "B": systems[1]}, "b": {"A": systems[0], "B": systems[1]}})
 
 
-@pytest.mark.filterwarnings("ignore::bayes_judge.comparator.diagnose.UninformativeJudgeWarning")
+@pytest.mark.filterwarnings("ignore::bayes_judge.diagnose.UninformativeJudgeWarning")
 def test_a_judge_that_always_names_one_position_is_refused_with_the_reason():
     df = _table(np.ones((30, 1))).assign(winner="a")  # "A" whatever the order
     with pytest.raises(ValueError, match="Why: 1 of 1 judge.*follows the position"):
         bj.win_rate(df)
 
 
-@pytest.mark.filterwarnings("ignore::bayes_judge.comparator.diagnose.UninformativeJudgeWarning")
+@pytest.mark.filterwarnings("ignore::bayes_judge.diagnose.UninformativeJudgeWarning")
 def test_a_constant_judge_is_refused_with_the_reason():
     df = _table(np.full((30, 2), 0.5))  # every verdict a tie
     with pytest.raises(ValueError, match="all 60 of its verdicts are a tie"):

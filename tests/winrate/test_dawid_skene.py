@@ -8,9 +8,9 @@ import pytest
 
 import bayes_judge as bj
 from bayes_judge.generative.observations import class_log_lik
+from bayes_judge.inference.convergence import LabelSwitchingWarning, warn_label_switching
 from bayes_judge.winrate import dawid_skene as ds
 from bayes_judge.winrate.encode import verdict_patterns
-from bayes_judge.winrate.estimate import LabelSwitchingWarning, _label_switch_check
 
 FAST = dict(chains=4, draws=500, tune=500)
 
@@ -173,7 +173,7 @@ def test_label_switch_check_fires():
     q = np.full((4, 10, 1, 1), 0.8)
     q[2] = 0.2  # chain 2 in the mirrored mode
     with pytest.warns(LabelSwitchingWarning, match="chains disagree"):
-        _label_switch_check(q, q, data)
+        warn_label_switching(q, q, data.pair_labels, data.judges)
 
 
 def test_label_switch_check_fires_for_one_judge_in_two_modes():
@@ -183,11 +183,11 @@ def test_label_switch_check_fires_for_one_judge_in_two_modes():
     q = 0.8 + 0.02 * rng.standard_normal((4, 10, 1, 3))
     q[1, :, :, 2] -= 0.5  # chain 1: judge 2 adversarial
     with pytest.warns(LabelSwitchingWarning, match="whether judge"):
-        _label_switch_check(q, q, data)
+        warn_label_switching(q, q, data.pair_labels, data.judges)
     q[:, :, :, 2] = 0.5 + 0.05 * rng.standard_normal((4, 10, 1))  # near chance, one mode: no warning
     with warnings.catch_warnings():
         warnings.simplefilter("error", LabelSwitchingWarning)
-        _label_switch_check(q, q, data)
+        warn_label_switching(q, q, data.pair_labels, data.judges)
 
 
 def test_many_systems_one_p_per_pair():
@@ -206,7 +206,7 @@ def test_many_systems_one_p_per_pair():
         assert row["hdi_low"] < p < row["hdi_high"], (row, p)
 
 
-@pytest.mark.filterwarnings("ignore::bayes_judge.comparator.diagnose.UninformativeJudgeWarning")  # and it is named
+@pytest.mark.filterwarnings("ignore::bayes_judge.diagnose.UninformativeJudgeWarning")  # and it is named
 def test_all_verdicts_one_class_without_labels():
     df = bj.simulate_win_rate(30, q0=[1.0], q1=[0.0], seed=0)  # judge always says G0
     with pytest.raises(ValueError, match=r"all \d+ verdicts prefer G0.*not identified"):

@@ -1,4 +1,4 @@
-"""Does a judge carry information? The checks of bayes_judge.comparator.diagnose on tables with
+"""Does a judge carry information? The checks of bayes_judge.diagnose on tables with
 known behaviour."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayes_judge.comparator.diagnose import (
+from bayes_judge.diagnose import (
     UninformativeJudgeWarning,
     diagnose_judgments,
     warn_if_uninformative,
@@ -89,7 +89,7 @@ def test_diagnose_table_reads_a_large_judge_on_a_share_of_its_items():
     import numpy as np
 
     import bayes_judge as bj
-    from bayes_judge.comparator.diagnose import MAX_ROWS, diagnose_table
+    from bayes_judge.diagnose import MAX_ROWS, diagnose_table
 
     df = bj.simulate_win_rate(15_000, p=0.7, q0=[0.8, 0.8], swap=True, seed=0).drop(columns="human")
     stuck = df["judge"] == "judge1"
