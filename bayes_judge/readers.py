@@ -490,6 +490,16 @@ def load_judgments(
     ------
     FileNotFoundError, ValueError
         As :func:`read_judgments` and :func:`bayes_judge.validate_judgments`.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile, bayes_judge as bj
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "judgments.csv"
+    >>> _ = path.write_text("item,a,b,judge,winner\\n1,x,y,gpt,a\\n2,y,x,gpt,tie\\n")
+    >>> bj.load_judgments(path)[["item", "a", "b", "judge", "winner"]]
+      item  a  b judge winner
+    0    1  x  y   gpt      a
+    1    2  y  x   gpt    tie
     """
     from .schema import validate_judgments
 

@@ -30,3 +30,18 @@ def test_every_api_entry_has_an_example_that_runs(dotted):
     for test in finder.find(obj, dotted, globs={}):
         runner.run(test)
     assert runner.failures == 0, f"{dotted}: {runner.failures} example(s) print something else"
+
+
+def test_every_public_name_has_an_entry():
+    """Every name of ``bj.__all__`` (but the subpackages ``bj.datasets``, ``bj.generative``) is on
+    the API page, under the name it is defined with."""
+    import bayes_judge as bj
+
+    missing = []
+    for name, target in bj._LAZY.items():
+        module, _, attr = (target if ":" in target else f"{target}:{name}").partition(":")
+        if not attr:  # a subpackage
+            continue
+        if not any(n.rsplit(".", 1)[-1] == attr for n in NAMES):
+            missing.append(name)
+    assert missing == []

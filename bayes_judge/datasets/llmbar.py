@@ -55,7 +55,15 @@ def _llmbar_parts() -> list[str]:
 
 
 def items(name: str) -> pd.DataFrame:
-    """The items of an LLMBar-family set: item, input, output_1, output_2, human_label (1 / 2)."""
+    """The items of an LLMBar-family set: item, input, output_1, output_2, human_label (1 / 2).
+
+    Examples
+    --------
+    >>> import bayes_judge as bj
+    >>> items = bj.load_items("llmbar_natural")
+    >>> list(items.columns), len(items)
+    (['item', 'input', 'output_1', 'output_2', 'human_label'], 100)
+    """
     name = _resolve(name)
     if name == "llmbar":
         return pd.concat(

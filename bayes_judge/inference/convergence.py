@@ -70,7 +70,20 @@ def warn_unconverged(idata, var_names: Sequence[str], where: str) -> None:
 
 
 class LabelSwitchingWarning(UserWarning):
-    """Chains of a Dawid-Skene fit disagree on which class the judges favour."""
+    """Chains of a Dawid-Skene fit disagree on which class the judges favour.
+
+    Raised by ``bj.win_rate`` for the models whose registry entry names accuracies (Dawid-Skene's
+    two coins, one coin, the consensus and hierarchical models): the chains sit in mirrored modes,
+    or disagree on whether a judge beats chance.
+
+    Examples
+    --------
+    >>> import warnings, bayes_judge as bj
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", bj.LabelSwitchingWarning)   # a mirrored mode becomes an error
+    ...     issubclass(bj.LabelSwitchingWarning, UserWarning)
+    True
+    """
 
 
 def warn_label_switching(q0: np.ndarray, q1: np.ndarray, pair_labels: Sequence[str], judges: Sequence[str], *,

@@ -669,6 +669,19 @@ def transfer_sources(ood, *, swap: str = "sum", ties: str = "skip", seed: int = 
     ----------
     ood : pandas.DataFrame, or a list / dict of them (a dict names the sets), or TransferSource
         objects (kept as they are).
+
+    Returns
+    -------
+    list of TransferSource, one per set: its name, judges, net votes (labelled items × judges) and
+    labels.  Pass it as ``ood=`` to several ``win_rate(..., method="transfer")`` fits to encode the
+    sources once.
+
+    Examples
+    --------
+    >>> import bayes_judge as bj
+    >>> labelled = bj.simulate_win_rate(60, p=0.7, q0=[0.8, 0.7], seed=1)   # a 'human' column on every item
+    >>> [(s.name, s.judges, s.votes.shape) for s in bj.transfer_sources({"sim": labelled})]
+    [('sim', ('judge0', 'judge1'), (60, 2))]
     """
     from .transfer import TransferSource
 
