@@ -82,3 +82,31 @@ def test_fit_summary_report_and_compare_on_every_sampler(registered, sim, sample
     assert np.isfinite(cmp["elpd_loo"]).all()
     out = bj.report({"shared": fit}, tmp_path / "r.html")
     assert "shared-accuracy" in out.read_text()
+
+
+def test_a_new_model_with_label_switching_touches_no_task_file():
+    """Issue 32: what a win-rate model needs beyond its declaration (its accuracies, the label-switch
+    symmetric fit, the OOD prior, the prior constants) comes from its registry entry: a copy of the
+    one-coin declaration under another name is fitted exactly as the built-in one."""
+    from bayes_judge.generative.winrate_models import OneCoinPriors, one_coin
+
+    generative_model("one-coin-copy", task="win-rate", priors=OneCoinPriors, observed=("t",), latent=("h_prob",),
+                     padding=("pattern",), accuracies=("q",), label_switch=True, ood_prior=True,
+                     prior_constants=("q",))(one_coin)
+    try:
+        df = bj.simulate_win_rate(120, p=0.7, q0=[0.85, 0.75], q1=[0.85, 0.75], seed=4).drop(columns="human")
+        ood = bj.simulate_win_rate(80, p=0.4, q0=[0.85, 0.75], q1=[0.85, 0.75], seed=5)
+        kw = dict(chains=2, draws=300, tune=300, seed=1)
+        for prior, extra in (("none", {}), ("ood", {"ood": ood})):
+            copy = bj.win_rate(df, method="one-coin-copy", prior=prior, **extra, **kw)
+            builtin = bj.win_rate(df, method="dawid-skene", ds_model="one-coin", prior=prior, **extra, **kw)
+            assert copy.attrs["model"] == "one-coin-copy"
+            for v in ("alpha_q", "beta_q"):  # the prior constants, from prior_constants=("q",)
+                np.testing.assert_allclose(copy.constant_data[v], builtin.constant_data[v])
+            a, b = (float(f.posterior["p"].mean()) for f in (copy, builtin))
+            assert abs(a - b) < 0.03, (prior, a, b)  # the symmetric fit unfolded the same way
+        with pytest.raises(TypeError, match="needs a declaration that takes symmetric="):
+            generative_model("no-symmetric", task="win-rate", priors=SharedPriors, label_switch=True)(
+                lambda d, prior, *, predict=False: None)
+    finally:
+        unregister_model("one-coin-copy", "win-rate")
