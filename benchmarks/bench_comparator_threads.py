@@ -4,7 +4,8 @@ Each run is a fresh process that loads the embedded judge and times ``Comparator
 the same SummEval comparisons (coherence prompts of article 0, ``--comparisons`` of them) with
 ``threads=None`` (torch's default: every core), ``"auto"`` (the cores the load leaves free) and
 ``1``.  "busy": as many pure-Python busy loops as the machine has cores run beside it (another
-job, a test worker).  Rounds alternate the settings; the table gives each one's median and its
+job, a test worker); "busy-blas": as many processes of numpy matrix products (another numeric job,
+whose BLAS threads spin at their barriers as torch's do).  Rounds alternate the settings; the table gives each one's median and its
 ratio to torch's default in the same condition.
 
 Usage::
@@ -31,6 +32,15 @@ OUT = Path(__file__).resolve().parent / "results" / "bench_comparator_threads"
 def _busy(stop) -> None:
     while not stop.is_set():
         sum(i * i for i in range(10000))
+
+
+def _blas(stop) -> None:
+    """Another numeric job: matrix products in numpy, whose BLAS threads spin while they wait."""
+    import numpy as np
+
+    a = np.random.default_rng(0).random((400, 400))
+    while not stop.is_set():
+        a @ a
 
 
 def one(setting: str, n: int) -> float:
@@ -63,10 +73,11 @@ def main(argv: list[str] | None = None) -> None:
     cores = len(os.sched_getaffinity(0))
     settings = ["torch", "auto", "1"]
     rows = []
-    for condition in ("idle", "busy"):
+    for condition in ("idle", "busy", "busy-blas"):
         stop, procs = mp.Event(), []
-        if condition == "busy":
-            procs = [mp.Process(target=_busy, args=(stop,)) for _ in range(cores)]
+        if condition != "idle":
+            load = _busy if condition == "busy" else _blas
+            procs = [mp.Process(target=load, args=(stop,)) for _ in range(cores)]
             for p in procs:
                 p.start()
             time.sleep(65)  # let the 1-minute load average see them
@@ -75,7 +86,7 @@ def main(argv: list[str] | None = None) -> None:
             for _ in range(args.rounds):
                 for s in settings:
                     times[s].append(one(s, args.comparisons))
-                    print(f"{condition:5s} threads={s:5s} {times[s][-1]:7.2f} s", flush=True)
+                    print(f"{condition:9s} threads={s:5s} {times[s][-1]:7.2f} s", flush=True)
         finally:
             stop.set()
             for p in procs:
@@ -88,7 +99,8 @@ def main(argv: list[str] | None = None) -> None:
     lines = ["# The embedded judge's CPU threads, idle and busy machine", "",
              f"Command: `python benchmarks/bench_comparator_threads.py {' '.join(sys.argv[1:] if argv is None else argv)}`"
              f" ({cores} cores; {args.comparisons} SummEval comparisons a run, each run a fresh process; median of "
-             f"{args.rounds} alternating rounds; busy = {cores} busy loops beside it)", "",
+             f"{args.rounds} alternating rounds; busy = {cores} pure-Python busy loops beside it; busy-blas = {cores} "
+             "processes of numpy matrix products, whose BLAS threads spin while they wait)", "",
              "| machine | threads | median s | runs | time / torch default |", "|---|---|---|---|---|"]
     lines += [f"| {r['condition']} | {r['threads']} | {r['median_s']:.2f} | "
               f"{', '.join(f'{t:.2f}' for t in r['runs_s'])} | {r['vs_torch_default']:.2f} |" for r in rows]
