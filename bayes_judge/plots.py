@@ -21,6 +21,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure, SubFigure
 from scipy import stats
 
+from .analysis.wording import HDI_PROB
+
 __all__ = [
     "new_figure",
     "plot_win_rates",
@@ -225,7 +227,7 @@ def plot_ppc(
     *,
     title: str = "",
     xlabel: str = "",
-    interval: float = 0.94,
+    interval: float = HDI_PROB,
     ax: Axes | None = None,
 ) -> Figure | SubFigure:
     """Observed statistics against their posterior predictive distribution.
@@ -310,7 +312,7 @@ def plot_prior_posterior(
     idata: az.InferenceData,
     *,
     var_names: Sequence[str] | None = None,
-    interval: float = 0.94,
+    interval: float = HDI_PROB,
     max_rows: int = 30,
 ) -> Figure:
     """Beta prior against the posterior of every judge's accuracies of a Dawid-Skene fit.

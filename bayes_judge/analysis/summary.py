@@ -9,13 +9,13 @@ import numpy as np
 import pandas as pd
 
 from ..winrate.kde import kde_mode
-from .wording import verdict_labels
+from .wording import HDI_PROB, verdict_labels
 
 __all__ = ["win_rate_summary", "judge_summary", "score_summary", "pairwise_prob", "compare_systems"]
 
 
 def win_rate_summary(
-    idata: az.InferenceData, *, hdi_prob: float = 0.94, by_judge: bool = False
+    idata: az.InferenceData, *, hdi_prob: float = HDI_PROB, by_judge: bool = False
 ) -> pd.DataFrame:
     """One row per pair of systems: the posterior of p and what the judges observed.
 
@@ -24,7 +24,7 @@ def win_rate_summary(
     idata : arviz.InferenceData
         The result of :func:`bayes_judge.win_rate`.
     hdi_prob : float
-        Mass of the highest-density interval (ArviZ's default 0.94).
+        Mass of the interval (default 0.9, as everywhere in the package).
     by_judge : bool
         For BWRS and observed fits: one row per (pair, judge) from the per-judge estimates
         (``p_judge`` / ``k``), as the seed reports them per evaluator mode.
@@ -138,7 +138,7 @@ def _beta_interval(k: np.ndarray, n: np.ndarray, prob: float) -> tuple[np.ndarra
     return a / (a + b), stats.beta.ppf(tail, a, b), stats.beta.ppf(1 - tail, a, b)
 
 
-def judge_summary(idata: az.InferenceData, *, hdi_prob: float = 0.9) -> pd.DataFrame:
+def judge_summary(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB) -> pd.DataFrame:
     """One row per judge: accuracy on each class, position bias and agreement, with intervals.
 
     Parameters
@@ -274,7 +274,7 @@ def _score_blocks(idata: az.InferenceData):
     return flat, items, cands
 
 
-def score_summary(idata: az.InferenceData, *, hdi_prob: float = 0.94) -> pd.DataFrame:
+def score_summary(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB) -> pd.DataFrame:
     """Per candidate: posterior mean and sd of the score, HDI, mean rank and its interval, P(best).
 
     Parameters
@@ -379,7 +379,7 @@ def pairwise_prob(idata: az.InferenceData, *, item: str | None = None, kind: str
     return pd.DataFrame(prob, index=pd.Index(names, name="i"), columns=pd.Index(names, name="j"))
 
 
-def compare_systems(idata: az.InferenceData, *, hdi_prob: float = 0.94) -> pd.DataFrame:
+def compare_systems(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB) -> pd.DataFrame:
     """Which system (or candidate) is better, and how sure we are.
 
     For a win-rate fit (:func:`bayes_judge.win_rate`): one row per pair with the posterior of
@@ -447,7 +447,7 @@ def compare_systems(idata: az.InferenceData, *, hdi_prob: float = 0.94) -> pd.Da
     return pd.concat(rows, ignore_index=True)
 
 
-def _compare_leaderboard(idata: az.InferenceData, *, hdi_prob: float = 0.94, max_pairs: int = 5000) -> pd.DataFrame:
+def _compare_leaderboard(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB, max_pairs: int = 5000) -> pd.DataFrame:
     """Every pair of systems (ordered by mean score, better first): the score difference's mean and
     interval, ``prob_a_better`` = P(s_a > s_b), ``p_prefer`` = E[σ(s_a − s_b)] and a verdict."""
     s = idata["posterior"]["s"]

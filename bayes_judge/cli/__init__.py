@@ -15,6 +15,7 @@ import textwrap
 import warnings
 from collections.abc import Sequence
 
+from ..analysis.wording import HDI_PROB
 from ..inference.settings import SAMPLING
 from ._common import USER_ERRORS, one_line
 from .commands import (
@@ -137,7 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--human", metavar="FILE",
                      help="winrate: human labels in a file of their own: item, a, b, human ('a' / 'b' in that row's order)")
     fit.add_argument("--human-map", metavar="COL=FILECOL,...", help="rename the columns of --human")
-    fit.add_argument("--hdi-prob", type=float, default=0.9, help="mass of the intervals printed (default 0.9)")
+    fit.add_argument("--hdi-prob", type=float, default=HDI_PROB, help=f"mass of the intervals printed (default {HDI_PROB})")
     fit.add_argument("--max-rows", type=int, default=30, help="rows of the summary printed (default 30)")
     fit.add_argument("--out", required=True, metavar="RUN",
                      help="the run to write: RUN.nc (InferenceData) and RUN.json (manifest)")
@@ -174,7 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="columns with covariate differences (A minus B), e.g. a length difference")
     _sampling_args(lb, [*BACKENDS, "laplace"], "nutpie (default), pymc or numpyro (NUTS), or laplace (the Laplace "
                    "approximation, importance-corrected: seconds at a million comparisons; it says when it fails)")
-    lb.add_argument("--hdi-prob", type=float, default=0.9, help="mass of the intervals (default 0.9)")
+    lb.add_argument("--hdi-prob", type=float, default=HDI_PROB, help=f"mass of the intervals (default {HDI_PROB})")
     lb.add_argument("--csv", metavar="FILE", help="also write the leaderboard table (.csv or .parquet)")
     lb.add_argument("--max-rows", type=int, default=50, help="rows printed (default 50)")
     lb.add_argument("--out", required=True, metavar="RUN", help="the run to write: RUN.nc and RUN.json")
@@ -184,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
                 "bayes-judge summary models/fit models/demo/summeval_poe-bt --csv summary.csv")
     summ.add_argument("runs", nargs="+", metavar="RUN", help="saved runs (NAME, NAME.nc or NAME.json)")
     summ.add_argument("--csv", metavar="FILE", help="also write all rows to this CSV (or .parquet) file")
-    summ.add_argument("--hdi-prob", type=float, default=0.9, help="mass of the intervals (default 0.9)")
+    summ.add_argument("--hdi-prob", type=float, default=HDI_PROB, help=f"mass of the intervals (default {HDI_PROB})")
     summ.add_argument("--max-rows", type=int, default=40, help="rows printed per run (default 40)")
 
     # -- report ---------------------------------------------------------------------------------
@@ -196,7 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="also compare the runs' models by PSIS-LOO (bj.compare_models; the runs must be fits "
                           "of the same judgments) and include the table")
     rep.add_argument("--title", default="bayes_judge diagnostics report", help="page title")
-    rep.add_argument("--hdi-prob", type=float, default=0.9, help="mass of the intervals (default 0.9)")
+    rep.add_argument("--hdi-prob", type=float, default=HDI_PROB, help=f"mass of the intervals (default {HDI_PROB})")
     rep.add_argument("--seed", type=int, default=0, help="seed of the posterior predictive simulations")
 
     # -- select ---------------------------------------------------------------------------------

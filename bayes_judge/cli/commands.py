@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+from ..analysis.wording import HDI_PROB
 from ._common import (
     CLIError,
     check_output,
@@ -177,7 +178,7 @@ LEADERBOARD_COLUMNS = ["system", "mean", "hdi_low", "hdi_high", "rank_mean", "ra
                        "tier", "r_hat", "ess_bulk"]
 
 
-def summarize_runs(runs: dict, *, hdi_prob: float = 0.9):
+def summarize_runs(runs: dict, *, hdi_prob: float = HDI_PROB):
     """One table for several runs: ``bj.win_rate_summary`` rows of win-rate runs and
     ``bj.score_summary`` rows of rankings, with columns ``run`` and ``kind`` first."""
     import pandas as pd

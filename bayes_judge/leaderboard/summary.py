@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..analysis.wording import HDI_PROB
+
 if TYPE_CHECKING:  # pragma: no cover
     import arviz as az
     import pandas as pd
@@ -38,7 +40,7 @@ def _tiers(draws: np.ndarray, order: np.ndarray, prob: float) -> np.ndarray:
     return tier
 
 
-def leaderboard_summary(idata: az.InferenceData, *, hdi_prob: float = 0.9, tier_prob: float = 0.95) -> pd.DataFrame:
+def leaderboard_summary(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB, tier_prob: float = 0.95) -> pd.DataFrame:
     """One row per system, best first.
 
     Columns: ``system``; ``mean``, ``sd``, ``hdi_low``, ``hdi_high`` of the score ``s`` (logit
@@ -106,7 +108,7 @@ def pairwise_prob(idata: az.InferenceData, *, kind: str = "preference") -> pd.Da
     return pd.DataFrame(val, index=pd.Index(systems, name="system"), columns=systems)
 
 
-def judge_table(idata: az.InferenceData, *, hdi_prob: float = 0.9) -> pd.DataFrame:
+def judge_table(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB) -> pd.DataFrame:
     """Per judge: accuracy ``q`` = σ(α) (P(the judge names the answer a person prefers), no
     position bias, no tie) and position bias ``beta`` (logit shift toward A), means and
     intervals; empty columns where the model has no such parameter."""

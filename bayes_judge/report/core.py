@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..analysis.wording import HDI_PROB
 from .blocks import FAIL, Run, Section, Text, table_from_frame
 from .inputs import LEADERBOARD, RunInput, check_output_path, collect_runs, fit_kind
 from .sections import Context, build_sections
@@ -17,8 +18,6 @@ from .sections import Context, build_sections
 __all__ = ["report", "render_html"]
 
 TEMPLATE = "report.html"
-HDI_PROB = 0.94  # intervals of win rates and rankings unless hdi_prob= is given
-LEADERBOARD_HDI_PROB = 0.9  # ... of leaderboards, as bj.leaderboard_summary
 
 
 def _slug(text: str, k: int) -> str:
@@ -133,7 +132,7 @@ def render_html(runs: Sequence[Run], *, title: str, comparison: Section | None =
 def _build_run(k: int, name: str, idata, *, seed: int, hdi_prob: float | None, max_draws_ppc: int) -> Run:
     kind = fit_kind(idata)
     if hdi_prob is None:
-        hdi_prob = LEADERBOARD_HDI_PROB if kind == LEADERBOARD else HDI_PROB
+        hdi_prob = HDI_PROB
     ctx = Context(_slug(name, k), idata, kind, seed=seed, hdi_prob=hdi_prob,
                   max_draws_ppc=max_draws_ppc)
     sections = build_sections(ctx)
@@ -183,8 +182,8 @@ def report(
     seed : int
         Seed of the posterior predictive simulations (draw thinning and replicated data).
     hdi_prob : float, optional
-        Mass of the intervals shown; default 0.94, and 0.9 for leaderboards (the default of
-        :func:`bayes_judge.leaderboard_summary`).
+        Mass of the intervals shown; default 0.9, as every summary
+        (:data:`bayes_judge.analysis.wording.HDI_PROB`).
     max_draws_ppc : int
         Most posterior draws replicated per posterior predictive check.
 

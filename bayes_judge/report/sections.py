@@ -13,7 +13,7 @@ import pandas as pd
 
 from .. import plots
 from ..analysis.summary import score_summary, win_rate_summary
-from ..analysis.wording import verdict_labels
+from ..analysis.wording import HDI_PROB, verdict_labels
 from . import diagnostics as dg
 from .blocks import FAIL, WARN, Section, Table, Text, fmt, image, key_value_table, table_from_frame
 from .inputs import LEADERBOARD, RANKING, WIN_RATE
@@ -35,7 +35,7 @@ class Context:
     idata: az.InferenceData
     kind: str
     seed: int = 0
-    hdi_prob: float = 0.94
+    hdi_prob: float = HDI_PROB
     max_draws_ppc: int = 400
     problems: list[str] = field(default_factory=list)
 

@@ -178,7 +178,7 @@ def test_leaderboard_next_to_other_fits(board, ranking_fit, tmp_path):
     board_part = html[html.index('<section class="run" id="run1-'):html.index('<section class="run" id="run2-')]
     rank_part = html[html.index('<section class="run" id="run2-'):]
     assert "Leaderboard: scores, ranks and P(best)" in board_part and "90% HDI" in board_part
-    assert "Leaderboard" not in rank_part and "94% HDI" in rank_part  # defaults per kind
+    assert "Leaderboard" not in rank_part and "90% HDI" in rank_part  # one default for every kind
 
 
 def test_large_leaderboard_shows_the_best_40(tmp_path):

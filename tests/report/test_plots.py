@@ -54,7 +54,7 @@ def test_plot_ppc_marks_outside_values_red():
 
 def test_plot_prior_posterior(ds_labels_fit, observed_fit):
     fig = _drawn(plots.plot_prior_posterior(ds_labels_fit))
-    assert [ax.get_title(loc="left") for ax in fig.axes] == ["q0 (94% intervals)", "q1 (94% intervals)"]
+    assert [ax.get_title(loc="left") for ax in fig.axes] == ["q0 (90% intervals)", "q1 (90% intervals)"]
     with pytest.raises(ValueError, match="no prior parameters for 'q0'"):
         plots.plot_prior_posterior(observed_fit)
 
