@@ -78,8 +78,6 @@ def loglik_attrs(use_labels: bool) -> dict[str, str]:
 
 
 def _attrs(data: WinRateData, method: str, prior: str, seed: int) -> dict:
-    import json
-
     return {
         "position_counts": json.dumps(data.meta.get("position_counts", {})),
         "method": method,
