@@ -49,6 +49,8 @@ def leaderboard_summary(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB, 
     interval of the rank, 1 = best); ``p_best``; ``tier`` (systems in one tier cannot be told
     apart from the tier's leader at ``tier_prob``); ``r_hat``, ``ess_bulk``.  ``attrs["estimand"]``:
     ``"human"`` (people's preference) or ``"judges"`` (the panel's own, :func:`bayes_judge.leaderboard`);
+    ``attrs["estimand_note"]`` and ``attrs["score_bridge"]``, for people's scores read through
+    judges without labels: which scores, and the prior that widened them (:mod:`bayes_judge.leaderboard.bridge`);
     ``attrs["approximate"]``, for a fit with ``sampler="laplace"``: what the draws approximate.
 
     Examples
@@ -81,6 +83,9 @@ def leaderboard_summary(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB, 
     })
     out = out.iloc[order].reset_index(drop=True)
     out.attrs["estimand"] = str((idata.attrs or {}).get("estimand", "human"))
+    for key in ("estimand_note", "score_bridge"):  # which scores, and the prior that widened them
+        if (idata.attrs or {}).get(key):
+            out.attrs[key] = str(idata.attrs[key])
     approx = (idata.attrs or {}).get("approximate") or idata["posterior"].attrs.get("approximate")
     if approx:  # a Laplace fit: the summary says its intervals are approximate
         out.attrs["approximate"] = str(approx)

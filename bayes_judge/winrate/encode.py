@@ -295,7 +295,6 @@ def encode_win_rate(
         meta["diagnosis"] = diagnose_table(v.loc[keep, ["item", "a", "b", "judge", verdict_col]])
         why = uninformative_message(meta["diagnosis"])
 
-
     # rows in a canonical order, so that seeded tie flips do not depend on the table's row order
     rows = rows[rows["keep"]].sort_values(["unit", "judge"], kind="stable")
     judge_idx = {j: i for i, j in enumerate(judges)}

@@ -69,6 +69,7 @@ def test_a_judges_only_leaderboard_carries_its_reading_over_to_people(unlabelled
     assert (sd_bridged > sd_reading).all()
     # the summaries read the bridged scores, and say so
     summ = bj.leaderboard_summary(fit)
+    assert summ.attrs["score_bridge"] == SCORE_BRIDGE.describe() and "score bridge" in summ.attrs["estimand_note"]
     means = post["s"].mean(("chain", "draw")).to_series()
     assert np.allclose(summ.set_index("system")["mean"], means.loc[summ["system"]], atol=1e-9)
     from bayes_judge.cli.commands import run_notes
