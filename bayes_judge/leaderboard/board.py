@@ -323,5 +323,6 @@ def leaderboard(
     from ..inference.convergence import warn_unconverged
 
     if sampler != "laplace":  # independent draws of a Gaussian: nothing to converge
-        warn_unconverged(idata, ["s"], "leaderboard")
+        # the sampled scores: the bridge's own draws are independent and would hide a bad chain
+        warn_unconverged(idata, ["s_judges" if "s_judges" in post else "s"], "leaderboard")
     return idata

@@ -97,7 +97,7 @@ def bridge_scores(s: np.ndarray, prior: ScoreBridge, rng: np.random.Generator) -
 
 def panel_fit(reading: np.ndarray, truth: np.ndarray) -> tuple[float, float]:
     """``(λ̂, τ̂)`` of one panel: the least-squares multiple of the (centred) judges' reading that
-    gives people's scores, and the sd of what is left (``k − 1`` degrees of freedom)."""
+    gives people's scores, and the sd of what is left (``k − 2`` degrees of freedom: the centring and λ)."""
     s = np.asarray(reading, float) - np.mean(reading)
     t = np.asarray(truth, float) - np.mean(truth)
     lam = float(s @ t / (s @ s))

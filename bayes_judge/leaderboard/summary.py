@@ -47,7 +47,8 @@ def leaderboard_summary(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB, 
     scale of the human preference: σ(s_i − s_j) is the probability a person prefers system i's
     answer to system j's); ``rank_mean``, ``rank_low``, ``rank_high`` (central ``hdi_prob``
     interval of the rank, 1 = best); ``p_best``; ``tier`` (systems in one tier cannot be told
-    apart from the tier's leader at ``tier_prob``); ``r_hat``, ``ess_bulk``.  ``attrs["estimand"]``:
+    apart from the tier's leader at ``tier_prob``); ``r_hat``, ``ess_bulk`` (of the sampled scores:
+    ``s_judges`` where the score bridge carried them over).  ``attrs["estimand"]``:
     ``"human"`` (people's preference) or ``"judges"`` (the panel's own, :func:`bayes_judge.leaderboard`);
     ``attrs["estimand_note"]`` and ``attrs["score_bridge"]``, for people's scores read through
     judges without labels: which scores, and the prior that widened them (:mod:`bayes_judge.leaderboard.bridge`);
@@ -72,7 +73,10 @@ def leaderboard_summary(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB, 
     best = np.bincount(np.argmax(draws, axis=1), minlength=n) / len(draws)
     mean = draws.mean(axis=0)
     order = np.argsort(-mean, kind="stable")
-    summ = az.summary(idata, var_names=["s"], kind="diagnostics")
+    # the sampler's convergence is the sampled scores': a bridged s adds independent draws of the
+    # bridge's prior, which would dilute R-hat and inflate the ESS of an unconverged reading
+    sampled = "s_judges" if "s_judges" in idata["posterior"] else "s"
+    summ = az.summary(idata, var_names=[sampled], kind="diagnostics")
     out = pd.DataFrame({
         "system": systems, "mean": mean, "sd": draws.std(axis=0, ddof=1),
         "hdi_low": hdi[:, 0], "hdi_high": hdi[:, 1],

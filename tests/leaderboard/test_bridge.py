@@ -138,3 +138,19 @@ def test_the_command_line_says_which_scores_and_the_prior(unlabelled, tmp_path, 
     text = capsys.readouterr().out
     assert "a preference all judges share is not in the intervals" in text and "prior:" not in text
     assert "s_judges" not in bj.load_run(tmp_path / "b").posterior
+
+
+def test_convergence_is_judged_on_the_sampled_scores(unlabelled):
+    """The bridge adds independent draws of its prior to every draw: R-hat and ESS of the bridged
+    scores would hide chains that disagree; the warning and the summary read the sampled ones."""
+    import arviz as az
+
+    from bayes_judge.inference.convergence import SamplerConvergenceWarning
+
+    df, _ = unlabelled
+    with pytest.warns(SamplerConvergenceWarning, match="s_judges"):
+        fit = bj.leaderboard(df, chains=4, draws=30, tune=15, seed=0, pointwise=False)
+    summ = bj.leaderboard_summary(fit).set_index("system")
+    rhat = az.rhat(fit.posterior["s_judges"])["s_judges"].to_series()
+    assert np.allclose(summ["r_hat"], rhat.loc[summ.index].round(2), atol=0.011)
+    assert summ["r_hat"].max() >= az.rhat(fit.posterior["s"])["s"].max() - 0.005
