@@ -130,8 +130,8 @@ def hessian(logp_grad: Callable, buf: np.ndarray, x: np.ndarray, *, step: float 
 
 
 def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chains: int, draws: int, seed: int,
-                  importance: bool = True, threads: int | None = None, scale: float = 1.0
-                  ) -> tuple[np.ndarray, dict]:
+                  importance: bool = True, threads: int | None = None, scale: float = 1.0,
+                  weigh: tuple[Callable, np.ndarray] | None = None) -> tuple[np.ndarray, dict]:
     """Draws of the Laplace approximation ``N(x̂, H⁻¹)`` of the kernel's density on its
     (unconstrained) coordinates: ``x̂`` its mode (:func:`mode`, L-BFGS from ``x0``), ``H`` the
     negative Hessian there (:func:`hessian`).
@@ -146,7 +146,12 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
     weights are not trusted either, and the Gaussian's own draws are returned (``info["resampled"]``
     False): the caller should say the approximation failed. The first ``PILOT`` proposals are
     weighed first; where their weights are nearly equal the Gaussian is taken as it is
-    (``info["gaussian"]``) and the other proposals are not weighed.
+    (``info["gaussian"]``) and the other proposals are not weighed.  ``weigh``, a kernel and its
+    buffer of the same density on the same coordinates, evaluates the weights instead of
+    ``logp_grad``: the leaderboard's kernel with its cells in single precision, about 1.8× faster
+    (``benchmarks/bench_leaderboard_precision.py``); its rounding, about 1e-8 of the log density,
+    is far below the spread of the log weights, while the mode and the curvature (differences of
+    gradients) stay in double precision.
 
     Returns the draws, shape (chains, draws, n), and ``{"mode", "logp_mode", "min_eig", "n_grad",
     "pareto_k", "ess_importance", "resampled"}`` (``pareto_k``, ``ess_importance`` NaN without
@@ -179,7 +184,9 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
     if importance:
         import arviz as az
 
-        lq = lp_mode - 0.5 * np.einsum("ij,ij->j", eps, eps)  # log q up to the constant p and q share at x̂
+        w_kern, w_buf = weigh if weigh is not None else (logp_grad, buf)
+        lp_ref = lp_mode if weigh is None else float(w_kern(x_mode, w_buf, g))
+        lq = lp_ref - 0.5 * np.einsum("ij,ij->j", eps, eps)  # log q up to the constant p and q share at x̂
 
         def weights(lp: np.ndarray, lq: np.ndarray) -> tuple[np.ndarray, float]:
             lw = np.where(np.isfinite(lp), lp - lq, -np.inf)
@@ -190,13 +197,13 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
         # a pilot of PILOT proposals first: where the Gaussian already is the posterior (weights
         # nearly equal) the other proposals need no weighing
         m = min(total, PILOT)
-        lp = _logp_many(logp_grad, buf, z[:m], threads)
+        lp = _logp_many(w_kern, w_buf, z[:m], threads)
         w, k = weights(lp, lq[:m])
         ess = 1.0 / np.sum(w ** 2)
         if k <= 0.3 and ess >= 0.9 * m:
             info.update(pareto_k=k, ess_importance=ess * total / m, gaussian=True)
         else:
-            lp = np.concatenate([lp, _logp_many(logp_grad, buf, z[m:], threads)])
+            lp = np.concatenate([lp, _logp_many(w_kern, w_buf, z[m:], threads)])
             w, k = weights(lp, lq)
             info.update(pareto_k=k, ess_importance=float(1.0 / np.sum(w ** 2)))
             if k <= K_MAX:  # else the weights cannot be trusted either: the Gaussian's own draws, flagged

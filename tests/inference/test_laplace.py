@@ -177,3 +177,31 @@ def test_a_correlated_posterior_sampled_through_the_shear():
     corr = np.corrcoef(x.T)
     assert np.allclose(corr[:3, :3], (cov / np.outer(sd, sd))[:3, :3], atol=0.02)
     assert np.allclose(x.std(0), sd, rtol=0.1)
+
+
+@numba.njit(cache=True)
+def _skewed(x, buf, grad):
+    """Σ_i (a x_i − exp(x_i)) + c: a log-gamma density per coordinate (skewed), shifted by ``c``;
+    buf = [a, c]."""
+    lp = buf[1]
+    for i in range(x.shape[0]):
+        e = np.exp(x[i])
+        lp += buf[0] * x[i] - e
+        grad[i] = buf[0] - e
+    return lp
+
+
+def test_the_importance_weights_can_come_from_a_second_kernel_of_the_same_density():
+    """``weigh`` evaluates the weights (the leaderboard's single-precision cells): a kernel of the
+    same density up to a constant gives the very same draws, and it is the one used."""
+    from bayes_judge.inference.laplace import laplace_draws
+
+    buf = np.array([1.5, 0.0])
+    kw = dict(chains=2, draws=600, seed=3)
+    z, info = laplace_draws(_skewed, buf, np.zeros(3), **kw)
+    assert info["resampled"] and not info["gaussian"]  # skewed: the weights correct the Gaussian
+    z_shift, info_shift = laplace_draws(_skewed, buf, np.zeros(3), weigh=(_skewed, np.array([1.5, 123.4])), **kw)
+    assert np.array_equal(z, z_shift) and info_shift["pareto_k"] == pytest.approx(info["pareto_k"])
+    # another density as the weights' kernel moves the draws: it is what weighs them
+    z_other, _ = laplace_draws(_skewed, buf, np.zeros(3), weigh=(_skewed, np.array([3.0, 0.0])), **kw)
+    assert abs(z_other.mean() - z.mean()) > 0.1

@@ -1314,7 +1314,12 @@ def build_fast_path(name: str, *, pack, kernel, expand, layout, log_sites: tuple
                 f"sampler='laplace' cannot fit {held}: a hierarchical scale's mode is at 0, where the "
                 "Laplace approximation does not exist; pass system_bias=False, or sample with NUTS")
         kern = kernel_of(buf)
-        z, info = laplace_draws(kern, buf, _start(init, lay, log_sites), chains=chains, draws=draws, seed=seed)
+        # the importance weights need only log densities: those the sampler would use (single
+        # precision where the table qualifies)
+        w_buf, _ = buffer(arrays, coords, priors, options)
+        weigh = (kernel_of(w_buf), w_buf) if w_buf[18] != buf[18] else None
+        z, info = laplace_draws(kern, buf, _start(init, lay, log_sites), chains=chains, draws=draws, seed=seed,
+                                weigh=weigh)
         n_out = sum(int(np.prod(shape, dtype=np.int64)) for _, shape in lay)
         flat = np.empty((chains * draws, n_out))
         for i, x in enumerate(z.reshape(chains * draws, -1)):
