@@ -238,6 +238,8 @@ def _worker_fit(out: Path, m: int, model: str, label_share: float, fit_timeout: 
     # warm-up: a one-draw fit of the same data compiles the model (cached for the full fit)
     kw: dict = {} if system_bias is None or model != "bt-judges" else {"system_bias": system_bias}
     kw["fast"] = fast
+    if model == "bt-judges":  # the joint model of judges and labels these rows measure (the default
+        kw["bridge"] = False  # with labels learns the score bridge from them: leaderboard_few_labels.py)
     t0 = time.perf_counter()
     bj.leaderboard(df, model=model, seed=0, chains=1, draws=1, tune=1, pointwise=False, **kw)
     res["warmup_fit_s"] = time.perf_counter() - t0

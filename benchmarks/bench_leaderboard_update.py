@@ -45,7 +45,9 @@ def main(argv: list[str] | None = None) -> dict:
     cut = int(len(df) * (1 - args.new_share))
     old, new = df.iloc[:cut], df.iloc[cut:]
     rows = []
-    for label, kw in (("NUTS", {}), ("laplace", {"sampler": "laplace", "system_bias": False})):
+    # the joint model of judges and labels for both (with labels the default learns the score
+    # bridge from them, which Laplace cannot approximate)
+    for label, kw in (("NUTS", {"bridge": False}), ("laplace", {"sampler": "laplace", "system_bias": False})):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             bj.leaderboard(df.iloc[:20_000], pointwise=False, **kw)  # warm-up: compiled kernels

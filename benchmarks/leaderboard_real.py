@@ -13,7 +13,9 @@ on the logit scale of the human preference that ``bj.leaderboard`` reports.
 
 Methods, in one run: ``bj.leaderboard`` (``bt-judges``, with and without the judges' own system
 preferences ``system_bias``) on the judges alone and with the human preference of 10% of the
-comparisons; and the point references on the same judgments:
+comparisons (the default: the judges alone, their reading bridged to people's by the labels;
+``bridge=False``: one model in which each judge reads the label of the comparison it judged);
+and the point references on the same judgments:
 the labels alone (Bradley-Terry on the labelled comparisons, no judge), win-ratio (share of
 decided verdicts won), avg-prob (mean ``p_a`` as the first system), plain
 Bradley-Terry MLE on the judges' hard verdicts (ties half) and its bootstrap over comparisons
@@ -166,12 +168,13 @@ def run_set(name: str, args) -> tuple[list[dict], dict]:
                      "calibration_error": err, "calibration_error_binned": ece, "wall_s": wall, **(extra or {})})
 
     pct = f"{args.label_share:.0%} labels"
-    for label, human, sb in (("leaderboard, judges only", None, True),
-                             ("leaderboard, judges only, no system bias", None, False),
-                             (f"leaderboard, {pct}", lab_table, True),
-                             (f"leaderboard, {pct}, no system bias", lab_table, False)):
+    for label, human, sb, br in (("leaderboard, judges only", None, True, None),
+                                 ("leaderboard, judges only, no system bias", None, False, None),
+                                 (f"leaderboard, {pct} (default: the bridge learnt from them)", lab_table, None, None),
+                                 (f"leaderboard, {pct}, bridge=False", lab_table, True, False),
+                                 (f"leaderboard, {pct}, bridge=False, no system bias", lab_table, False, False)):
         t = time.perf_counter()
-        idata = bj.leaderboard(judges_only, human=human, system_bias=sb, seed=args.seed, draws=args.draws,
+        idata = bj.leaderboard(judges_only, human=human, system_bias=sb, bridge=br, seed=args.seed, draws=args.draws,
                                tune=args.draws)
         wall = time.perf_counter() - t
         summ = bj.leaderboard_summary(idata, hdi_prob=0.9).set_index("system").reindex(systems)
@@ -252,15 +255,28 @@ def main() -> None:
     ap.add_argument("--draws", type=int, default=1000)
     ap.add_argument("--bootstrap", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--label-seeds", type=int, default=1,
+                    help="draws of the labelled comparisons (seeds seed, seed + 1, ...): one draw of 1%% of the "
+                         "comparisons is a handful of labels a system, and its coverage is one draw's")
     ap.add_argument("--out", default=str(HERE / "results" / "leaderboard_real"))
     args = ap.parse_args()
     load0 = os.getloadavg()[0]
     rows, curves = [], {}
     for name in args.sets.split(","):
-        r, c = run_set(name, args)
-        rows += r
-        curves[name] = c
+        for k in range(args.label_seeds):
+            r, c = run_set(name, argparse.Namespace(**{**vars(args), "seed": args.seed + k}))
+            rows += [dict(row, label_seed=args.seed + k) for row in r]
+            curves.setdefault(name, c)  # the reliability diagram of the first draw
     table = pd.DataFrame(rows)
+    over_seeds = []
+    if args.label_seeds > 1:
+        g = table.groupby(["set", "method"], sort=False)
+        pooled = pd.DataFrame({"coverage_90 (mean)": g["coverage_90"].mean(), "min": g["coverage_90"].min(),
+                               "max": g["coverage_90"].max(), "mean_width": g["mean_width"].mean(),
+                               "kendall_tau": g["kendall_tau"].mean(), "draws": g.size()}).reset_index()
+        pooled = pooled[pooled["coverage_90 (mean)"].notna()]
+        over_seeds = [f"Over the {args.label_seeds} draws of the labels (seeds {args.seed}-{args.seed + args.label_seeds - 1}; "
+                      "every row of each draw below):", "", markdown_table(pooled), ""]
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     cmd = "python benchmarks/leaderboard_real.py " + " ".join(sys.argv[1:])
@@ -270,6 +286,7 @@ def main() -> None:
           "calibration_error: weighted mean |P(i > j) - the experts' preference rate| over system pairs on the "
           "comparisons not used as labels; calibration_error_binned: the same over 10 bins of the prediction "
           "(ECE; the reliability diagram's points).", "",
+          *over_seeds,
           markdown_table(table), "",
           *(f"- {k}: {json.dumps(v['meta'])}" for k, v in curves.items()),
           f"- load average before/after: {load0:.1f} / {os.getloadavg()[0]:.1f}"]

@@ -45,7 +45,7 @@ from bayes_judge.leaderboard.simulate import simulate_leaderboard  # noqa: E402
 MECHANISMS = {"shift": (0.4, -0.3, 0.0), "chance": (0.15, -0.10, 0.0), "close": (0.8, -0.6, 0.0)}
 
 
-def run(mechanism: str, m: int, seed: int, label_share: float) -> dict:
+def run(mechanism: str, m: int, seed: int, label_share: float, bridge: bool | None = None) -> dict:
     beta = MECHANISMS[mechanism]
     tau = tie_threshold(ALPHA, beta if mechanism == "shift" else (0.0, 0.0, 0.0))
     df, truth = simulate_leaderboard(N_SYSTEMS, m, alpha=ALPHA, beta=beta, tau=tau, label_share=label_share,
@@ -53,7 +53,7 @@ def run(mechanism: str, m: int, seed: int, label_share: float) -> dict:
     share_a = (df.assign(a_wins=(df["winner"] == "a") + 0.5 * (df["winner"] == "tie"))
                .groupby("judge")["a_wins"].mean().round(3).to_dict())
     t = time.perf_counter()
-    idata = bj.leaderboard(df, system_bias=False, seed=seed, pointwise=False)
+    idata = bj.leaderboard(df, system_bias=False, seed=seed, pointwise=False, bridge=bridge)
     wall = time.perf_counter() - t
     summ = bj.leaderboard_summary(idata, hdi_prob=0.9).set_index("system").loc[truth.index]
     x, y = summ["mean"].to_numpy(), truth.to_numpy()
@@ -70,9 +70,12 @@ def main() -> None:
     ap.add_argument("--comparisons", type=int, default=200_000)
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--label-share", type=float, default=0.01)
+    ap.add_argument("--bridge", choices=("default", "on", "off"), default="default",
+                    help="bj.leaderboard's bridge= (default: the package's choice)")
     ap.add_argument("--out", default=str(HERE / "results"))
     args = ap.parse_args()
-    rows = [run(mech, args.comparisons, seed, args.label_share)
+    bridge = {"default": None, "on": True, "off": False}[args.bridge]
+    rows = [run(mech, args.comparisons, seed, args.label_share, bridge)
             for mech in MECHANISMS for seed in range(1, args.seeds + 1)]
     for r in rows:
         print({k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()})
@@ -84,9 +87,11 @@ def main() -> None:
     cmd = "python benchmarks/position_mechanisms.py" + (
         f" --comparisons {args.comparisons}" if args.comparisons != 200_000 else "") + (
         f" --seeds {args.seeds}" if args.seeds != 2 else "") + (
-        f" --label-share {args.label_share:g}" if args.label_share != 0.01 else "")
+        f" --label-share {args.label_share:g}" if args.label_share != 0.01 else "") + (
+        f" --bridge {args.bridge}" if args.bridge != "default" else "")
     name = ("position_mechanisms" + ("" if args.comparisons == 200_000 else f"_{args.comparisons}")
-            + ("" if args.label_share == 0.01 else f"_labels{args.label_share:g}"))
+            + ("" if args.label_share == 0.01 else f"_labels{args.label_share:g}")
+            + ("" if args.bridge == "default" else f"_bridge_{args.bridge}"))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     table = res.assign(share_A=res["share_A"].map(lambda d: ", ".join(f"{v:.3f}" for v in d.values())),

@@ -167,9 +167,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="bt-judges: no per-judge preference for some systems (by default each judge has one, "
                          "told apart from the human scores by human labels)")
     lb.add_argument("--no-bridge", action="store_true",
-                    help="bt-judges without human labels: keep the judges' reading of people's scores instead of "
+                    help="bt-judges: without human labels keep the judges' reading of people's scores instead of "
                          "carrying it over by the score bridge (which widens it by how far judges' readings lie "
-                         "from people's scores on ten bundled panels)")
+                         "from people's scores on ten bundled panels); with labels fit one model in which each "
+                         "judge reads the label of the comparison it judged, instead of learning the bridge from "
+                         "the labels")
     lb.add_argument("--difficulty", action="store_true", help="a per-prompt scale of the score differences")
     lb.add_argument("--covariates", metavar="COL,...",
                     help="columns with covariate differences (A minus B), e.g. a length difference")

@@ -12,19 +12,24 @@ both as a prior and carries them into the posterior, draw by draw::
 
 ``λ > 0`` keeps the order of the judges' reading, so the ranks and P(best) widen by ``ε`` only;
 the scores' magnitudes (and P(a person prefers i to j)) widen by ``λ`` too.  The prior is fitted
-(:func:`fit_score_bridge`) to panels with known human scores; with human labels the leaderboard
-learns the judges' bias itself (``system_bias``) and no bridge is applied.
+(:func:`fit_score_bridge`) to panels with known human scores.
+
+With human labels the same bridge is learnt from them (:func:`calibrate_bridge`): the labels
+score ``h`` by Bradley-Terry, ``n_A ~ Binomial(n_A + n_B, σ(h_a − h_b))``, so λ and each system's
+ε move from their prior as far as the labels say, and the intervals narrow from the judges-only
+ones as labels come in, never below what the labels support.
 """
 
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
-__all__ = ["ScoreBridge", "SCORE_BRIDGE", "bridge_scores", "fit_score_bridge", "panel_fit"]
+__all__ = ["ScoreBridge", "SCORE_BRIDGE", "bridge_scores", "calibrate_bridge", "fit_score_bridge", "panel_fit"]
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,79 @@ def bridge_scores(s: np.ndarray, prior: ScoreBridge, rng: np.random.Generator) -
     tau = np.exp(np.log(prior.tau_median) + prior.tau_sd * rng.standard_normal((n, 1)))
     h = lam * s + tau * rng.standard_normal((n, k))
     return h - h.mean(axis=1, keepdims=True)
+
+
+def _reading_basis(reading: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and a square-root factor ``L`` (N × r) of the draws' covariance: ``m + L u``, ``u ~ N(0, I_r)``,
+    is the Gaussian of the reading (rank N − 1: the reading is centred)."""
+    m = reading.mean(axis=0)
+    w, V = np.linalg.eigh(np.cov(reading, rowvar=False))
+    keep = w > 1e-9 * max(float(w.max()), 1e-300)
+    return m, V[:, keep] * np.sqrt(w[keep])
+
+
+def calibrate_bridge(reading: np.ndarray, hum_a: np.ndarray, hum_b: np.ndarray, hum_n: np.ndarray,
+                     prior: ScoreBridge, *, sampler: str = "nutpie", chains: int = 4, draws: int = 1000,
+                     tune: int = 1000, seed: int = 0, target_accept: float = 0.9) -> dict[str, np.ndarray]:
+    """People's scores from the judges' reading and human labels: the score bridge learnt from them.
+
+    ::
+
+        s_J = m + L u,  u ~ Normal(0, I)                the judges' reading (the draws' Gaussian)
+        λ ~ LogNormal(log λ_med, σ_λ),  τ ~ LogNormal(log τ_med, σ_τ),  z_i ~ Normal(0, 1)
+        h = λ s_J + τ (z − z̄)                            people's scores (the bridge)
+        n_A ~ Binomial(n_A + n_B, σ(h_a − h_b))          each labelled pair (Bradley-Terry)
+
+    The judges' reading enters through the mean ``m`` and covariance ``L Lᵀ`` of its posterior
+    draws (a judges-only fit), so the labels calibrate the bridge without refitting the judges.
+
+    Parameters
+    ----------
+    reading : (draws, N) array
+        Centred posterior draws of a judges-only leaderboard's scores.
+    hum_a, hum_b : (H,) int
+        The systems of each labelled pair.
+    hum_n : (H, 2) array
+        People's preferences for ``hum_a`` and for ``hum_b``.
+    prior : ScoreBridge
+    sampler, chains, draws, tune, seed, target_accept
+        NUTS settings (``"laplace"`` samples this small model with nutpie).
+
+    Returns
+    -------
+    dict
+        ``s`` (chains, draws, N) people's scores, centred; ``s_judges`` the reading's draws under
+        the model; ``bridge_lambda``, ``bridge_tau`` (chains, draws); ``diverging`` (chains, draws).
+    """
+    import pymc as pm
+
+    from ..inference.fit import _quiet_pymc
+
+    reading = np.asarray(reading, dtype=float)
+    N = reading.shape[1]
+    m, L = _reading_basis(reading)
+    a, b = np.asarray(hum_a, dtype=np.int64), np.asarray(hum_b, dtype=np.int64)
+    n = np.asarray(hum_n, dtype=float)
+    with pm.Model() as model:
+        u = pm.Normal("u", 0.0, 1.0, shape=L.shape[1])
+        # an elementwise product and a sum, not a dot: PyTensor's C dot warns where it finds no BLAS
+        s_j = pm.Deterministic("s_judges", m + (L * u[None, :]).sum(axis=1))
+        lam = pm.LogNormal("bridge_lambda", np.log(prior.lam_median), max(prior.lam_sd, 1e-6))
+        tau = pm.LogNormal("bridge_tau", np.log(prior.tau_median), max(prior.tau_sd, 1e-6))
+        z = pm.Normal("z", 0.0, 1.0, shape=N)
+        h = pm.Deterministic("s", lam * s_j + tau * (z - z.mean()))
+        pm.Binomial("human", n=n.sum(axis=1), logit_p=h[a] - h[b], observed=n[:, 0])
+    nuts = "nutpie" if sampler == "laplace" else sampler
+    with _quiet_pymc(), model, warnings.catch_warnings():
+        # PyTensor's C compiler warns once, on a fresh cache, of no BLAS (its rewrites may make a dot)
+        warnings.filterwarnings("ignore", message=".*could not link to a BLAS.*", category=UserWarning)
+        idata = pm.sample(draws=draws, tune=tune, chains=chains, random_seed=seed, target_accept=target_accept,
+                          nuts_sampler=nuts, progressbar=False, compute_convergence_checks=False)
+    post = idata["posterior"]
+    out = {k: post[k].to_numpy() for k in ("s", "s_judges", "bridge_lambda", "bridge_tau")}
+    div = idata["sample_stats"].get("diverging")
+    out["diverging"] = (div.to_numpy() if div is not None else np.zeros(out["bridge_tau"].shape, bool))
+    return out
 
 
 def panel_fit(reading: np.ndarray, truth: np.ndarray) -> tuple[float, float]:

@@ -30,7 +30,7 @@ from ..outcomes import (
     read_outcomes,
 )
 
-__all__ = ["LeaderboardData", "encode_leaderboard", "OUTCOMES", "H_UNKNOWN", "H_A", "H_B"]
+__all__ = ["LeaderboardData", "encode_leaderboard", "judges_only", "OUTCOMES", "H_UNKNOWN", "H_A", "H_B"]
 
 OUTCOMES = ("A", "B", "tie", "soft_A", "soft_B")
 #: what a cell knows about the human preference of its comparisons
@@ -401,4 +401,37 @@ def merge_data(old: LeaderboardData, new: LeaderboardData) -> LeaderboardData:
         h=uniq[:, 3].astype(np.int64), n=sums, item=np.zeros(C, np.int64), x=np.zeros((C, 1)),
         hum_a=hum_a, hum_b=hum_b, hum_item=np.zeros(H, np.int64), hum_n=hsum, hum_x=np.zeros((H, 1)),
         covariates=[], meta=meta,
+    )
+
+
+def judges_only(data: LeaderboardData) -> LeaderboardData:
+    """The judgment cells of ``data`` without what they know of people's preference, and no label
+    cells: the judges-only fit whose reading the score bridge learns from the labels
+    (:func:`bayes_judge.leaderboard.bridge.calibrate_bridge`).  Cells that differ only in their
+    label are added together.
+
+    Raises
+    ------
+    ValueError
+        With difficulty or covariates (the bridge reads one score per system), or when the judges'
+        comparisons alone leave a system apart from the rest (people compared it, no judge did).
+    """
+    if len(data.items) > 1 or data.covariates:
+        raise ValueError("the score bridge learnt from labels reads one score per system: fit without difficulty= "
+                         "and covariates=, or pass bridge=False")
+    keys = np.column_stack([data.sys_a, data.sys_b, data.judge, np.zeros_like(data.h), data.item]).astype(np.int64)
+    uniq, sums = _group(keys, data.n)
+    try:
+        check_connected(len(data.systems), uniq[:, 0], uniq[:, 1], names=data.systems)
+    except ValueError as err:
+        raise ValueError(f"the score bridge reads the judges' reading of every system, but the judges' comparisons "
+                         f"alone (people's labels aside) do not connect them: {err}; or pass bridge=False") from err
+    C = len(uniq)
+    none = np.zeros(0, np.int64)
+    return LeaderboardData(
+        systems=data.systems, judges=data.judges, items=data.items,
+        sys_a=uniq[:, 0].astype(np.int64), sys_b=uniq[:, 1].astype(np.int64), judge=uniq[:, 2].astype(np.int64),
+        h=np.zeros(C, np.int64), n=sums, item=uniq[:, 4].astype(np.int64), x=np.zeros((C, data.x.shape[1])),
+        hum_a=none, hum_b=none, hum_item=none, hum_n=np.zeros((0, 2)), hum_x=np.zeros((0, data.x.shape[1])),
+        covariates=[], meta={**data.meta, "n_labels": 0, "n_labelled_rows": 0},
     )

@@ -48,7 +48,8 @@ def leaderboard_summary(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB, 
     answer to system j's); ``rank_mean``, ``rank_low``, ``rank_high`` (central ``hdi_prob``
     interval of the rank, 1 = best); ``p_best``; ``tier`` (systems in one tier cannot be told
     apart from the tier's leader at ``tier_prob``); ``r_hat``, ``ess_bulk`` (of the sampled scores:
-    ``s_judges`` where the score bridge carried them over).  ``attrs["estimand"]``:
+    ``s_judges`` where the score bridge carried them over; the worse of ``s_judges`` and ``s`` where
+    the bridge was learnt from labels, both sampled).  ``attrs["estimand"]``:
     ``"human"`` (people's preference) or ``"judges"`` (the panel's own, :func:`bayes_judge.leaderboard`);
     ``attrs["estimand_note"]`` and ``attrs["score_bridge"]``, for people's scores read through
     judges without labels: which scores, and the prior that widened them (:mod:`bayes_judge.leaderboard.bridge`);
@@ -77,6 +78,10 @@ def leaderboard_summary(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB, 
     # bridge's prior, which would dilute R-hat and inflate the ESS of an unconverged reading
     sampled = "s_judges" if "s_judges" in idata["posterior"] else "s"
     summ = az.summary(idata, var_names=[sampled], kind="diagnostics")
+    if "bridge_lambda" in idata["posterior"]:  # a bridge learnt from labels is sampled too: the worse of the two
+        also = az.summary(idata, var_names=["s"], kind="diagnostics")
+        summ = pd.DataFrame({"r_hat": np.fmax(summ["r_hat"].to_numpy(), also["r_hat"].to_numpy()),
+                             "ess_bulk": np.fmin(summ["ess_bulk"].to_numpy(), also["ess_bulk"].to_numpy())})
     out = pd.DataFrame({
         "system": systems, "mean": mean, "sd": draws.std(axis=0, ddof=1),
         "hdi_low": hdi[:, 0], "hdi_high": hdi[:, 1],

@@ -251,8 +251,9 @@ def data_section(ctx: Context) -> Section:
                                ": people's scores." if estimand == "human" else ": the panel's own preference."),
                                cls="note"))
         if ctx.attrs.get("score_bridge"):
-            sec.blocks.append(Text(f"Prior of people's scores without labels: {ctx.attrs['score_bridge']}.",
-                                   cls="note"))
+            learnt = int(ctx.attrs.get("n_labels", 0) or 0) > 0  # the labels updated it (calibrate_bridge)
+            sec.blocks.append(Text(f"Prior of the score bridge{', learnt from the labels' if learnt else ''}: "
+                                   f"{ctx.attrs['score_bridge']}.", cls="note"))
         bias = leaderboard_position_share(ctx.idata)
         if bias is not None:
             sec.blocks.append(table_from_frame(

@@ -11,6 +11,7 @@ from bayes_judge.leaderboard.bridge import (
     SCORE_BRIDGE,
     ScoreBridge,
     bridge_scores,
+    calibrate_bridge,
     fit_score_bridge,
     panel_fit,
 )
@@ -87,9 +88,11 @@ def test_the_bridge_applies_only_where_people_are_read_through_judges_without_la
     kw = dict(chains=1, draws=50, tune=50, seed=0, pointwise=False)
     with pytest.raises(TypeError, match="bridge must be"):
         bj.leaderboard(df, bridge="yes", **kw)
-    with pytest.raises(ValueError, match="with labels the fit learns the judges' bias itself"):
+    with pytest.raises(ValueError, match="carries LLM judges' reading over to people's scores"):
+        bj.leaderboard(df, estimand="judges", position_bias=False, bridge=True, **kw)
+    with pytest.raises(ValueError, match="one score per system"):
         lab = df[["item", "a", "b"]].drop_duplicates(["item", "a", "b"]).iloc[:40].assign(human="a")
-        bj.leaderboard(df, human=lab, bridge=ScoreBridge(1.5, 0.3, 0.3, 0.3), **kw)
+        bj.leaderboard(df, human=lab, bridge=ScoreBridge(1.5, 0.3, 0.3, 0.3), difficulty=True, **kw)
     judges = bj.leaderboard(df, estimand="judges", position_bias=False, **kw)  # the panel's own preference
     assert "score_bridge" not in judges.attrs and "s_judges" not in judges.posterior
     votes = df[df["judge"] == df["judge"].iloc[0]].assign(judge="human")  # people's own votes: nothing to bridge
@@ -154,3 +157,57 @@ def test_convergence_is_judged_on_the_sampled_scores(unlabelled):
     rhat = az.rhat(fit.posterior["s_judges"])["s_judges"].to_series()
     assert np.allclose(summ["r_hat"], rhat.loc[summ.index].round(2), atol=0.011)
     assert summ["r_hat"].max() >= az.rhat(fit.posterior["s"])["s"].max() - 0.005
+
+
+def test_the_labels_calibrate_the_bridge():
+    """calibrate_bridge: many labels recover λ and people's scores; none leave the prior's bridge."""
+    rng = np.random.default_rng(0)
+    N = 6
+    s_j = np.linspace(-1.0, 1.0, N)
+    reading = s_j + 0.05 * rng.standard_normal((2000, N))
+    reading -= reading.mean(axis=1, keepdims=True)
+    eps = np.array([0.3, -0.2, 0.0, 0.1, -0.4, 0.2])
+    h = 2.0 * s_j + eps - eps.mean()
+    a, b = np.triu_indices(N, 1)
+    wins = rng.binomial(400, 1 / (1 + np.exp(-(h[a] - h[b]))))
+    out = calibrate_bridge(reading, a, b, np.column_stack([wins, 400 - wins]), SCORE_BRIDGE, chains=2, draws=500,
+                           tune=500, seed=1)
+    lo, hi = np.quantile(out["s"].reshape(-1, N), [0.05, 0.95], axis=0)
+    assert ((lo <= h) & (h <= hi)).mean() >= 5 / 6 and (hi - lo).mean() < 0.5
+    lam = out["bridge_lambda"].ravel()
+    assert np.quantile(lam, 0.05) < 2.0 < np.quantile(lam, 0.95) and lam.std() < 0.3  # the prior's sd is ~0.6
+    assert out["s"].shape == (2, 500, N) and abs(out["s"].sum(axis=-1)).max() < 1e-9
+    # no label: the prior's bridge (bridge_scores) of the same reading
+    none = calibrate_bridge(reading, np.zeros(0, int), np.zeros(0, int), np.zeros((0, 2)), SCORE_BRIDGE, chains=2,
+                            draws=1000, tune=500, seed=2)
+    prior = bridge_scores(reading, SCORE_BRIDGE, np.random.default_rng(3))
+    q = [0.05, 0.5, 0.95]
+    assert np.allclose(np.quantile(none["s"].reshape(-1, N), q, axis=0), np.quantile(prior, q, axis=0), atol=0.12)
+
+
+def test_a_few_labels_narrow_the_bridged_leaderboard_and_say_so(unlabelled):
+    df, _ = unlabelled
+    kw = dict(chains=2, draws=300, tune=300, seed=0)
+    comps = df.loc[df["a"] < df["b"], ["item", "a", "b"]].drop_duplicates()  # one row a comparison
+    lab = comps.iloc[::4].assign(human=np.where(np.arange(len(comps.iloc[::4])) % 3, "a", "b"))
+    bare = bj.leaderboard(df, pointwise=False, **kw)
+    fit = bj.leaderboard(df, human=lab, bridge=True, **kw)
+    post = fit.posterior
+    assert {"s_judges", "bridge_lambda", "bridge_tau"} <= set(post) and fit.attrs["n_labels"] == len(lab)
+    assert f"{len(lab)} human label(s)" in fit.attrs["estimand_note"]
+    assert fit.attrs["score_bridge"] == SCORE_BRIDGE.describe()
+    # the judges' reading is the judges-only fit's; the labels move λ from its prior and narrow the scores
+    assert np.allclose(post["s_judges"], bare.posterior["s_judges"])
+    assert post["s"].std(("chain", "draw")).mean() < bare.posterior["s"].std(("chain", "draw")).mean()
+    counts = fit.observed_data["human_counts"]  # one cell a pair of systems, the labels counted in it
+    assert counts.sum() == len(lab) and fit.log_likelihood["human"].shape[-1] == counts.shape[0]
+    assert bj.leaderboard_summary(fit).attrs["score_bridge"] == SCORE_BRIDGE.describe()
+
+
+def test_a_system_only_people_compared_cannot_be_bridged(unlabelled):
+    df, _ = unlabelled
+    low = {"S000", "S001", "S002", "S003"}
+    split = df[df["a"].isin(low) == df["b"].isin(low)]  # the judges compare within two groups only
+    lab = pd.DataFrame({"item": ["x1", "x2"], "a": ["S003", "S002"], "b": ["S004", "S005"], "human": ["a", "b"]})
+    with pytest.raises(ValueError, match="judges' comparisons alone"):
+        bj.leaderboard(split, human=lab, bridge=True, chains=1, draws=20, tune=20)

@@ -37,8 +37,22 @@ def sim():
 
 @pytest.fixture(scope="module")
 def fitted(sim):
+    """The joint model of judges and labels (bridge=False): it reads the judges' accuracy and
+    position bias from the labels, which the recovery test checks."""
     df, *_ = sim
-    return bj.leaderboard(df, seed=1, **FAST)
+    return bj.leaderboard(df, seed=1, bridge=False, **FAST)
+
+
+def test_with_labels_the_default_learns_the_bridge_from_them(sim):
+    df, s, *_ = sim
+    fit = bj.leaderboard(df, seed=1, **FAST)
+    assert "bridge_lambda" in fit.posterior and "human label(s)" in fit.attrs["estimand_note"]
+    summ = bj.leaderboard_summary(fit)
+    truth = s[summ["system"]].to_numpy()
+    assert kendalltau(summ["mean"], truth).statistic >= 0.6
+    assert ((summ["hdi_low"] <= truth) & (truth <= summ["hdi_high"])).mean() >= 0.75
+    lam = fit.posterior["bridge_lambda"].to_numpy()
+    assert np.quantile(lam, 0.05) < 1.0 < np.quantile(lam, 0.95)  # judges that follow the model: people's scale
 
 
 def test_recovers_scores_judges_and_position_bias(sim, fitted):
@@ -294,7 +308,7 @@ def test_laplace_agrees_with_nuts(case):
     else:  # judges read through their accuracy, labels fixing the scale: skewed, corrected
         df, _ = simulate_leaderboard(30, 12000, alpha=(2.0, 1.0, 1.5), beta=(0.4, -0.3, 0.1), tau=(0.0, 0.5, 0.3),
                                      design="one-judge", label_share=0.1, seed=5)
-        kw = {"system_bias": False}
+        kw = {"system_bias": False, "bridge": False}  # the one joint model both approximate
     lap = bj.leaderboard(df, sampler="laplace", seed=1, pointwise=False, **kw)
     nuts = bj.leaderboard(df, seed=1, chains=4, draws=1000, tune=1000, pointwise=False, **kw)
     a = bj.leaderboard_summary(lap).set_index("system")
@@ -305,6 +319,35 @@ def test_laplace_agrees_with_nuts(case):
     assert lap.attrs["sampler"] == "laplace" and "importance" in a.attrs["approximate"]
     assert "approximate" not in b.attrs
     assert lap.posterior["s"].shape == nuts.posterior["s"].shape  # 4 chains x 1000 draws by default
+
+
+def test_laplace_weighs_in_single_precision_where_the_sampler_would(monkeypatch):
+    """The importance weights come from the cells in single precision where the table qualifies
+    (large tables: ``_SINGLE_MIN`` lowered here so a small one does), the mode and curvature from
+    double precision; the intervals are those of weights in double precision."""
+    import bayes_judge.inference.laplace as laplace_mod
+    from bayes_judge.inference.kernels import leaderboard as lb_kernel
+
+    df, _ = simulate_leaderboard(30, 12000, alpha=(2.0, 1.0, 1.5), beta=(0.4, -0.3, 0.1), tau=(0.0, 0.5, 0.3),
+                                 design="one-judge", label_share=0.1, seed=5)
+    kw = dict(sampler="laplace", seed=1, pointwise=False, system_bias=False)
+    double = bj.leaderboard_summary(bj.leaderboard(df, **kw)).set_index("system")
+    seen, inner = [], laplace_mod.laplace_draws
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("weigh"))
+        return inner(*args, **kwargs)
+
+    monkeypatch.setattr(laplace_mod, "laplace_draws", spy)
+    monkeypatch.setattr(lb_kernel, "_SINGLE_MIN", 100)
+    single = bj.leaderboard_summary(bj.leaderboard(df, **kw)).set_index("system").loc[double.index]
+    assert seen and seen[0] is not None and seen[0][1][18] == 1.0  # a single-precision buffer weighed them
+    width = double["hdi_high"] - double["hdi_low"]
+    # the rounding moves a few resampled draws (systematic resampling reads the weights' running
+    # sum): Monte Carlo differences, well inside the 10% of the width the Laplace target allows
+    assert ((single["mean"] - double["mean"]).abs() / width).max() < 0.03
+    for col in ("hdi_low", "hdi_high"):
+        assert ((single[col] - double[col]).abs() / width).max() < 0.1, col
 
 
 def test_laplace_says_when_it_fails_and_refuses_what_it_cannot_approximate():

@@ -49,14 +49,18 @@ def board(judgments):
     return bj.leaderboard(judgments.drop(columns="human"), **FAST)
 
 
-@pytest.fixture(scope="module")
-def board_labelled(judgments):
-    """The same judgments with a human label on 10% of the comparisons (15 of 150 prompts)."""
+def _labelled(judgments: pd.DataFrame, **kw):
+    """The judgments with a human label on 10% of the comparisons (15 of 150 prompts)."""
     prompts = judgments["item"].unique()
     labelled = set(np.random.default_rng(1).choice(prompts, size=len(prompts) // 10, replace=False))
     human = (judgments[judgments["item"].isin(labelled)]
              .drop_duplicates("item")[["item", "a", "b", "human"]])
-    return bj.leaderboard(judgments.drop(columns="human"), human=human, **FAST)
+    return bj.leaderboard(judgments.drop(columns="human"), human=human, **FAST, **kw)
+
+
+@pytest.fixture(scope="module")
+def board_labelled(judgments):
+    return _labelled(judgments)
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +143,7 @@ def test_data_summary_and_convergence(html):
     # judges only: which scores, and the prior that carries the judges' reading over to people's
     text = unescape(data)
     assert "Estimand: human: people's scores without labels" in text
-    assert "Prior of people's scores without labels" in text and "LogNormal(log 1.35, 0.42)" in text
+    assert "Prior of the score bridge:" in text and "LogNormal(log 1.35, 0.42)" in text
     conv = _section(html, "convergence")
     for col in ("r_hat", "ess_bulk", "ess_tail", "divergences", "bfmi"):
         assert f"<th>{col}</th>" in conv
@@ -155,18 +159,23 @@ def test_position_share_from_counts(board, judgments):
     assert share.loc["all judges", "verdicts"] == len(judgments)
 
 
-def test_report_of_two_leaderboards_and_a_saved_run(board, board_labelled, tmp_path):
-    # labels turn the judges' system preferences on: σ_δ = |u| is kept, the signed u (whose sign,
-    # with delta_raw's, is arbitrary) is not
+def test_report_of_two_leaderboards_and_a_saved_run(board, board_labelled, judgments, tmp_path):
+    # by default the labels calibrate the score bridge: the judges' reading and λ, τ are kept
     post = board_labelled.posterior
-    assert "delta" in post and "system_bias_signed" not in post and (post["system_bias_sd"] >= 0).all()
+    assert {"s_judges", "bridge_lambda", "bridge_tau"} <= set(post)
+    # the joint model (bridge=False): labels turn the judges' system preferences on; σ_δ = |u| is
+    # kept, the signed u (whose sign, with delta_raw's, is arbitrary) is not
+    joint = _labelled(judgments, bridge=False)
+    assert "delta" in joint.posterior and "system_bias_signed" not in joint.posterior
+    assert (joint.posterior["system_bias_sd"] >= 0).all()
     saved = bj.save_run(board_labelled, tmp_path / "runs" / "labelled")
     path = bj.report({"judges only": board, "10% human labels": board_labelled,
-                      "saved <labelled>": saved}, tmp_path / "two.html", hdi_prob=0.8)
+                      "saved <labelled>": saved, "joint": joint}, tmp_path / "two.html", hdi_prob=0.8)
     html = path.read_text(encoding="utf-8")
-    assert html.count('<section class="run"') == 3
-    assert html.count(">Leaderboard: scores, ranks and P(best)</h3>") == 3
-    assert html.count(">Judges: accuracy and position bias</h3>") == 3
+    assert html.count('<section class="run"') == 4
+    assert html.count(">Leaderboard: scores, ranks and P(best)</h3>") == 4
+    assert html.count(">Judges: accuracy and position bias</h3>") == 4
+    assert "Prior of the score bridge, learnt from the labels:" in unescape(html)  # the calibrated fit says so
     assert "80% HDI" in html and "90% HDI" not in html  # an explicit hdi_prob applies to leaderboards
     assert "saved &lt;labelled&gt;" in html
     assert "<td>human labels</td><td>15</td>" in html
