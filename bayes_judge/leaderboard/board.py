@@ -248,7 +248,7 @@ def leaderboard(
         raise ValueError("bridge= carries LLM judges' reading over to people's scores (estimand='human', model "
                          f"'bt-judges'); this fit is model {spec.name!r}, estimand {estimand!r}")
     # with labels, the bridge learnt from them (by default with NUTS: the Laplace approximation
-    # cannot follow a judges-only posterior, Pareto k-hat 0.84 in bench_leaderboard_laplace.py)
+    # cannot follow a judges-only posterior, Pareto k-hat 0.81-0.84 in bench_leaderboard_laplace.md)
     calibrate = judged_people and n_labels > 0 and (
         bridge is True or isinstance(bridge, ScoreBridge) or (bridge is None and sampler != "laplace"))
     labels = data
