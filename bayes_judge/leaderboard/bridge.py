@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-__all__ = ["ScoreBridge", "SCORE_BRIDGE", "bridge_scores", "calibrate_bridge", "fit_score_bridge", "panel_fit"]
+__all__ = ["ScoreBridge", "SCORE_BRIDGE", "bridge_map", "bridge_scores", "calibrate_bridge", "fit_score_bridge", "panel_fit"]
 
 
 @dataclass(frozen=True)
@@ -96,8 +96,15 @@ def bridge_scores(s: np.ndarray, prior: ScoreBridge, rng: np.random.Generator) -
     n, k = s.shape
     lam = np.exp(np.log(prior.lam_median) + prior.lam_sd * rng.standard_normal((n, 1)))
     tau = np.exp(np.log(prior.tau_median) + prior.tau_sd * rng.standard_normal((n, 1)))
-    h = lam * s + tau * rng.standard_normal((n, k))
-    return h - h.mean(axis=1, keepdims=True)
+    return bridge_map(s, lam, tau, rng.standard_normal((n, k)))
+
+
+def bridge_map(reading, lam, tau, z):  # numpy arrays or PyTensor tensors: no annotation fits both
+    """The score bridge, stated once for the prior's draws (:func:`bridge_scores`) and the model
+    the labels update (:func:`calibrate_bridge`): ``h = λ s + τ z``, ``z ~ Normal(0, 1)`` per
+    system, centred over the systems (the last axis)."""
+    h = lam * reading + tau * z
+    return h - h.mean(axis=-1, keepdims=True)
 
 
 def _reading_basis(reading: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -118,7 +125,7 @@ def calibrate_bridge(reading: np.ndarray, hum_a: np.ndarray, hum_b: np.ndarray, 
 
         s_J = m + L u,  u ~ Normal(0, I)                the judges' reading (the draws' Gaussian)
         λ ~ LogNormal(log λ_med, σ_λ),  τ ~ LogNormal(log τ_med, σ_τ),  z_i ~ Normal(0, 1)
-        h = λ s_J + τ (z − z̄)                            people's scores (the bridge)
+        h = λ s_J + τ z − mean                           people's scores (bridge_map)
         n_A ~ Binomial(n_A + n_B, σ(h_a − h_b))          each labelled pair (Bradley-Terry)
 
     The judges' reading enters through the mean ``m`` and covariance ``L Lᵀ`` of its posterior
@@ -158,7 +165,7 @@ def calibrate_bridge(reading: np.ndarray, hum_a: np.ndarray, hum_b: np.ndarray, 
         lam = pm.LogNormal("bridge_lambda", np.log(prior.lam_median), max(prior.lam_sd, 1e-6))
         tau = pm.LogNormal("bridge_tau", np.log(prior.tau_median), max(prior.tau_sd, 1e-6))
         z = pm.Normal("z", 0.0, 1.0, shape=N)
-        h = pm.Deterministic("s", lam * s_j + tau * (z - z.mean()))
+        h = pm.Deterministic("s", bridge_map(s_j, lam, tau, z))
         pm.Binomial("human", n=n.sum(axis=1), logit_p=h[a] - h[b], observed=n[:, 0])
     nuts = "nutpie" if sampler == "laplace" else sampler
     with _quiet_pymc(), model, warnings.catch_warnings():
