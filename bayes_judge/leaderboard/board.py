@@ -325,8 +325,7 @@ def leaderboard(
         if "diverging" in stats:
             stats["diverging"] = np.asarray(stats["diverging"], bool) | cal["diverging"].astype(bool)
         if loglik is not None:
-            d = cal["s"][..., labels.hum_a] - cal["s"][..., labels.hum_b]
-            loglik["human"] = labels.hum_n[:, 0] * -np.logaddexp(0.0, -d) + labels.hum_n[:, 1] * -np.logaddexp(0.0, d)
+            loglik["human"] = cal["log_lik_human"]
         attrs["score_bridge"] = prior.describe()
         attrs["score_bridge_json"] = prior.to_json()
         attrs["estimand_note"] = (  # the figures: benchmarks/results/leaderboard_few_labels.md

@@ -147,7 +147,9 @@ def calibrate_bridge(reading: np.ndarray, hum_a: np.ndarray, hum_b: np.ndarray, 
     -------
     dict
         ``s`` (chains, draws, N) people's scores, centred; ``s_judges`` the reading's draws under
-        the model; ``bridge_lambda``, ``bridge_tau`` (chains, draws); ``diverging`` (chains, draws).
+        the model; ``bridge_lambda``, ``bridge_tau`` (chains, draws); ``diverging`` (chains, draws);
+        ``log_lik_human`` (chains, draws, H), each labelled pair's log-likelihood without the
+        binomial coefficient (as the leaderboard models' pointwise values).
     """
     import pymc as pm
 
@@ -175,6 +177,8 @@ def calibrate_bridge(reading: np.ndarray, hum_a: np.ndarray, hum_b: np.ndarray, 
                           nuts_sampler=nuts, progressbar=False, compute_convergence_checks=False)
     post = idata["posterior"]
     out = {k: post[k].to_numpy() for k in ("s", "s_judges", "bridge_lambda", "bridge_tau")}
+    d = out["s"][..., a] - out["s"][..., b]  # each labelled pair's log-likelihood, counts × log σ(±d)
+    out["log_lik_human"] = n[:, 0] * -np.logaddexp(0.0, -d) + n[:, 1] * -np.logaddexp(0.0, d)
     div = idata["sample_stats"].get("diverging")
     out["diverging"] = (div.to_numpy() if div is not None else np.zeros(out["bridge_tau"].shape, bool))
     return out
