@@ -201,7 +201,14 @@ def test_a_few_labels_narrow_the_bridged_leaderboard_and_say_so(unlabelled):
     assert post["s"].std(("chain", "draw")).mean() < bare.posterior["s"].std(("chain", "draw")).mean()
     counts = fit.observed_data["human_counts"]  # one cell a pair of systems, the labels counted in it
     assert counts.sum() == len(lab) and fit.log_likelihood["human"].shape[-1] == counts.shape[0]
-    assert bj.leaderboard_summary(fit).attrs["score_bridge"] == SCORE_BRIDGE.describe()
+    summ = bj.leaderboard_summary(fit).set_index("system")
+    assert summ.attrs["score_bridge"] == SCORE_BRIDGE.describe()
+    # both score sets are sampled (the judges' fit, then the bridge's): the summary reports the worse
+    import arviz as az
+
+    worse = np.maximum(az.rhat(fit, var_names=["s_judges"])["s_judges"].to_series(),
+                       az.rhat(fit, var_names=["s"])["s"].to_series())
+    assert np.allclose(summ["r_hat"], worse.loc[summ.index], atol=0.006)  # az.summary rounds to 2 decimals
 
 
 def test_a_system_only_people_compared_cannot_be_bridged(unlabelled):
