@@ -242,7 +242,8 @@ def run_notes(idata) -> list[str]:
         if attrs.get("estimand_note"):
             out.append(f"estimand: {attrs.get('estimand', 'human')} ({attrs['estimand_note']})")
         if attrs.get("score_bridge"):
-            out.append(f"prior: {attrs['score_bridge']}")
+            learnt = int(attrs.get("n_labels", 0) or 0) > 0  # calibrate_bridge: the labels updated it
+            out.append(f"prior{' (the labels update it)' if learnt else ''}: {attrs['score_bridge']}")
         return out
     estimand = str(attrs.get("estimand", "human"))
     note = attrs.get("estimand_note")

@@ -195,6 +195,9 @@ def test_a_few_labels_narrow_the_bridged_leaderboard_and_say_so(unlabelled):
     post = fit.posterior
     assert {"s_judges", "bridge_lambda", "bridge_tau"} <= set(post) and fit.attrs["n_labels"] == len(lab)
     assert f"{len(lab)} human label(s)" in fit.attrs["estimand_note"]
+    from bayes_judge.cli.commands import run_notes
+
+    assert any(line.startswith("prior (the labels update it): ") for line in run_notes(fit))
     assert fit.attrs["score_bridge"] == SCORE_BRIDGE.describe()
     # the judges' reading is the judges-only fit's; the labels move λ from its prior and narrow the scores
     assert np.allclose(post["s_judges"], bare.posterior["s_judges"])
