@@ -318,7 +318,7 @@ def leaderboard(
         reading = post["s"]
         cal = calibrate_bridge(reading.reshape(C * D, -1), labels.hum_a, labels.hum_b, labels.hum_n, prior,
                                sampler=sampler, chains=C, draws=D, tune=sampling.tune, seed=seed,
-                               target_accept=sampling.target_accept)
+                               target_accept=sampling.target_accept, pointwise=loglik is not None)
         post["s_judges"], post["s"] = reading, cal["s"]
         post["bridge_lambda"], post["bridge_tau"] = cal["bridge_lambda"], cal["bridge_tau"]
         dims.update({"s_judges": dims["s"], "bridge_lambda": [], "bridge_tau": []})

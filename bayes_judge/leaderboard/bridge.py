@@ -118,7 +118,8 @@ def _reading_basis(reading: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def calibrate_bridge(reading: np.ndarray, hum_a: np.ndarray, hum_b: np.ndarray, hum_n: np.ndarray,
                      prior: ScoreBridge, *, sampler: str = "nutpie", chains: int = 4, draws: int = 1000,
-                     tune: int = 1000, seed: int = 0, target_accept: float = 0.9) -> dict[str, np.ndarray]:
+                     tune: int = 1000, seed: int = 0, target_accept: float = 0.9,
+                     pointwise: bool = True) -> dict[str, np.ndarray]:
     """People's scores from the judges' reading and human labels: the score bridge learnt from them.
 
     ::
@@ -142,14 +143,17 @@ def calibrate_bridge(reading: np.ndarray, hum_a: np.ndarray, hum_b: np.ndarray, 
     prior : ScoreBridge
     sampler, chains, draws, tune, seed, target_accept
         NUTS settings (``"laplace"`` samples this small model with nutpie).
+    pointwise : bool
+        Return ``log_lik_human`` (draws × labelled pairs floats: 250 MB for 4,000 draws of 8,000
+        pairs, so the leaderboard asks for it only where it keeps its pointwise values).
 
     Returns
     -------
     dict
         ``s`` (chains, draws, N) people's scores, centred; ``s_judges`` the reading's draws under
         the model; ``bridge_lambda``, ``bridge_tau`` (chains, draws); ``diverging`` (chains, draws);
-        ``log_lik_human`` (chains, draws, H), each labelled pair's log-likelihood without the
-        binomial coefficient (as the leaderboard models' pointwise values).
+        ``log_lik_human`` (chains, draws, H; with ``pointwise``), each labelled pair's
+        log-likelihood without the binomial coefficient (as the leaderboard models' pointwise values).
     """
     import pymc as pm
 
@@ -177,8 +181,9 @@ def calibrate_bridge(reading: np.ndarray, hum_a: np.ndarray, hum_b: np.ndarray, 
                           nuts_sampler=nuts, progressbar=False, compute_convergence_checks=False)
     post = idata["posterior"]
     out = {k: post[k].to_numpy() for k in ("s", "s_judges", "bridge_lambda", "bridge_tau")}
-    d = out["s"][..., a] - out["s"][..., b]  # each labelled pair's log-likelihood, counts × log σ(±d)
-    out["log_lik_human"] = n[:, 0] * -np.logaddexp(0.0, -d) + n[:, 1] * -np.logaddexp(0.0, d)
+    if pointwise:  # each labelled pair's log-likelihood, counts × log σ(±d)
+        d = out["s"][..., a] - out["s"][..., b]
+        out["log_lik_human"] = n[:, 0] * -np.logaddexp(0.0, -d) + n[:, 1] * -np.logaddexp(0.0, d)
     div = idata["sample_stats"].get("diverging")
     out["diverging"] = (div.to_numpy() if div is not None else np.zeros(out["bridge_tau"].shape, bool))
     return out

@@ -178,8 +178,10 @@ def test_the_labels_calibrate_the_bridge():
     assert np.quantile(lam, 0.05) < 2.0 < np.quantile(lam, 0.95) and lam.std() < 0.3  # the prior's sd is ~0.6
     assert out["s"].shape == (2, 500, N) and abs(out["s"].sum(axis=-1)).max() < 1e-9
     # no label: the prior's bridge (bridge_scores) of the same reading
+    assert out["log_lik_human"].shape == (2, 500, len(a))
     none = calibrate_bridge(reading, np.zeros(0, int), np.zeros(0, int), np.zeros((0, 2)), SCORE_BRIDGE, chains=2,
-                            draws=1000, tune=500, seed=2)
+                            draws=1000, tune=500, seed=2, pointwise=False)
+    assert "log_lik_human" not in none  # draws × pairs floats only where the fit keeps pointwise values
     prior = bridge_scores(reading, SCORE_BRIDGE, np.random.default_rng(3))
     q = [0.05, 0.5, 0.95]
     assert np.allclose(np.quantile(none["s"].reshape(-1, N), q, axis=0), np.quantile(prior, q, axis=0), atol=0.12)
