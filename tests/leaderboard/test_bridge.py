@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+import xarray as xr
 
 import bayes_judge as bj
 from bayes_judge.leaderboard.bridge import (
@@ -214,6 +215,10 @@ def test_a_few_labels_narrow_the_bridged_leaderboard_and_say_so(unlabelled):
     worse = np.maximum(az.rhat(fit, var_names=["s_judges"])["s_judges"].to_series(),
                        az.rhat(fit, var_names=["s"])["s"].to_series())
     assert np.allclose(summ["r_hat"], worse.loc[summ.index], atol=0.006)  # az.summary rounds to 2 decimals
+    # a bridge whose chains disagree is reported as unconverged, though the judges' reading converged
+    broken = fit.copy()
+    broken.posterior["s"] = broken.posterior["s"] + xr.DataArray([0.0, 1.0], dims="chain")
+    assert bj.leaderboard_summary(broken)["r_hat"].min() > 1.1
 
 
 def test_a_system_only_people_compared_cannot_be_bridged(unlabelled):
