@@ -210,6 +210,8 @@ def run_shape(shape: str, tokenizer, args, peak: float) -> dict:
     ours, t, mem = timed(lambda: label_logprobs(lm, groups, labels, subgroups=firsts, batch_size="auto"))
     kernel = choose_kernel(lm.model)  # what "auto" took (cached by the warm-up)
     res["ours_auto"] = {"n": counts["n"], "s": t, "cmp_per_s": counts["n"] / t, "peak_gib": mem, "kernel": kernel}
+    eager, t, mem = timed(lambda: packed_label_logprobs(lm, groups, labels, subgroups=firsts, fuse_norms=False))
+    res["ours_eager_norms"] = {"n": counts["n"], "s": t, "cmp_per_s": counts["n"] / t, "peak_gib": mem, "kernel": kernel}
     _, t, mem = timed(lambda: label_logprobs(lm, groups, labels, subgroups=firsts, batch_size=128))
     res["ours_rows128"] = {"n": counts["n"], "s": t, "cmp_per_s": counts["n"] / t, "peak_gib": mem, "kernel": kernel}
     df, t, mem = timed(lambda: judge.compare(pairs, texts, contexts, progress=False))
@@ -226,7 +228,7 @@ def run_shape(shape: str, tokenizer, args, peak: float) -> dict:
         p_kernel[k] = p_of(packed_label_logprobs(lm, [sub_prompts], labels, subgroups=[sub_first], kernel=k)[0])
     res["profile"] = profile(lambda: label_logprobs(lm, groups[:2], labels, subgroups=firsts[:2], batch_size="auto"))
 
-    for key in ("naive", "before_b64", "ours_auto", "ours_rows128", "ours_compare", *(f"kernel_{k}" for k in kernels)):
+    for key in ("naive", "before_b64", "ours_auto", "ours_eager_norms", "ours_rows128", "ours_compare", *(f"kernel_{k}" for k in kernels)):
         r = res[key]
         r["prompt_tok_per_s"] = r["cmp_per_s"] * counts["prompt_tokens_per_cmp"]
         r["share_suffix_limit"] = r["cmp_per_s"] * 2 * n_params * counts["suffix_tokens_per_cmp"] / (peak * 1e12)
@@ -251,11 +253,13 @@ def run_shape(shape: str, tokenizer, args, peak: float) -> dict:
         "bf16_packed_vs_bf16_naive": float(np.abs(p_pack_bf - p_naive_bf).max()),
         "bf16_packed_vs_f32": float(np.abs(p_pack_bf - pn32).max()),
         "bf16_naive_vs_f32": float(np.abs(p_naive_bf - pn32).max()),
+        "bf16_eager_norms_vs_bf16_naive": float(np.abs(p_of(eager[0][:nv]) - p_naive_bf).max()),
+        "bf16_eager_norms_vs_f32": float(np.abs(p_of(eager[0][:nv]) - pn32).max()),
         **{f"bf16_{k}_vs_bf16_naive": float(np.abs(p_kernel[k] - p_naive_bf).max()) for k in p_kernel},
         **{f"bf16_{k}_vs_f32": float(np.abs(p_kernel[k] - pn32).max()) for k in p_kernel},
     }
     print(f"[{shape}] naive {res['naive']['cmp_per_s']:.1f}/s, before(b64) {res['before_b64']['cmp_per_s']:.1f}/s, "
-          f"ours auto {res['ours_auto']['cmp_per_s']:.1f}/s, rows128 {res['ours_rows128']['cmp_per_s']:.1f}/s, "
+          f"ours auto {res['ours_auto']['cmp_per_s']:.1f}/s (eager norms {res['ours_eager_norms']['cmp_per_s']:.1f}/s), rows128 {res['ours_rows128']['cmp_per_s']:.1f}/s, "
           f"compare {res['ours_compare']['cmp_per_s']:.1f}/s; limit {res['limit_suffix_cmp_per_s']:.0f}/s; "
           f"exact {res['exact']}", flush=True)
 
@@ -264,6 +268,45 @@ def run_shape(shape: str, tokenizer, args, peak: float) -> dict:
         res["modes"] = other_modes(lm, texts, contexts, pairs)
         print(f"[{shape}] modes {res['modes']}", flush=True)
     return res  # the judge goes with this frame; main() empties the CUDA cache
+
+
+def exactness(shape: str, tokenizer, n: int) -> dict:
+    """bfloat16 against float32 on ``n`` prompts of one article: |Δp| of each path (the naive loop,
+    the packed path with each attention kernel, with eager norms) from the float32 naive loop on the
+    same weights cast up, as mean, 95th percentile and max (a random-weight judge amplifies rounding,
+    so one prompt's maximum says little)."""
+    import numpy as np
+
+    from bayes_judge.comparator import Comparator
+    from bayes_judge.comparator.engine import label_logprobs
+    from bayes_judge.comparator.packed import kernel_agrees, packed_label_logprobs, varlen_available
+
+    lm, _ = build_judge(shape, tokenizer)
+    judge = Comparator(lm, template="summeval-coherence")
+    labels = judge._label_ids
+    _, _, _, groups, firsts, _ = workload(judge, 1)
+    prompts, first = groups[0][:n], firsts[0][:n]
+
+    def naive():
+        return p_of(np.concatenate([label_logprobs(lm, [[q]], labels, batch_size=1, kv_cache=False, pack=False)[0]
+                                    for q in prompts]))
+
+    paths = {"naive": naive()}
+    kernels = ["sdpa"] + [k for k in ("varlen", "cascade") if varlen_available(lm.model) and kernel_agrees(lm.model, k)]
+    for k in kernels:
+        paths[f"packed_{k}"] = p_of(packed_label_logprobs(lm, [prompts], labels, subgroups=[first], kernel=k)[0])
+        paths[f"packed_{k}_eager_norms"] = p_of(packed_label_logprobs(lm, [prompts], labels, subgroups=[first],
+                                                                      kernel=k, fuse_norms=False)[0])
+    lm.model.float()
+    ref = naive()
+    out = {"shape": shape, "n": len(prompts), "p_sd": float(np.std(ref))}
+    for name, p in paths.items():
+        d = np.abs(p - ref)
+        out[name] = {"mean": float(d.mean()), "p95": float(np.quantile(d, 0.95)), "max": float(d.max())}
+    print(f"[{shape}] exactness vs float32 ({len(prompts)} prompts): "
+          + "; ".join(f"{k} mean {v['mean']:.4f} p95 {v['p95']:.4f} max {v['max']:.4f}"
+                      for k, v in out.items() if isinstance(v, dict)), flush=True)
+    return out
 
 
 def profile(fn) -> dict:
@@ -329,26 +372,29 @@ def markdown(res: dict, command: str) -> str:
         "judge's tokenizer and chat template; judges of three shapes with random weights, bfloat16. "
         "Comparisons/s (cmp/s); the compute limit is the measured matrix-product rate over 2 · params FLOP per "
         "token the comparison cannot share (after its first-candidate prefix).", "",
-        "| judge | params | cmp | tokens/prompt (unshared) | naive loop | before (b64) | ours auto (engine) | ours 128 rows | "
-        "ours `compare` (end to end) | × naive | limit | share of limit | peak GiB |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| judge | params | cmp | tokens/prompt (unshared) | naive loop | before (b64) | ours auto (engine) | "
+        "ours, eager norms | ours 128 rows | ours `compare` (end to end) | × naive | limit | share of limit | peak GiB |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in res["shapes"]:
         lines.append(
             f"| {r['shape']} | {r['params'] / 1e9:.2f}B | {r['n']} | {r['prompt_tokens_per_cmp']:.0f} "
             f"({r['suffix_tokens_per_cmp']:.0f}) | {r['naive']['cmp_per_s']:.1f} | {r['before_b64']['cmp_per_s']:.1f} | "
-            f"{r['ours_auto']['cmp_per_s']:.1f} | {r['ours_rows128']['cmp_per_s']:.1f} | {r['ours_compare']['cmp_per_s']:.1f} | "
+            f"{r['ours_auto']['cmp_per_s']:.1f} | {r.get('ours_eager_norms', {}).get('cmp_per_s', float('nan')):.1f} | "
+            f"{r['ours_rows128']['cmp_per_s']:.1f} | {r['ours_compare']['cmp_per_s']:.1f} | "
             f"{r['speedup_vs_naive']:.1f}× | {r['limit_suffix_cmp_per_s']:.0f} | {r['ours_auto']['share_suffix_limit']:.0%} "
             f"(distinct tokens: {r['ours_auto']['share_distinct_limit']:.0%}) | {r['ours_auto']['peak_gib']:.1f} |")
     lines += ["", "Prompt tokens/s (ours auto): " + ", ".join(
         f"{r['shape']} {r['ours_auto']['prompt_tok_per_s']:,.0f}" for r in res["shapes"]), "",
         "Exactness: max |Δp| on the first prompts of article 1 (float32 = the same weights cast up).", "",
         "| judge | prompts | float32 packed vs naive | bf16 packed vs bf16 naive | bf16 packed vs float32 | "
-        "bf16 naive vs float32 |", "|---|---|---|---|---|---|"]
+        "bf16 naive vs float32 | bf16 packed, eager norms: vs bf16 naive / vs float32 |", "|---|---|---|---|---|---|---|"]
     for r in res["shapes"]:
         e = r["exact"]
         lines.append(f"| {r['shape']} | {e['n']} | {e['f32_packed_vs_naive']:.1e} | {e['bf16_packed_vs_bf16_naive']:.3f} | "
-                     f"{e['bf16_packed_vs_f32']:.3f} | {e['bf16_naive_vs_f32']:.3f} |")
+                     f"{e['bf16_packed_vs_f32']:.3f} | {e['bf16_naive_vs_f32']:.3f} | "
+                     f"{e.get('bf16_eager_norms_vs_bf16_naive', float('nan')):.3f} / "
+                     f"{e.get('bf16_eager_norms_vs_f32', float('nan')):.3f} |")
     lines += ["", "Attention kernels side by side (engine, packed, batch auto, first articles; |Δp| against the "
               "bf16 naive loop and the float32 one):", "",
               "| judge | kernel | cmp/s | share of limit | peak GiB | max Δp vs bf16 naive | max Δp vs float32 |",
@@ -372,6 +418,19 @@ def markdown(res: dict, command: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def markdown_exact(res: dict, command: str) -> str:
+    names = [k for k in res["exact"][0] if isinstance(res["exact"][0][k], dict)] if res["exact"] else []
+    lines = ["# bfloat16 against float32, per path (`benchmarks/bench_comparator_gpu.py --exact-only`)", "",
+             f"Command: `{command}`", "", f"Card: {res['device']}; torch {res['torch']}, transformers {res['transformers']}.",
+             "", "|Δp| of each bfloat16 path from the float32 naive loop on the same random weights (mean / 95th "
+             "percentile / max over the prompts; sd of the float32 p in brackets).", "",
+             "| judge | prompts | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
+    for r in res["exact"]:
+        lines.append(f"| {r['shape']} (sd {r['p_sd']:.2f}) | {r['n']} | " + " | ".join(
+            f"{r[k]['mean']:.4f} / {r[k]['p95']:.4f} / {r[k]['max']:.4f}" for k in names) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tokenizer", default=None, help="tokenizer folder (default: the embedded judge's)")
@@ -382,6 +441,8 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--sweep-articles", type=int, default=2)
     ap.add_argument("--skip-modes", action="store_true")
     ap.add_argument("--out", default=str(HERE / "results"))
+    ap.add_argument("--exact-only", type=int, default=0, metavar="N",
+                    help="only the bfloat16-vs-float32 exactness, on N prompts per judge (bench_comparator_gpu_exact.*)")
     ap.add_argument("--cpu-smoke", action="store_true", help="a tiny random judge on the CPU (checks the script)")
     args = ap.parse_args(argv)
     global DEVICE
@@ -408,6 +469,19 @@ def main(argv: list[str] | None = None) -> dict:
            "python": platform.python_version(), "matmul_tflops": peak, "shapes": []}
     command = "python benchmarks/bench_comparator_gpu.py " + " ".join(argv if argv is not None else sys.argv[1:])
     print(f"{res['device']}: bf16 matmul {peak:.0f} TFLOP/s", flush=True)
+    if args.exact_only:
+        res["exact"] = []
+        for shape in args.shapes.split(","):
+            res["exact"].append(exactness(shape, tok, args.exact_only))
+            if DEVICE == "cuda":
+                import gc
+
+                gc.collect()
+                torch.cuda.empty_cache()
+            (out / "bench_comparator_gpu_exact.json").write_text(json.dumps(res, indent=1))
+            (out / "bench_comparator_gpu_exact.md").write_text(markdown_exact(res, command))
+        print(markdown_exact(res, command))
+        return res
     for shape in args.shapes.split(","):
         try:
             res["shapes"].append(run_shape(shape, tok, args, peak))

@@ -31,10 +31,12 @@ forward pass:
    themselves. The full-vocabulary normaliser (for the label mass) stays in the model's dtype.
 4. **Batches sized by memory.** ``batch_size="auto"`` sizes each pass from the free GPU memory and
    the model's shape (:func:`auto_rows`).
+5. **Norms fused.** The model's RMS norms run as one kernel each while it scores
+   (:func:`~bayes_judge.comparator.fused.fused_norms`, checked against the model's own norm first).
 
 On one H100, bfloat16, SummEval prompts (``benchmarks/results/bench_comparator_gpu.md``): a judge of
-Llama-3-8B's shape judges 245 comparisons/s (51% of the compute limit of the tokens a comparison
-cannot share; the one-prompt loop: 10), SmolLM2-1.7B's shape 726/s.
+Llama-3-8B's shape judges 284 comparisons/s (60% of the compute limit of the tokens a comparison
+cannot share; the one-prompt loop: 9), SmolLM2-1.7B's shape 903/s.
 
 Used by :func:`label_logprobs` for decoder-only models whose attention is plain causal attention
 over every earlier token (:func:`supports_packing`): no sliding windows shorter than the prompts,
@@ -49,6 +51,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from .fused import fused_norms
 
 __all__ = ["supports_packing", "packed_label_logprobs", "auto_rows", "row_bytes", "varlen_available", "kernel_agrees",
            "choose_kernel", "KERNELS"]
@@ -216,11 +220,8 @@ def _attention_cascade(st: _Pass, layer: int, query, key, value, scaling):
         bk, bv = st.bank.packed[layer]
         o2, l2 = _flash_varlen(q[:n], bk, bv, ix["cu_q_pre"], st.bank.cu, ix["max_q_pre"], st.bank.max_len, scaling,
                                causal=False, lse=True)
-        a, b = l1[:, :n], l2
-        m = torch.maximum(a, b)
-        w1, w2 = torch.exp(a - m).T[..., None], torch.exp(b - m).T[..., None]  # (n, heads, 1)
-        out = out.clone()
-        out[:n] = ((out[:n].float() * w1 + o2.float() * w2) / (w1 + w2)).to(out.dtype)
+        w = torch.sigmoid(l2 - l1[:, :n]).T[..., None]  # e^{L₂} / (e^{L₁} + e^{L₂}), (n, heads, 1)
+        out[:n] = out[:n].float().lerp_(o2.float(), w)  # in float32, rounded once (out is the kernel's own)
     return out[None]
 
 
@@ -286,11 +287,14 @@ def varlen_available(model) -> bool:
 class _Packed:
     """Within the block the model's attention is :func:`_attention` (restored after)."""
 
-    def __init__(self, model):
+    def __init__(self, model, fuse_norms: bool = True):
         self.cfg = model.config
+        self.norms = fused_norms(model, fuse_norms)
 
     def __enter__(self):
         from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+
+        self.n_fused = self.norms.__enter__()
 
         if _NAME not in ALL_ATTENTION_FUNCTIONS:
             ALL_ATTENTION_FUNCTIONS.register(_NAME, _attention)
@@ -302,6 +306,7 @@ class _Packed:
     def __exit__(self, *exc):
         self.cfg._attn_implementation = self.old
         _STATE.current = None
+        self.norms.__exit__(*exc)
 
 
 # -- the prefix bank -------------------------------------------------------------------------------
@@ -637,6 +642,7 @@ def packed_label_logprobs(
     on_batch: Callable[[int, np.ndarray, np.ndarray], None] | None = None,
     window: int | None = None,
     kernel: str = "auto",
+    fuse_norms: bool = True,
 ) -> list[np.ndarray]:
     """:func:`~bayes_judge.comparator.engine.label_logprobs` with passes packed across prefixes.
 
@@ -646,7 +652,9 @@ def packed_label_logprobs(
     kernel: ``"cascade"`` (one packed sequence, FlashAttention's ragged kernel twice, over the own
     tokens and over each prefix where it lies in the bank, merged by log-sum-exp), ``"varlen"``
     (padded rows, the ragged kernel over copied prefixes), ``"sdpa"`` (padded rows, torch's attention
-    with a mask), or ``"auto"`` (:func:`choose_kernel`).
+    with a mask), or ``"auto"`` (:func:`choose_kernel`). ``fuse_norms``: the model's RMS norms run as
+    one kernel each (:func:`~bayes_judge.comparator.fused.fused_norms`; checked against the model's
+    own norm first).
 
     Examples
     --------
@@ -657,7 +665,6 @@ def packed_label_logprobs(
     if kernel not in KERNELS:
         raise ValueError(f"kernel must be one of {KERNELS}, not {kernel!r}")
     import torch
-
 
     model, pad = lm.model, lm.tokenizer.pad_token_id
     head = _label_head(model, label_sets)
@@ -687,7 +694,7 @@ def packed_label_logprobs(
     def bank_bytes(g: int) -> float:  # its slots (one per prefix) padded to the longest prompt
         return (len(plans[g][1]) + 1) * max(len(p) for p in groups[g]) * kv_token
 
-    with torch.inference_mode(), _Packed(model):
+    with torch.inference_mode(), _Packed(model, fuse_norms):
         if kernel == "auto":
             kernel = choose_kernel(model)
         g0 = 0

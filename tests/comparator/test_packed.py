@@ -169,3 +169,11 @@ def test_kernel_self_check_catches_a_misaligned_kernel(lm, monkeypatch):
     assert packed.choose_kernel(lm.model) == "sdpa"
     with pytest.raises(ValueError, match="kernel must be one of"):
         packed_label_logprobs(lm, [[[1, 2, 3]]], [[1], [2]], kernel="flash")
+
+
+@pytest.mark.parametrize("fuse", [True, False])
+def test_packed_scores_equal_the_naive_loop_with_and_without_fused_norms(lm, work, fuse):
+    prompts, first, labels, naive = work
+    got = packed_label_logprobs(lm, [prompts], labels, subgroups=[first], batch_size=5, fuse_norms=fuse)[0]
+    assert np.abs(_p(got) - _p(naive)).max() < 1e-5
+    assert not any("forward" in m.__dict__ for m in lm.model.modules())
