@@ -418,7 +418,8 @@ class Comparator:
         engine : ``"local"`` (this process) or ``"ray"``: the comparisons as a Ray Dataset,
             ``map_batches`` over actors that each hold one judge (:mod:`.ray_engine`); the same table
         ray_options : for ``engine="ray"``: ``num_actors``, ``batch_size``, ``num_cpus``,
-            ``num_gpus`` per actor (see :func:`.ray_engine.run_ray`)
+            ``num_gpus`` per actor (see :func:`.ray_engine.run_ray`; with ``num_gpus`` and no
+            ``num_actors``, one actor per GPU)
 
         Returns
         -------
@@ -429,8 +430,9 @@ class Comparator:
         ``"missing_b"``, ``"unparsed"``). ``attrs`` hold ``position_bias`` (P(A), eq. 8, over the
         rows with a probability), ``diagnosis`` (:func:`.diagnose.diagnose_judgments`; an
         :class:`~.diagnose.UninformativeJudgeWarning` when a check fires), ``endpoint``
-        (requests, cache hits, retries, tokens, misses) for endpoint judges, and, when debiased,
-        what was done.
+        (requests, cache hits, retries, tokens, misses) for endpoint judges, ``ray`` (actors,
+        resources, the GPUs they held) when this call judged on Ray, and, when debiased, what was
+        done.
         """
         if engine not in ("local", "ray"):
             raise ValueError(f"engine must be 'local' or 'ray', not {engine!r}")
@@ -450,6 +452,7 @@ class Comparator:
                            allow_mixed=allow_mixed)
         usage0 = self.endpoint.client.usage.snapshot() if self.endpoint is not None else None
         self._threads_used: int | None = None
+        ray_run: dict[str, Any] | None = None
         try:
             done = st.done(self.mode)
             done_keys = set(zip(done["item"], done["a"], done["b"], done["order"], strict=True))
@@ -457,7 +460,7 @@ class Comparator:
             if len(todo) and engine == "ray":
                 from .ray_engine import run_ray
 
-                run_ray(self, todo, lookup, ctx, st, progress, **dict(ray_options or {}))
+                ray_run = run_ray(self, todo, lookup, ctx, st, progress, **dict(ray_options or {}))
             elif len(todo):
                 run = ({"prob": self._run_prob, "prepair": self._run_prob, "sample": self._run_sample,
                         "likert": self._run_likert}[self.mode] if self.endpoint is None
@@ -472,6 +475,8 @@ class Comparator:
             out = self._collect(plan, st.done(self.mode))
         finally:
             st.close()
+        if ray_run is not None:
+            out.attrs["ray"] = ray_run
         return self._finish(out, debias, usage0, n_new=len(todo), engine=engine)
 
     def _finish(self, out: pd.DataFrame, debias: str | None, usage0: dict | None, *, n_new: int,

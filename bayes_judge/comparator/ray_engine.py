@@ -25,8 +25,10 @@ this package and the judge's extras on every node (for the embedded judge, also 
     df = judge.compare(pairs, texts, contexts, symmetric=True, store="run.sqlite", engine="ray",
                        ray_options={"num_actors": 16, "num_cpus": 4, "batch_size": 64})
 
-With GPUs give ``num_gpus=1`` per actor (one judge per GPU; ``batch_size`` should then be large:
-hundreds of comparisons per batch). An endpoint judge (``Comparator(endpoint=..., model=...)``)
+With GPUs give ``num_gpus=1`` per actor: the pool then has one actor per GPU of the cluster (two
+with ``num_gpus=0.5``), each judge on its GPU with the packed path; ``batch_size`` should then be
+large (hundreds of comparisons per Ray batch, so each pass fills the GPU). ``attrs["ray"]`` says
+how many actors ran and which GPUs they held. An endpoint judge (``Comparator(endpoint=..., model=...)``)
 fans out the same way, each actor a client with its own ``concurrency``; the API key is read from
 ``api_key_env`` in each actor's environment (set it on the nodes, or pass it with
 ``ray.init(runtime_env={"env_vars": {...}})`` knowing that Ray then records it in the job's
@@ -80,6 +82,7 @@ class _JudgeActor:
 
     def __init__(self, spec: dict[str, Any], cls: Callable[..., Judge]) -> None:
         self.cmp = cls(**spec)  # the driver's class, sent by reference (no import back from here)
+        self.gpus = importlib.import_module("ray").get_gpu_ids()  # the GPUs Ray gave this actor
 
     def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
         from .store import JudgmentStore
@@ -110,6 +113,7 @@ class _JudgeActor:
         out = todo[["item", "a", "b", "order"]].merge(done, on=["item", "a", "b", "order"], how="left",
                                                       validate="one_to_one")
         out["extra"] = out["extra"].fillna("")
+        out["gpus"] = ",".join(str(g) for g in self.gpus)
         return out
 
 
@@ -121,11 +125,11 @@ def run_ray(
     st: JudgmentStore,
     progress: bool,
     *,
-    num_actors: int = 2,
+    num_actors: int | None = None,
     batch_size: int = 16,
     num_cpus: float = 1,
     num_gpus: float = 0,
-) -> None:
+) -> dict[str, Any]:
     """Judge ``todo`` on a Ray actor pool and write the results into ``st`` as batches finish.
 
     Parameters
@@ -134,17 +138,26 @@ def run_ray(
     todo : planned comparisons (item, a, b, order, first, second)
     lookup, ctx : the candidate texts and item contexts
     st : the run's store
-    num_actors : actors in the pool (each loads one judge)
+    num_actors : actors in the pool (each loads one judge); default: as many as the cluster's
+        GPUs hold when ``num_gpus`` > 0 (one judge per GPU with ``num_gpus=1``, two with 0.5),
+        else 2
     batch_size : comparisons per Ray batch (per actor call)
     num_cpus, num_gpus : resources per actor
+
+    Returns
+    -------
+    dict: ``actors``, ``batch_size``, ``num_cpus``, ``num_gpus`` and ``gpus`` (the GPU ids Ray
+    gave the actors that judged, as Ray names them), kept in the table's ``attrs["ray"]``.
     """
     try:
         ray = importlib.import_module("ray")
         ray_data = importlib.import_module("ray.data")
     except ImportError as err:  # pragma: no cover - depends on the environment
         raise ImportError("engine='ray' needs Ray: pip install -e '.[ray]' (ray[data])") from err
-    if num_actors < 1 or batch_size < 1:
+    if (num_actors is not None and num_actors < 1) or batch_size < 1:
         raise ValueError("ray_options: num_actors and batch_size must be at least 1")
+    if num_gpus < 0 or num_cpus < 0:
+        raise ValueError("ray_options: num_cpus and num_gpus must not be negative")
     spec = judge_spec(cmp)
     rows = todo[["item", "a", "b", "order", "first", "second"]].reset_index(drop=True).copy()
     rows["text_first"] = [lookup(i, c) for i, c in zip(rows["item"], rows["first"], strict=True)]
@@ -152,6 +165,14 @@ def run_ray(
     rows["context"] = [ctx[i] for i in rows["item"]]
     if not ray.is_initialized():
         ray.init()
+    if num_gpus > 0:
+        have = float(ray.cluster_resources().get("GPU", 0.0))
+        if have < num_gpus:
+            raise ValueError(f"ray_options asks {num_gpus:g} GPU(s) per actor, but the Ray cluster has {have:g}; "
+                             "leave num_gpus at 0 to judge on CPUs")
+        if num_actors is None:
+            num_actors = max(1, int(have // num_gpus + 1e-9))
+    num_actors = 2 if num_actors is None else num_actors
     ray_data.DataContext.get_current().enable_progress_bars = False
     blocks = [rows.iloc[s:s + batch_size] for s in range(0, len(rows), batch_size)]
     ds = ray_data.from_pandas(blocks)
@@ -162,10 +183,14 @@ def run_ray(
     from .progress import progress_bar
 
     bar = progress_bar(len(rows), f"{cmp.judge_name} (ray, {n} actors)", progress)
+    gpus: set[str] = set()
     try:
         for out in judged.iter_batches(batch_format="pandas", batch_size=None):
+            gpus.update(g for s in out["gpus"] for g in str(s).split(",") if g)
             st.add(cmp.mode, [(r.item, r.a, r.b, r.order, float(r.p_first), json.loads(r.extra) if r.extra else None)
                               for r in out.itertuples(index=False)])
             bar.update(len(out))
     finally:
         bar.close()
+    return {"actors": n, "batch_size": batch_size, "num_cpus": num_cpus, "num_gpus": num_gpus,
+            "gpus": sorted(gpus)}

@@ -25,11 +25,12 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def ray_cluster():
-    """A local Ray cluster with two CPU workers, no dashboard, node address 127.0.0.1, no usage
-    reporting."""
+    """A local Ray cluster with two CPU workers and two logical GPUs (Ray's resources, not devices:
+    it schedules by them and sets each actor's CUDA_VISIBLE_DEVICES), no dashboard, node address
+    127.0.0.1, no usage reporting."""
     old = os.environ.get("RAY_USAGE_STATS_ENABLED")
     os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
-    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
+    ray.init(num_cpus=2, num_gpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
              configure_logging=False)
     try:
         yield
@@ -59,12 +60,29 @@ def test_ray_fan_out_equals_the_in_process_run(lm, tiny, ray_cluster, tmp_path):
     pd.testing.assert_series_equal(again["p_a"], fanned["p_a"])
 
 
+def test_one_actor_per_gpu(lm, tiny, ray_cluster):
+    texts, pairs, ctx = tiny
+    local = Comparator(lm).compare(pairs, texts, ctx, progress=False)
+    fanned = Comparator(lm).compare(pairs, texts, ctx, progress=False, engine="ray",
+                                    ray_options={"num_gpus": 1, "batch_size": 1})
+    run = fanned.attrs["ray"]
+    assert run["actors"] == 2 and run["num_gpus"] == 1  # the cluster's two GPUs, one judge each
+    assert run["gpus"] and set(run["gpus"]) <= {"0", "1"}
+    np.testing.assert_allclose(fanned["p_a"], local["p_a"], atol=1e-5)
+    half = Comparator(lm).compare(pairs.iloc[:2], texts, ctx, progress=False, engine="ray",
+                                  ray_options={"num_gpus": 0.5, "num_cpus": 0.5, "batch_size": 1})
+    assert half.attrs["ray"]["actors"] == 2  # at most one actor per batch; the GPUs would hold four
+    assert "ray" not in local.attrs
+
+
 def test_bad_ray_options(lm, tiny, ray_cluster):
     texts, pairs, ctx = tiny
     with pytest.raises(ValueError, match="engine must be"):
         Comparator(lm).compare(pairs, texts, ctx, engine="dask", progress=False)
     with pytest.raises(ValueError, match="num_actors and batch_size"):
         Comparator(lm).compare(pairs, texts, ctx, engine="ray", ray_options={"num_actors": 0}, progress=False)
+    with pytest.raises(ValueError, match="asks 4 GPU.* per actor, but the Ray cluster has 2"):
+        Comparator(lm).compare(pairs, texts, ctx, engine="ray", ray_options={"num_gpus": 4}, progress=False)
 
 
 @pytest.mark.slow
