@@ -294,13 +294,16 @@ class _Packed:
     def __enter__(self):
         from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 
-        self.n_fused = self.norms.__enter__()
-
         if _NAME not in ALL_ATTENTION_FUNCTIONS:
             ALL_ATTENTION_FUNCTIONS.register(_NAME, _attention)
         # no mask function is registered under this name: transformers then builds no mask
         self.old = self.cfg._attn_implementation
         self.cfg._attn_implementation = _NAME
+        try:
+            self.n_fused = self.norms.__enter__()
+        except BaseException:
+            self.cfg._attn_implementation = self.old
+            raise
         return self
 
     def __exit__(self, *exc):
