@@ -111,22 +111,40 @@ def laplace_shear(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, free: np
     return x_mode, Shear(V=np.ascontiguousarray(V), B=B)
 
 
-def hessian(logp_grad: Callable, buf: np.ndarray, x: np.ndarray, *, step: float = 1e-5) -> np.ndarray:
-    """``−∇² log p`` at ``x`` by central differences of the kernel's gradient (2 n evaluations),
-    symmetrized."""
+def hessian(logp_grad: Callable, buf: np.ndarray, x: np.ndarray, *, step: float = 1e-5,
+            threads: int | None = None) -> np.ndarray:
+    """``−∇² log p`` at ``x`` by central differences of the kernel's gradient (2 n evaluations, the
+    columns shared among ``threads`` threads: the numba kernels release the GIL), symmetrized."""
     n = x.shape[0]
-    g_hi, g_lo = np.empty(n), np.empty(n)
     h = np.empty((n, n))
-    xp = np.array(x, dtype=np.float64)
-    for i in range(n):
-        xi = xp[i]
-        xp[i] = xi + step
-        logp_grad(xp, buf, g_hi)
-        xp[i] = xi - step
-        logp_grad(xp, buf, g_lo)
-        xp[i] = xi
-        h[:, i] = -(g_hi - g_lo) / (2.0 * step)
+
+    def columns(cols: range) -> None:
+        g_hi, g_lo = np.empty(n), np.empty(n)
+        xp = np.array(x, dtype=np.float64)
+        for i in cols:
+            xi = xp[i]
+            xp[i] = xi + step
+            logp_grad(xp, buf, g_hi)
+            xp[i] = xi - step
+            logp_grad(xp, buf, g_lo)
+            xp[i] = xi
+            h[:, i] = -(g_hi - g_lo) / (2.0 * step)
+
+    _on_threads(columns, n, threads)
     return 0.5 * (h + h.T)
+
+
+def _on_threads(work: Callable[[range], None], n: int, threads: int | None) -> None:
+    """``work`` over ``range(n)`` in strided parts, one per thread (up to 4, at most the CPUs)."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    threads = max(1, min(threads or min(4, os.cpu_count() or 1), n))
+    if threads == 1:
+        work(range(n))
+        return
+    with ThreadPoolExecutor(threads) as ex:
+        list(ex.map(work, [range(i, n, threads) for i in range(threads)]))
 
 
 def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chains: int, draws: int, seed: int,
@@ -167,7 +185,7 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
     x_mode = mode(logp_grad, buf, np.asarray(x0, dtype=np.float64), np.ones(n, dtype=bool), max_iter=2000)
     if x_mode is None:
         raise ValueError("the Laplace approximation found no mode of the posterior from its start; use NUTS")
-    h = hessian(logp_grad, buf, x_mode)
+    h = hessian(logp_grad, buf, x_mode, threads=threads)
     eig = np.linalg.eigvalsh(h)
     if not (np.all(np.isfinite(h)) and eig[0] > 0):
         raise ValueError(f"the posterior's curvature at its mode is not positive definite (smallest eigenvalue "
@@ -216,10 +234,6 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
 
 def _logp_many(logp_grad: Callable, buf: np.ndarray, xs: np.ndarray, threads: int | None) -> np.ndarray:
     """The kernel's log density at each row of ``xs`` (the numba kernels release the GIL)."""
-    import os
-    from concurrent.futures import ThreadPoolExecutor
-
-    threads = threads or max(1, min(4, os.cpu_count() or 1))
     out = np.empty(xs.shape[0])
 
     def part(rows: range) -> None:
@@ -227,9 +241,7 @@ def _logp_many(logp_grad: Callable, buf: np.ndarray, xs: np.ndarray, threads: in
         for r in rows:
             out[r] = logp_grad(np.ascontiguousarray(xs[r]), buf, g)
 
-    chunks = [range(i, xs.shape[0], threads) for i in range(threads)]
-    with ThreadPoolExecutor(threads) as ex:
-        list(ex.map(part, chunks))
+    _on_threads(part, xs.shape[0], threads)
     return out
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from bayes_judge.inference._nutpie import Shear, _pack_shear, _shear, make_model, run
-from bayes_judge.inference.laplace import laplace_shear, mode
+from bayes_judge.inference.laplace import hessian, laplace_shear, mode
 
 
 @numba.njit(cache=True)
@@ -144,6 +144,15 @@ def test_mode_and_curvature_of_a_gaussian():
     assert np.allclose(x_mode[:5], expect, atol=1e-5) and x_mode[5] == 0.0
     H = sh.V.T @ q @ sh.V
     assert np.allclose(sh.B.T @ H @ sh.B, np.diag(np.diag(H)), rtol=1e-6, atol=1e-6 * np.abs(H).max())
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_the_hessian_is_the_precision_on_any_number_of_threads(threads):
+    mu, cov = _correlated()
+    q = np.linalg.inv(cov)
+    h = hessian(_gauss, _gauss_buf(mu, cov), mu + 0.3, threads=threads)
+    assert np.allclose(h, q, rtol=1e-6, atol=1e-6 * np.abs(q).max())
+    assert np.array_equal(h, hessian(_gauss, _gauss_buf(mu, cov), mu + 0.3, threads=1))  # column by column alike
 
 
 def test_fallbacks():
