@@ -576,16 +576,14 @@ class Comparator:
 
         groups, subgroups, rows = self._pair_prompts(todo, lookup, ctx, st)
         bar = progress_bar(len(todo), self.judge_name, progress)
+        keys = [list(zip(r["item"], r["a"], r["b"], r["order"], strict=True)) for r in rows]  # per group, once
 
-        def on_batch(g, idx, lp):
-            sub = rows[g].iloc[idx]
+        def on_batch(g, idx, lp):  # called per group and pass: no pandas indexing here
             la, lb = lp[:, 0], lp[:, 1]
             p = 1.0 / (1.0 + np.exp(lb - la))  # Liusie, Manakul & Gales 2024 eq. 3
             mass = np.exp(np.logaddexp(la, lb))
-            st.add(self.mode, [
-                (i, a, b, o, float(pp), {"label_mass": round(float(m), 6)})
-                for i, a, b, o, pp, m in zip(sub["item"], sub["a"], sub["b"], sub["order"], p, mass, strict=True)
-            ])
+            st.add(self.mode, [(*keys[g][k], float(pp), {"label_mass": round(float(m), 6)})
+                               for k, pp, m in zip(idx.tolist(), p, mass, strict=True)])
             bar.update(len(idx))
 
         try:
@@ -697,13 +695,14 @@ class Comparator:
             bar = progress_bar(len(todo), f"{self.lm.name}/{tpl.name}/likert", progress)
             scale = np.asarray(tpl.scale, float)
 
+            keys_of = [list(zip(r["item"], r["candidate"], strict=True)) for r in rows]
+
             def on_batch(g, idx, lp):
-                sub = rows[g].iloc[idx]
                 out = []
-                for (_, r), lps in zip(sub.iterrows(), lp, strict=True):
+                for k, lps in zip(idx.tolist(), lp, strict=True):
                     w = np.exp(lps - lps.max())
                     probs = w / w.sum()
-                    out.append((r["item"], r["candidate"], json.dumps({
+                    out.append((*keys_of[g][k], json.dumps({
                         "score": float(probs @ scale), "probs": probs.round(8).tolist(),
                         "label_mass": float(np.exp(lps).sum()),
                     })))
