@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
 import torch
 
 from bayes_judge.comparator.fused import fusable_norms, fused_norms
@@ -78,3 +80,39 @@ def test_bfloat16_norms_round_once(monkeypatch):
     ulp = 2.0 ** (torch.floor(torch.log2(exact.abs().clamp_min(1e-3))) - 7)
     assert float(((got - ref).abs() / ulp).max()) <= 1.0  # at most one bfloat16 step from the eager norm
     assert float((got - exact).abs().mean()) <= float((ref - exact).abs().mean())  # and no farther from float32
+
+
+@pytest.mark.parametrize("arch, fused", [("Qwen2", 5), ("Qwen3", 9), ("Mistral", 5), ("Gemma", 0), ("Olmo2", 9)])
+def test_other_architectures_score_as_their_naive_loop(lm, arch, fused):
+    """Per architecture: the norms that compute ``F.rms_norm`` are fused (Qwen3's per-head query and
+    key norms too, Olmo2's norms after the projections), Gemma's ``1 + w`` norm is not, and the
+    packed scores equal the one-prompt loop in float32 either way."""
+    import transformers
+
+    from bayes_judge.comparator.engine import label_logprobs
+    from bayes_judge.comparator.models import LoadedModel
+    from bayes_judge.comparator.packed import packed_label_logprobs, supports_packing
+
+    cfg = getattr(transformers, f"{arch}Config")(
+        vocab_size=len(lm.tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=8, max_position_embeddings=512)
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_config(cfg).eval()
+    for m in model.modules():  # weights other than their init, so a wrong formula shows
+        if type(m).__name__.endswith("RMSNorm"):
+            m.weight.data.uniform_(0.5, 1.5)
+    judge = LoadedModel(model=model, tokenizer=lm.tokenizer, is_seq2seq=False, name=arch, fingerprint=arch,
+                        max_length=512, device="cpu", info={})
+    assert supports_packing(model, 64)
+    with fused_norms(model) as n:
+        assert n == fused
+    enc = lm.tokenizer.encode
+    context = enc("The article says the cat sat on the mat all day long, and nobody minded at all.")
+    prompts = [context + enc(f" Summary {a} against summary {b}: which is better? Answer:") for a in "xyz" for b in "uv"]
+    labels = [[enc(" A")[0]], [enc(" B")[0]]]
+    naive = np.concatenate([label_logprobs(judge, [[p]], labels, batch_size=1, kv_cache=False, pack=False)[0]
+                            for p in prompts])
+    packed = packed_label_logprobs(judge, [prompts], labels, subgroups=[[p[len(context)] for p in prompts]],
+                                   batch_size=4, min_prefix=4)[0]
+    p = lambda lp: 1 / (1 + np.exp(lp[:, 1] - lp[:, 0]))  # noqa: E731
+    assert np.abs(p(packed) - p(naive)).max() < 1e-5
