@@ -313,8 +313,13 @@ def _normalize(df: pd.DataFrame, renames: list[_Rename], where: str) -> pd.DataF
     df = _apply_mapping(df, renames, where)
     if set(_KAGGLE_WINNERS) <= set(df.columns) and "winner" not in df.columns:
         df = _kaggle_winner(df, where)
-    # an Arena export: model_a / model_b with a hard winner and no probability (or Arena winner values)
+    # an Arena export of people's votes: winner values in Arena's spelling (model_a, tie (bothbad)),
+    # or model_a / model_b with a hard winner, no probability and either no judge column or one of
+    # voter ids (arena_user_973). A judge column of other names is an LLM judge's file in those
+    # columns: its verdicts stay that judge's, never people's.
     arena = {"model_a", "model_b"} <= original and "winner" in df.columns and "p_a" not in df.columns
+    if arena and "judge" in df.columns:
+        arena = bool(df["judge"].astype(str).str.startswith("arena_user").any())
     if "a" not in df.columns and "b" not in df.columns and {"model_a", "model_b"} <= set(df.columns):
         df = df.rename(columns={"model_a": "a", "model_b": "b"})
     if "winner" in df.columns:
@@ -385,8 +390,10 @@ def read_judgments(
         - Chatbot Arena exports recognized: columns ``model_a`` / ``model_b`` become ``a`` /
           ``b`` when the table has neither ``a`` nor ``b``; ``question_id`` becomes ``item``
           when there is no ``item`` column; an Arena table (columns ``model_a`` and
-          ``model_b`` with a ``winner`` and no ``p_a``, or winner values spelled ``model_a``,
-          ``model_b`` or ``tie (bothbad)``) with neither ``item`` nor ``question_id`` gets
+          ``model_b`` with a ``winner``, no ``p_a`` and no ``judge`` column other than voter ids,
+          or winner values spelled ``model_a``, ``model_b`` or ``tie (bothbad)``; a ``judge``
+          column naming an LLM keeps the table an LLM judge's) with neither ``item`` nor
+          ``question_id`` gets
           ``item`` = the row number (0, 1, ...), i.e. **each row is its own item**; an Arena
           table without a ``judge`` column gets ``judge = "human"``, since the Arena winner is
           a human vote; the real export's ``judge`` column of voter ids (``arena_user_973``)

@@ -398,3 +398,19 @@ def test_the_kaggle_arena_format_reads_its_one_hot_winner(tmp_path):
     bad.to_csv(path, index=False)
     with pytest.raises(ValueError, match=r"exactly one 1 per row.*row\(s\) 0"):
         bj.load_judgments(path)
+
+
+def test_an_llm_judges_file_in_model_a_model_b_columns_stays_the_judges(tmp_path):
+    """model_a / model_b with a judge column naming an LLM and plain winner labels is a judge's file:
+    its verdicts are that judge's, never people's votes (with or without a mapping)."""
+    df = pd.DataFrame({"item": [1, 1, 2, 2], "model_a": ["m1", "m2", "m1", "m2"], "model_b": ["m2", "m1", "m2", "m1"],
+                       "judge": "gpt-4o", "winner": ["a", "b", "a", "a"]})
+    path = tmp_path / "j.csv"
+    df.to_csv(path, index=False)
+    for got in (bj.read_judgments(path), bj.read_judgments(path, mapping="a=model_a,b=model_b"), bj.read_judgments(df)):
+        assert set(got["judge"]) == {"gpt-4o"} and "voter" not in got.columns
+    # the real export (voter ids in `judge`) and Arena's winner spelling still mean people
+    voters = df.assign(judge=["arena_user_1", "arena_user_2"] * 2)
+    assert set(bj.read_judgments(voters)["judge"]) == {"human"}
+    spelled = df.assign(winner=["model_a", "model_b", "model_a", "tie"]).drop(columns="judge")
+    assert set(bj.read_judgments(spelled)["judge"]) == {"human"}
