@@ -29,7 +29,7 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from .schema import validate_judgments
+from .schema import _as_str, validate_judgments
 
 __all__ = [
     "Outcomes", "read_outcomes", "read_label_table", "one_label_per_comparison", "orient", "label_sign", "check_connected",
@@ -305,14 +305,15 @@ def read_label_table(human: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
     if bad.any():
         raise ValueError(f"human labels: column 'human' must be 'a' or 'b'; got {sorted(set(h[bad]))[:5]} in "
                          f"row(s) {list(lab.index[bad])[:8]}")
-    a, b = lab["a"].astype(str), lab["b"].astype(str)
+    # ids read as the judgments table's are (1.0 -> "1"), so that the same item is one item
+    a, b, item = _as_str(lab["a"]), _as_str(lab["b"]), _as_str(lab["item"])
     unknown = sorted((set(a) | set(b)) - set(names))
     if unknown:
         raise ValueError(f"human labels name system(s) not in the judgments table: {unknown[:10]}; the table's "
                          f"systems are {_fmt_names(list(names))}")
     index = pd.Index(list(names))
     first, second, a_first = orient(index.get_indexer(pd.Index(a)), index.get_indexer(pd.Index(b)))
-    out = pd.DataFrame({"item": lab["item"].astype(str).to_numpy(object), "first": first, "second": second,
+    out = pd.DataFrame({"item": item.to_numpy(object), "first": first, "second": second,
                         "first_wins": (h.to_numpy(object) == "a") == a_first})
     return one_label_per_comparison(out, names)
 
@@ -421,10 +422,10 @@ def merge_label_table(
     m = h.merge(unit_keys[["pair", "item", "unit"]], on=["pair", "item"], how="left")
     orphan = m["unit"].isna()
     if orphan.any():
-        items = m.loc[orphan, "item"].tolist()[:8]
+        shown = [(i, names[f], names[s]) for i, f, s in m.loc[orphan, ["item", "first", "second"]].to_numpy()[:5]]
         raise ValueError(
-            f"human labels for item(s) {items} that are not in the judgments table "
-            f"({int(orphan.sum())} label row(s) in all)"
+            f"human labels on comparison(s) (item, system, system) that the judgments table does not have: "
+            f"{shown} ({int(orphan.sum())} label row(s) in all); a win rate uses labels of judged comparisons"
         )
     units = m["unit"].to_numpy(dtype=np.int64)
     labs = m["first_wins"].to_numpy().astype(label.dtype)

@@ -134,14 +134,15 @@ def _group(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 
 def _human_labels(o: Outcomes, human: pd.DataFrame | None) -> pd.DataFrame:
-    """One human label per comparison: columns item, lo, hi (system codes, lo < hi), lo_wins."""
-    if human is None:
-        has = o.human != 0
-        lab = one_label_per_comparison(pd.DataFrame({
-            "item": o.table["item"].to_numpy(object)[has], "first": o.first[has], "second": o.second[has],
-            "first_wins": o.human[has] > 0}), o.names)
-    else:
-        lab = read_label_table(human, o.names)
+    """One human label per comparison, from the table's ``human`` column and the ``human=`` table
+    together (a contradiction between them is an error): columns item, lo, hi (system codes,
+    lo < hi), lo_wins."""
+    has = o.human != 0
+    lab = pd.DataFrame({"item": o.table["item"].to_numpy(object)[has], "first": o.first[has], "second": o.second[has],
+                        "first_wins": o.human[has] > 0})
+    if human is not None:
+        lab = pd.concat([lab, read_label_table(human, o.names)], ignore_index=True)
+    lab = one_label_per_comparison(lab, o.names)
     return lab.rename(columns={"first": "lo", "second": "hi", "first_wins": "lo_wins"})
 
 

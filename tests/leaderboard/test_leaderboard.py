@@ -212,6 +212,28 @@ def test_human_labels_on_unknown_systems_and_contradictions():
         bj.leaderboard(df, human=clash, **FAST)
 
 
+@pytest.mark.filterwarnings("ignore:sampler='laplace'")  # 60 comparisons: the Gaussian may be far; counts only
+def test_human_labels_from_the_column_and_the_table_together():
+    """Labels in the table's own ``human`` column are kept when ``human=`` adds more (a contradiction
+    between the two is an error), and ``human=`` ids read as the table's (1.0 is item "1")."""
+    df, *_ = simulate(n_cmp=60, seed=2)
+    df = df.drop(columns="human", errors="ignore")
+    first = df.drop_duplicates(["item", "a", "b"]).iloc[:20]
+    col = first[["item", "a", "b"]].assign(human=["a", "b"] * 10)
+    with_col = df.merge(col, on=["item", "a", "b"], how="left")
+    assert bj.leaderboard(with_col, sampler="laplace", system_bias=False).attrs["n_labels"] == 20
+    extra = df.drop_duplicates(["item", "a", "b"]).iloc[20:25][["item", "a", "b"]].assign(human="a")
+    fit = bj.leaderboard(with_col, human=extra, sampler="laplace", system_bias=False)
+    assert fit.attrs["n_labels"] == 25
+    clash = col.iloc[:1].assign(human=lambda d: np.where(d["human"] == "a", "b", "a"))
+    with pytest.raises(ValueError, match="contradict"):
+        bj.leaderboard(with_col, human=clash, sampler="laplace", system_bias=False)
+    numbered = df.assign(item=pd.factorize(df["item"])[0])
+    lab = numbered.drop_duplicates(["item", "a", "b"]).iloc[:20][["item", "a", "b"]].assign(human="a")
+    for h in (lab, lab.assign(item=lab["item"].astype(float))):
+        assert bj.leaderboard(numbered, human=h, sampler="laplace", system_bias=False).attrs["n_labelled_rows"] > 0
+
+
 def test_missing_covariate_and_unknown_model():
     df, *_ = simulate(n_cmp=60, seed=2)
     with pytest.raises(ValueError, match="covariate column 'len_diff'"):

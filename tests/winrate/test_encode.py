@@ -79,8 +79,14 @@ def test_external_human_labels(tiny):
 
 def test_human_labels_for_items_not_in_table(tiny):
     h = pd.DataFrame({"item": [1, 99], "a": ["x", "x"], "b": ["y", "y"], "human": ["a", "a"]})
-    with pytest.raises(ValueError, match=r"human labels for item\(s\) \['99'\] that are not in the judgments"):
+    with pytest.raises(ValueError, match=r"comparison\(s\) .* not have: \[\('99', 'x', 'y'\)\]"):
         bj.encode_win_rate(tiny, human=h)
+
+
+def test_human_label_ids_are_read_as_the_tables(tiny):
+    """Item ids as floats (a merge, a missing value) name the same items as the table's integers."""
+    h = pd.DataFrame({"item": [1.0, 4.0], "a": ["y", "x"], "b": ["x", "y"], "human": ["b", "b"]})
+    np.testing.assert_array_equal(bj.encode_win_rate(tiny, human=h).label, [1, -1, -1, 0])
 
 
 def test_judge_that_never_judged(tiny):
