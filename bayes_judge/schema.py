@@ -61,14 +61,31 @@ def _as_str(col: pd.Series) -> pd.Series:
     return col.astype(str).astype(object)
 
 
+def _all_trimmed(vals: np.ndarray) -> bool:
+    """Whether no id has surrounding whitespace and none is empty (one vectorized pass; ~0.04 s a
+    million ids)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        arr = pa.array(vals, type=pa.string())
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return False  # not all str: the checks below say what is wrong
+    trimmed = pc.utf8_trim_whitespace(arr)
+    return not (pc.any(pc.not_equal(trimmed, arr)).as_py() or pc.any(pc.equal(trimmed, "")).as_py())
+
+
 def _check_ids(out: pd.DataFrame) -> None:
-    """No empty system or judge name, and no two systems (or judges) whose names differ only by surrounding
-    whitespace: ``"gpt-4"`` and ``"gpt-4 "`` are one system typed twice, never silently two."""
-    for cols in (("a", "b"), ("judge",)):
+    """No empty system or judge name, and no two systems, judges or items whose ids differ only by
+    surrounding whitespace: ``"gpt-4"`` and ``"gpt-4 "`` are one system typed twice, never silently
+    two (an item typed twice would split its two presentation orders)."""
+    for cols in (("a", "b"), ("judge",), ("item",)):
         vals = pd.unique(np.concatenate([out[c].to_numpy(dtype=object) for c in cols]))
+        if _all_trimmed(vals):
+            continue
         ids = pd.Series(vals, dtype=object)
         stripped = ids.str.strip()
-        empty = stripped == ""
+        empty = (stripped == "") & (cols != ("item",))  # an empty item id is one item, as any other
         name = "/".join(f"'{c}'" for c in cols)
         if empty.any():
             rows = np.zeros(len(out), dtype=bool)

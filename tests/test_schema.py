@@ -95,3 +95,12 @@ def test_system_names_that_are_empty_or_differ_by_whitespace_are_refused(a, matc
     df = pd.DataFrame({"item": [1, 2, 3], "a": a, "b": ["y", "y", "y"], "winner": ["a", "b", "a"]})
     with pytest.raises(ValueError, match=match):
         bj.validate_judgments(df)
+
+
+def test_items_that_differ_by_whitespace_are_refused():
+    """An item typed twice ("q1" and "q1 ") would split its two presentation orders into two items."""
+    df = pd.DataFrame({"item": ["q1", "q1 ", "q2", "q2"], "a": ["x", "y", "x", "y"], "b": ["y", "x", "y", "x"],
+                       "winner": ["a", "b", "a", "a"]})
+    with pytest.raises(ValueError, match=r"'item': ids that differ only by surrounding whitespace \[\['q1', 'q1 '\]\]"):
+        bj.validate_judgments(df)
+    assert len(bj.validate_judgments(df.assign(item=["", "", "q2", "q2"]))) == 4  # an empty item id is one item
