@@ -206,6 +206,14 @@ def test_a_judge_that_always_names_one_position_is_refused_with_the_reason():
         bj.win_rate(df)
 
 
+def test_a_judge_that_always_says_a_in_one_order_is_refused_too():
+    """Shown in one order only, "always A" reads as "x always wins": the same refusal, not 0.94 [0.83, 1]."""
+    df = pd.DataFrame({"item": range(60), "a": "x", "b": "y", "winner": "a"})
+    for estimand in ("human", "judges"):
+        with pytest.raises(ValueError, match="cannot answer the question.*all 60 of its verdicts are 'a'"):
+            bj.win_rate(df, estimand=estimand)
+
+
 @pytest.mark.filterwarnings("ignore::bayes_judge.diagnose.UninformativeJudgeWarning")
 def test_a_constant_judge_is_refused_with_the_reason():
     df = _table(np.full((30, 2), 0.5))  # every verdict a tie
