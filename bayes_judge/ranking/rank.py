@@ -43,9 +43,13 @@ def rank_table(data: RankData, scores: np.ndarray) -> pd.DataFrame:
             "score": np.asarray(scores, dtype=float),
         }
     )
-    out["rank"] = (
-        out.groupby(data.cand_item, sort=False)["score"].rank(method="min", ascending=False).astype(np.int64)
-    )
+    # equal scores up to rounding (1e-10 of the largest): candidates with identical records computed
+    # through different float sums must share their rank, not be split by the last bit
+    s = out["score"].to_numpy()
+    finite = np.isfinite(s)
+    scale = max(1.0, float(np.abs(s[finite]).max())) if finite.any() else 1.0
+    key = pd.Series(np.where(finite, np.round(s / scale, 10), s), index=out.index)
+    out["rank"] = key.groupby(data.cand_item, sort=False).rank(method="min", ascending=False).astype(np.int64)
     order = np.lexsort((data.candidates.astype(str), out["rank"].to_numpy(), data.cand_item))
     return out.iloc[order].reset_index(drop=True)
 

@@ -24,6 +24,16 @@ def test_equal_scores_share_the_best_rank():
     assert out["rank"].tolist() == [1, 1, 1] and out["candidate"].tolist() == ["x", "y", "z"]
 
 
+@pytest.mark.filterwarnings("ignore::bayes_judge.ranking.ClippedProbabilityWarning")
+@pytest.mark.parametrize("method", ["poe-g", "poe-bt", "bt", "win-ratio"])
+def test_identical_records_share_a_rank_through_rounding(method):
+    """y and z have the same record; poe-g's float sums give -0.49999999999999994 and -0.5."""
+    df = pd.DataFrame({"item": "q", "a": ["x", "y", "x", "z", "y", "z"], "b": ["y", "x", "z", "x", "z", "y"],
+                       "winner": ["a", "b", "a", "b", "tie", "tie"]})
+    out = rank(df, method=method).set_index("candidate")["rank"]
+    assert out.to_dict() == {"x": 1, "y": 2, "z": 2}
+
+
 @pytest.mark.parametrize("method", [m for m in METHODS if m != "poe-bt"] + ["poe-bt"])
 def test_items_ranked_together_equal_items_ranked_alone(simulate, method):
     parts = [simulate(7, 40, seed=s, item=f"art{s}", prefix="sys")[0] for s in (3, 4, 5)]
