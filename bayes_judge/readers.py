@@ -110,6 +110,19 @@ def _text_columns(renames: Iterable[_Rename]) -> list[str]:
     return cols
 
 
+_LABEL_COLUMNS = ("winner", "human")  # text whose "NA" / "None" may well mean "no verdict"
+
+
+def _na_values(path: Path, sep: str, compression: str | None, text_columns: Iterable[str]) -> dict[str, list[str]]:
+    """pandas' missing-value spellings per column, except that an id column's only missing value is an
+    empty cell: a system, judge or item named "None", "NA" or "null" is that name, not a missing id."""
+    from pandas._libs.parsers import STR_NA_VALUES
+
+    ids = set(text_columns) - set(_LABEL_COLUMNS)
+    header = pd.read_csv(path, sep=sep, nrows=0, compression=compression).columns
+    return {str(c): ([""] if c in ids else sorted(STR_NA_VALUES)) for c in header}
+
+
 def _apply_mapping(df: pd.DataFrame, renames: list[_Rename], where: str) -> pd.DataFrame:
     """Rename ``source`` columns to ``target`` names, after checking every entry."""
     if not renames:
@@ -208,12 +221,14 @@ def _read_json(path: Path) -> pd.DataFrame:
 def _read_file(path: Path, fmt: str, text_columns: Iterable[str] = _TEXT_COLUMNS) -> pd.DataFrame:
     """Read ``path`` as ``fmt``; CSV id/label columns as text.  Parser errors propagate."""
     if fmt in ("csv", "tsv"):
+        text_columns = list(text_columns)
         text = dict.fromkeys(text_columns, str)
         sep = "\t" if fmt == "tsv" else ","
-        if is_gzip(path):
-            return pd.read_csv(path, sep=sep, dtype=text, compression="gzip")
-        _check_complete(path)
-        return pd.read_csv(path, sep=sep, dtype=text, compression=None)
+        compression = "gzip" if is_gzip(path) else None
+        if compression is None:
+            _check_complete(path)
+        na = _na_values(path, sep, compression, text_columns)
+        return pd.read_csv(path, sep=sep, dtype=text, compression=compression, keep_default_na=False, na_values=na)
     if fmt == "parquet":
         return pd.read_parquet(path)
     if fmt == "jsonl":

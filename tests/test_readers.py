@@ -414,3 +414,16 @@ def test_an_llm_judges_file_in_model_a_model_b_columns_stays_the_judges(tmp_path
     assert set(bj.read_judgments(voters)["judge"]) == {"human"}
     spelled = df.assign(winner=["model_a", "model_b", "model_a", "tie"]).drop(columns="judge")
     assert set(bj.read_judgments(spelled)["judge"]) == {"human"}
+
+
+def test_ids_named_none_or_na_stay_names_in_a_csv(tmp_path):
+    """pandas reads "None", "NA", "null" as missing by default; as a system, judge or item id they are
+    names (a baseline called "None"), and only an empty cell is a missing id. p_a keeps pandas' NA."""
+    path = tmp_path / "na.csv"
+    path.write_text("item,a,b,judge,winner,p_a\nNA,None,gpt-4,null,b,NA\n2,gpt-4,None,null,a,0.7\n")
+    got = bj.read_judgments(path)
+    assert got["a"].tolist() == ["None", "gpt-4"] and got["item"].tolist() == ["NA", "2"]
+    assert got["judge"].tolist() == ["null", "null"] and np.isnan(got["p_a"].iloc[0])
+    path.write_text("item,a,b,winner\n1,,gpt-4,b\n")
+    with pytest.raises(ValueError, match=r"column 'a': missing id in row\(s\) 0"):
+        bj.validate_judgments(bj.read_judgments(path))
