@@ -22,7 +22,7 @@ import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -111,16 +111,18 @@ def _text_columns(renames: Iterable[_Rename]) -> list[str]:
 
 
 _LABEL_COLUMNS = ("winner", "human")  # text whose "NA" / "None" may well mean "no verdict"
+# pandas' default missing-value spellings (pandas.read_csv, ``na_values``)
+_PANDAS_NA = ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>",
+              "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"]
 
 
-def _na_values(path: Path, sep: str, compression: str | None, text_columns: Iterable[str]) -> dict[str, list[str]]:
+def _na_values(path: Path, sep: str, compression: Literal["gzip"] | None,
+               text_columns: Iterable[str]) -> dict[str, list[str]]:
     """pandas' missing-value spellings per column, except that an id column's only missing value is an
     empty cell: a system, judge or item named "None", "NA" or "null" is that name, not a missing id."""
-    from pandas._libs.parsers import STR_NA_VALUES
-
     ids = set(text_columns) - set(_LABEL_COLUMNS)
     header = pd.read_csv(path, sep=sep, nrows=0, compression=compression).columns
-    return {str(c): ([""] if c in ids else sorted(STR_NA_VALUES)) for c in header}
+    return {str(c): ([""] if c in ids else _PANDAS_NA) for c in header}
 
 
 def _apply_mapping(df: pd.DataFrame, renames: list[_Rename], where: str) -> pd.DataFrame:
@@ -224,7 +226,7 @@ def _read_file(path: Path, fmt: str, text_columns: Iterable[str] = _TEXT_COLUMNS
         text_columns = list(text_columns)
         text = dict.fromkeys(text_columns, str)
         sep = "\t" if fmt == "tsv" else ","
-        compression = "gzip" if is_gzip(path) else None
+        compression: Literal["gzip"] | None = "gzip" if is_gzip(path) else None
         if compression is None:
             _check_complete(path)
         na = _na_values(path, sep, compression, text_columns)
