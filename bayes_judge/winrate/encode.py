@@ -18,6 +18,7 @@ Conventions follow Gao et al. 2024 §3.1: label / verdict "first" (G0 preferred)
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -140,7 +141,7 @@ def encode_win_rate(
     df: pd.DataFrame,
     *,
     systems: list[str] | None = None,
-    judges: list[str] | None = None,
+    judges: str | Sequence[str] | None = None,
     human: pd.DataFrame | None = None,
     swap: str = "sum",
     ties: str = "random",
@@ -156,7 +157,7 @@ def encode_win_rate(
     systems : list of str, optional
         System order; pair (s, t) is oriented with the earlier system first.  Every system in
         the table must be listed.  Default: sorted names.
-    judges : list of str, optional
+    judges : str or list of str, optional
         Judges to use, in this order.  Default: every judge in the table, sorted.  Rows of
         other judges are left out and counted in ``meta["rows_other_judges"]``.
     human : pandas.DataFrame, optional
@@ -224,7 +225,15 @@ def encode_win_rate(
     if judges is None:
         judges = present_judges
     else:
+        if isinstance(judges, str):  # one name, not its letters
+            judges = [judges]
         judges = [str(j) for j in judges]
+        if not judges:
+            raise ValueError(f"judges: an empty list chooses no judge (judges present: {present_judges}); "
+                             "leave judges=None for all of them")
+        twice = sorted({j for j in judges if judges.count(j) > 1})
+        if twice:
+            raise ValueError(f"judges: {twice} named more than once")
         never = [j for j in judges if j not in present_judges]
         if never:
             raise ValueError(

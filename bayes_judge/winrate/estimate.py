@@ -238,7 +238,7 @@ def win_rate(
     prior: str | None = None,
     ood: pd.DataFrame | Sequence[pd.DataFrame] | Mapping[str, pd.DataFrame] | None = None,
     systems: list[str] | None = None,
-    judges: list[str] | None = None,
+    judges: str | Sequence[str] | None = None,
     estimand: str = "human",
     ds_model: str | None = None,
     priors: Priors | BridgePrior | None = None,
@@ -308,8 +308,8 @@ def win_rate(
         :class:`~bayes_judge.winrate.transfer.TransferSource` from :func:`transfer_sources`.
     systems : list of str, optional
         System order; pairs are (earlier, later).  Default: sorted names.
-    judges : list of str, optional
-        Judges to use.  Default: all.
+    judges : str or list of str, optional
+        Judges to use (a name, or a list of distinct names).  Default: all.
     ds_model : {"two-coin", "one-coin", "consensus"}, optional
         For ``"dawid-skene"``: two accuracies per judge (the seed's model), one, or one on the
         judges' consensus, which agrees with a human with an unknown chance ``c``

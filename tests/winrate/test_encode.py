@@ -89,6 +89,14 @@ def test_human_label_ids_are_read_as_the_tables(tiny):
     np.testing.assert_array_equal(bj.encode_win_rate(tiny, human=h).label, [1, -1, -1, 0])
 
 
+def test_judges_argument_checked(tiny):
+    with pytest.raises(ValueError, match="an empty list chooses no judge"):
+        bj.encode_win_rate(tiny, judges=[])
+    with pytest.raises(ValueError, match=r"\['j1'\] named more than once"):
+        bj.encode_win_rate(tiny, judges=["j1", "j1"])
+    assert bj.encode_win_rate(tiny, judges="j1").judges == ["j1"]  # one name, not its letters
+
+
 def test_judge_that_never_judged(tiny):
     with pytest.raises(ValueError, match=r"\['j9'\] never judged"):
         bj.encode_win_rate(tiny, judges=["j1", "j9"])
