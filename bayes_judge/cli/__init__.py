@@ -128,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--estimand", choices=ESTIMANDS, default="human",
                      help="winrate: human (default: the rate people would give; without labels the interval "
                           "widens by what the verdicts cannot tell) or judges (the panel's own rate)")
-    fit.add_argument("--ds-model", choices=DS_MODELS, help="winrate, dawid-skene: two-coin, one-coin or consensus (default: consensus without labels when --method is not given, else two-coin)")
+    fit.add_argument("--ds-model", choices=DS_MODELS, help="winrate, dawid-skene: two-coin (default), one-coin or consensus; given without --method, it fits that Dawid-Skene model")
     fit.add_argument("--systems", metavar="A,B,...", help="winrate: system order (pairs are earlier vs later)")
     fit.add_argument("--swap", choices=SWAP_MODES, help="winrate: a judge's two orders: sum (default), none, split")
     fit.add_argument("--ties", choices=TIE_MODES, help="winrate: ties broken by a seeded coin (random; default "

@@ -124,6 +124,8 @@ def leaderboard(
         2 without; ``benchmarks/leaderboard_real.py``), off where they are fitted alone (no
         labels, or the score bridge learnt from the labels, the default), where nothing tells
         them from the human scores: a bias all judges share is what the bridge's ε allows for.
+        With ``sampler="laplace"`` the default is off (its hierarchical scale has its mode at 0,
+        where no Laplace approximation exists), and ``attrs["approximate"]`` says so.
     difficulty : bool
         A per-prompt scale of the score differences, ``d · exp(u_prompt)``, ``u ~ Normal(0, σ_u)``
         (prompts on which the systems differ more or less); cells are then kept per prompt.
@@ -261,8 +263,14 @@ def leaderboard(
     tie_judges = tuple(int(e) for e in np.flatnonzero(ties))
     options: dict[str, Any] = {"position_bias": use_bias, "tie_judges": tie_judges, "n_judges": len(data.judges),
                "difficulty": bool(difficulty), "n_cov": len(data.covariates)}
+    no_bias_note = ""
     if spec.name == "bt-judges":
         options["system_bias"] = (data.meta["n_labels"] > 0) if system_bias is None else bool(system_bias)
+        if system_bias is None and options["system_bias"] and sampler == "laplace":
+            # its hierarchical scale has its mode at 0, where no Laplace approximation exists
+            options["system_bias"] = False
+            no_bias_note = ("; without the judges' own system preferences (system_bias: their hierarchical scale "
+                            "has no Laplace approximation; NUTS fits them)")
     elif system_bias is not None:
         raise ValueError(f"system_bias applies to model 'bt-judges' only, not {spec.name!r}")
     coords = data.coords()
@@ -300,7 +308,8 @@ def leaderboard(
 
         approx = {"approximate": approximation_note(fit.info, C * D, why_not=(
             " (a judge's accuracy trades against the scores' spread" + (", and no human label ties them down)"
-                                                                          if data.meta["n_labels"] == 0 else ")")))}
+                                                                          if data.meta["n_labels"] == 0 else ")")))
+                  + no_bias_note}
     if previous is not None:
         approx["updated_from"] = f"a previous fit of {int((previous.attrs or {}).get('n_rows', 0))} rows"
     attrs = {**approx, "n_rows": data.meta["n_rows"], "n_comparisons": data.meta["n_comparisons"],

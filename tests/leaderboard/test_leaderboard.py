@@ -381,7 +381,10 @@ def test_laplace_says_when_it_fails_and_refuses_what_it_cannot_approximate():
     assert "NOT corrected" in bj.leaderboard_summary(lap).attrs["approximate"]
     df, *_ = simulate(label_share=0.2, seed=4)
     with pytest.raises(ValueError, match="hierarchical scale's mode is at 0"):
-        bj.leaderboard(df, sampler="laplace")  # labels: the judges' own system preferences, pooled
+        bj.leaderboard(df, sampler="laplace", system_bias=True)  # asked for: the judges' own preferences, pooled
+    fit = bj.leaderboard(df, sampler="laplace", pointwise=False)  # by default laplace leaves them out, and says so
+    assert "without the judges' own system preferences" in fit.attrs["approximate"]
+    assert "delta" not in fit.posterior and "system_bias_sd" not in fit.posterior
     with pytest.raises(ValueError, match="needs a model with a hand-written kernel"):
         bj.leaderboard(df.drop(columns="human"), sampler="laplace", difficulty=True)
 
