@@ -79,7 +79,12 @@ class WinRateData:
 
     @property
     def pair_labels(self) -> list[str]:
-        return [f"{a} vs {b}" for a, b in self.pairs]
+        """``"a vs b"`` per pair; quoted (``"'a' vs 'b'"``) where names holding " vs " would make
+        two pairs' labels one."""
+        labels = [f"{a} vs {b}" for a, b in self.pairs]
+        if len(set(labels)) < len(labels):
+            labels = [f"{a!r} vs {b!r}" for a, b in self.pairs]
+        return labels
 
     @property
     def unit_labels(self) -> list[str]:

@@ -143,3 +143,11 @@ def test_tie_flips_do_not_depend_on_row_order():
     a = bj.encode_win_rate(df, swap="none", seed=1)
     b = bj.encode_win_rate(df.sample(frac=1, random_state=0), swap="none", seed=1)
     np.testing.assert_array_equal(a.n_first, b.n_first)
+
+
+def test_pair_labels_stay_distinct_when_names_hold_vs():
+    rows = [{"item": i, "a": a, "b": b, "winner": "a" if i % 3 else "b"}
+            for i in range(12) for a, b in [("x vs y", "z"), ("x", "y vs z")]]
+    labels = bj.encode_win_rate(pd.DataFrame(rows)).pair_labels
+    assert len(set(labels)) == 2 and "'x vs y' vs 'z'" in labels
+    assert bj.encode_win_rate(pd.DataFrame(rows[::2])).pair_labels == ["x vs y vs z"]  # no clash: unquoted
