@@ -308,9 +308,10 @@ def encode_win_rate(
         verdict_col = "p_a" if "p_a" in v.columns and v["p_a"].notna().any() else "winner"
         meta["diagnosis"] = diagnose_table(v.loc[keep, ["item", "a", "b", "judge", verdict_col]])
         why = uninformative_message(meta["diagnosis"])
-        if meta["diagnosis"] and all("constant" in d.get("flags", []) for d in meta["diagnosis"].values()):
-            # every verdict of every judge the same (always A, always B, always a tie): nothing to
-            # estimate from, whatever the orders; a number here would be the prior's
+        if (meta["diagnosis"] and all("constant" in d.get("flags", []) for d in meta["diagnosis"].values())
+                and not (label >= 0).any()):
+            # every verdict of every judge the same (always A, always B, always a tie) and no human
+            # label: nothing to estimate from, whatever the orders; a number here would be the prior's
             raise ValueError(f"every verdict of every judge is the same: these verdicts cannot answer the question. Why: {why}")
 
     # rows in a canonical order, so that seeded tie flips do not depend on the table's row order

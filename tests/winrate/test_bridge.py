@@ -15,6 +15,7 @@ import pytest
 from scipy.special import expit, logit
 
 import bayes_judge as bj
+from bayes_judge.diagnose import UninformativeJudgeWarning
 from bayes_judge.generative.winrate_models import ConsensusPriors
 from bayes_judge.winrate.bridge import (
     BRIDGE_PRIOR,
@@ -212,6 +213,11 @@ def test_a_judge_that_always_says_a_in_one_order_is_refused_too():
     for estimand in ("human", "judges"):
         with pytest.raises(ValueError, match="cannot answer the question.*all 60 of its verdicts are 'a'"):
             bj.win_rate(df, estimand=estimand)
+    labelled = df.assign(human=["a", "b", "b"] * 20)  # people can answer where the judge cannot
+    with pytest.warns(UninformativeJudgeWarning):
+        fit = bj.win_rate(labelled)
+    p = bj.win_rate_summary(fit)["p_mean"].iloc[0]
+    assert 0.15 < p < 0.55  # people preferred x on 20 of 60 items
 
 
 @pytest.mark.filterwarnings("ignore::bayes_judge.diagnose.UninformativeJudgeWarning")
