@@ -39,7 +39,7 @@ from .bias import debias_position, position_bias
 from .models import LoadedModel, load_model
 from .parse import parse_choice
 from .progress import progress_bar
-from .store import JudgmentStore, likert_table
+from .store import JudgmentStore, StoreChangedWarning, fingerprint, likert_table
 from .templates import PromptTemplate, get_template
 
 if TYPE_CHECKING:
@@ -216,9 +216,33 @@ class Comparator:
         return f"{name}/{self.template.name}/{self.mode}"
 
     def _store_ids(self) -> tuple[str, str]:
+        """The store's identity of this judge: the model, and the template with the settings that
+        change a mode's verdicts (a store of 2 samples per comparison is not one of 6)."""
+        settings = {"sample": f"n={self.n_samples},T={self.temperature},seed={self.seed},new={self.max_new_tokens}",
+                    "likert": f"tau={self.tau}",
+                    "prepair": f"analysis={self.analysis_tokens}"}.get(self.mode)
+        template = self.template.key() + (f"|{settings}" if settings else "")
         if self.endpoint is not None:
-            return self.endpoint.store_model_id(), self.template.key()
-        return f"{self.lm.name}@{self.lm.fingerprint}", self.template.key()
+            return self.endpoint.store_model_id(), template
+        return f"{self.lm.name}@{self.lm.fingerprint}", template
+
+    def _expect(self, st: JudgmentStore, plan: pd.DataFrame, lookup, ctx) -> None:
+        """Tell the store what this run judges (texts and contexts), so that results stored from
+        other texts are judged again rather than returned."""
+        cols = [plan[c].tolist() for c in ("item", "a", "b", "order", "first", "second")]
+        st.expect(self.mode, {(i, a, b, o): fingerprint(lookup(i, f), lookup(i, s), ctx[i])
+                              for i, a, b, o, f, s in zip(*cols, strict=True)})
+        cands = dict.fromkeys((i, c) for i, f, s in zip(cols[0], cols[4], cols[5], strict=True) for c in (f, s))
+        points = {k: fingerprint(lookup(*k), ctx[k[0]]) for k in cands}
+        for kind in ("likert", "analysis"):
+            st.expect(kind, points)
+
+    def _warn_stale(self, st: JudgmentStore, store) -> None:
+        if st.stale:
+            n = sum(st.stale.values())
+            warnings.warn(f"{n} result(s) in the store {store} were made on other texts or contexts than this run's "
+                          f"({', '.join(f'{k}: {v}' for k, v in st.stale.items())}); they were judged again",
+                          StoreChangedWarning, stacklevel=3)
 
     # -- tokens and prompts -----------------------------------------------------------------
     def _first_tokens(self, sets: Sequence[Sequence[str]], what: str) -> list[list[int]]:
@@ -454,6 +478,7 @@ class Comparator:
         self._threads_used: int | None = None
         ray_run: dict[str, Any] | None = None
         try:
+            self._expect(st, plan, lookup, ctx)
             done = st.done(self.mode)
             done_keys = set(zip(done["item"], done["a"], done["b"], done["order"], strict=True))
             todo = plan[[k not in done_keys for k in zip(plan["item"], plan["a"], plan["b"], plan["order"], strict=True)]]
@@ -473,6 +498,7 @@ class Comparator:
                 with torch_threads(n_threads):
                     run(todo, lookup, ctx, st, progress)
             out = self._collect(plan, st.done(self.mode))
+            self._warn_stale(st, store)
         finally:
             st.close()
         if ray_run is not None:
@@ -665,7 +691,11 @@ class Comparator:
         st = JudgmentStore(store if store is not None else ":memory:", model=model_id, template=template_id,
                            allow_mixed=allow_mixed)
         try:
-            return self._scores(cands, lookup, ctx, st, progress)
+            st.expect("likert", {(i, c): fingerprint(lookup(i, c), ctx[i])
+                                 for i, c in zip(cands["item"], cands["candidate"], strict=True)})
+            out = self._scores(cands, lookup, ctx, st, progress)
+            self._warn_stale(st, store)
+            return out
         finally:
             st.close()
 
@@ -742,7 +772,10 @@ class Comparator:
         st = JudgmentStore(store if store is not None else ":memory:", model=model_id, template=template_id,
                            allow_mixed=allow_mixed)
         try:
+            st.expect("analysis", {(i, c): fingerprint(lookup(i, c), ctx[i])
+                                   for i, c in zip(cands["item"], cands["candidate"], strict=True)})
             got = self._analyses(todo, lookup, ctx, st)
+            self._warn_stale(st, store)
         finally:
             st.close()
         return pd.DataFrame([{"item": i, "candidate": c, "analysis": got[(i, c)]}

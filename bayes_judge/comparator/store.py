@@ -17,6 +17,14 @@ parameters, never the API key): a rerun sends no request whose answer is stored.
 
 The store remembers the model and template that created it and refuses to be reused by another
 unless asked (``allow_mixed=True``), so that one file never silently mixes judges.
+
+Each stored judgment also keeps a fingerprint of what it judged (a hash of the two texts and the
+context; of the text and the context for a pointwise result), in ``fingerprints``. A run that
+states what it expects (:meth:`JudgmentStore.expect`) gets back only the stored results made on
+the same texts: one made on other texts or another context is deleted and judged again, and
+:attr:`JudgmentStore.stale` counts them (the comparator warns with
+:class:`StoreChangedWarning`). A result stored before fingerprints existed is kept and adopts
+the run's fingerprint.
 """
 
 from __future__ import annotations
@@ -30,7 +38,16 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["JudgmentStore", "StoreMismatchError", "likert_table"]
+__all__ = ["JudgmentStore", "StoreMismatchError", "StoreChangedWarning", "likert_table", "fingerprint"]
+
+_SEP = "\x1f"
+
+
+def fingerprint(*parts: str | None) -> str:
+    """A short hash of what a judgment judged (texts and context; ``None`` as no context)."""
+    import hashlib
+
+    return hashlib.sha256(_SEP.join("\x00" if p is None else str(p) for p in parts).encode()).hexdigest()[:20]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -45,6 +62,10 @@ CREATE TABLE IF NOT EXISTS pointwise (
     item TEXT NOT NULL, candidate TEXT NOT NULL, value TEXT NOT NULL,
     PRIMARY KEY (model, template, kind, item, candidate)
 );
+CREATE TABLE IF NOT EXISTS fingerprints (
+    model TEXT NOT NULL, template TEXT NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL, hash TEXT NOT NULL,
+    PRIMARY KEY (model, template, kind, key)
+);
 CREATE TABLE IF NOT EXISTS requests (
     key TEXT PRIMARY KEY, endpoint TEXT NOT NULL, model TEXT NOT NULL, template TEXT NOT NULL,
     path TEXT NOT NULL, request TEXT NOT NULL, response TEXT NOT NULL
@@ -54,6 +75,10 @@ CREATE TABLE IF NOT EXISTS requests (
 
 class StoreMismatchError(ValueError):
     """A store written by another model or template was opened without ``allow_mixed=True``."""
+
+
+class StoreChangedWarning(UserWarning):
+    """Stored results were made on other texts or contexts than this run's, and are judged again."""
 
 
 class JudgmentStore:
@@ -76,6 +101,8 @@ class JudgmentStore:
         except (OSError, sqlite3.Error) as err:
             raise ValueError(f"cannot open the store {self.path}: {err}") from err
         self.model, self.template = model, template
+        self._expected: dict[str, dict[tuple, str]] = {}
+        self.stale: dict[str, int] = {}  # per kind: stored results dropped as made on other texts
         meta = self._initialise(model, template)
         if (meta.get("model"), meta.get("template")) != (model, template) and not allow_mixed:
             self._con.close()
@@ -124,13 +151,64 @@ class JudgmentStore:
         except sqlite3.OperationalError:
             pass  # another connection is checkpointing; its copy will do
 
+    # -- fingerprints -----------------------------------------------------------------------
+    def expect(self, kind: str, prints: dict[tuple, str]) -> None:
+        """What this run judges, per result key (``(item, a, b, order)`` of a pairwise mode,
+        ``(item, candidate)`` of a pointwise kind): its :func:`fingerprint`. Stored results of
+        ``kind`` whose fingerprint differs are then dropped as they are read, and new ones keep
+        theirs."""
+        self._expected[kind] = {tuple(str(x) for x in k): v for k, v in prints.items()}
+
+    def _reconcile(self, kind: str, keys: list[tuple], table: str, columns: tuple[str, ...]) -> set[tuple]:
+        """Of the stored ``keys`` of ``kind``, those made on other texts than expected (deleted
+        here, with their fingerprints); the stored keys without a fingerprint adopt the expected one."""
+        want = self._expected.get(kind)
+        if not want or not keys:
+            return set()
+        have = dict(self._con.execute("SELECT key, hash FROM fingerprints WHERE model=? AND template=? AND kind=?",
+                                      (self.model, self.template, kind)).fetchall())
+        stale, adopt = set(), []
+        for k in keys:
+            exp = want.get(k)
+            if exp is None:
+                continue
+            got = have.get(_SEP.join(k))
+            if got is None:
+                adopt.append((self.model, self.template, kind, _SEP.join(k), exp))
+            elif got != exp:
+                stale.add(k)
+        with self._con:
+            if stale:
+                where = " AND ".join(f'"{c}"=?' for c in columns)
+                self._con.executemany(f"DELETE FROM {table} WHERE model=? AND template=? AND "
+                                      f"{'mode' if table == 'judgments' else 'kind'}=? AND {where}",
+                                      [(self.model, self.template, kind, *k) for k in stale])
+                self._con.executemany("DELETE FROM fingerprints WHERE model=? AND template=? AND kind=? AND key=?",
+                                      [(self.model, self.template, kind, _SEP.join(k)) for k in stale])
+            self._con.executemany("INSERT OR REPLACE INTO fingerprints VALUES (?,?,?,?,?)", adopt)
+        if stale:
+            self.stale[kind] = self.stale.get(kind, 0) + len(stale)
+        return stale
+
+    def _keep_prints(self, kind: str, keys: Iterable[tuple]) -> None:
+        want = self._expected.get(kind)
+        if not want:
+            return
+        rows = [(self.model, self.template, kind, _SEP.join(k), want[k]) for k in keys if k in want]
+        with self._con:
+            self._con.executemany("INSERT OR REPLACE INTO fingerprints VALUES (?,?,?,?,?)", rows)
+
     # -- pairwise ---------------------------------------------------------------------------
     def done(self, mode: str) -> pd.DataFrame:
-        """Stored judgments of this model/template/mode: item, a, b, order, p_first, extra."""
+        """Stored judgments of this model/template/mode: item, a, b, order, p_first, extra (those
+        made on other texts than :meth:`expect` states are dropped)."""
         rows = self._con.execute(
             'SELECT item, a, b, "order", p_first, extra FROM judgments WHERE model=? AND template=? AND mode=?',
             (self.model, self.template, mode),
         ).fetchall()
+        stale = self._reconcile(mode, [tuple(r[:4]) for r in rows], "judgments", ("item", "a", "b", "order"))
+        if stale:
+            rows = [r for r in rows if tuple(r[:4]) not in stale]
         return pd.DataFrame(rows, columns=["item", "a", "b", "order", "p_first", "extra"])
 
     def add(self, mode: str, rows: Iterable[tuple[str, str, str, str, float, dict | None]]) -> int:
@@ -145,6 +223,7 @@ class JudgmentStore:
             before = self._con.total_changes
             self._con.executemany("INSERT OR IGNORE INTO judgments VALUES (?,?,?,?,?,?,?,?,?)", data)
             added = self._con.total_changes - before
+        self._keep_prints(mode, [tuple(d[3:7]) for d in data])
         self._checkpoint()
         return added
 
@@ -155,12 +234,15 @@ class JudgmentStore:
             (self.model, self.template, kind),
         ).fetchall()
         want = {(str(i), str(c)) for i, c in keys}
-        return {(i, c): v for i, c, v in got if (i, c) in want}
+        got = [(i, c, v) for i, c, v in got if (i, c) in want]
+        stale = self._reconcile(kind, [(i, c) for i, c, _ in got], "pointwise", ("item", "candidate"))
+        return {(i, c): v for i, c, v in got if (i, c) not in stale}
 
     def add_pointwise(self, kind: str, rows: Iterable[tuple[str, str, str]]) -> None:
         data = [(self.model, self.template, kind, str(i), str(c), v) for i, c, v in rows]
         with self._con:
             self._con.executemany("INSERT OR IGNORE INTO pointwise VALUES (?,?,?,?,?,?)", data)
+        self._keep_prints(kind, [(d[3], d[4]) for d in data])
         self._checkpoint()
 
     # -- endpoint requests ------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Every judgment mode on the embedded default judge, with tiny inputs."""
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -173,3 +174,25 @@ def test_bad_options(lm):
         Comparator(lm, on_too_long="drop")
     with pytest.raises(ValueError, match="has no pointwise prompt"):
         Comparator(lm, template="{a} or {b}?", mode="likert")
+
+
+def test_a_store_reused_with_changed_texts_judges_them_again(lm, tiny, tmp_path):
+    """Stored judgments made on other texts or another context are judged again (with a warning),
+    never returned for the new texts; the others are reused."""
+    from bayes_judge.comparator.store import StoreChangedWarning, StoreMismatchError
+
+    texts, pairs, ctx = tiny
+    store = tmp_path / "run.sqlite"
+    Comparator(lm).compare(pairs, texts, ctx, symmetric=True, store=store, progress=False)
+    changed = dict(texts, x="Purple elephants compute taxes on Jupiter.")
+    fresh = Comparator(lm).compare(pairs, changed, ctx, symmetric=True, progress=False)
+    with pytest.warns(StoreChangedWarning, match=r"4 result\(s\) .* other texts or contexts"):  # x's 2 pairs, 2 orders
+        again = Comparator(lm).compare(pairs, changed, ctx, symmetric=True, store=store, progress=False)
+    np.testing.assert_allclose(again["p_a"], fresh["p_a"], atol=1e-4)  # other batches: the last digits
+    other_ctx = {"s": "A completely different article about markets."}
+    with pytest.warns(StoreChangedWarning, match=r"6 result\(s\)"):
+        Comparator(lm).compare(pairs, changed, other_ctx, symmetric=True, store=store, progress=False)
+    likert = tmp_path / "likert.sqlite"
+    Comparator(lm, mode="likert", tau=1.0).compare(pairs, texts, ctx, store=likert, progress=False)
+    with pytest.raises(StoreMismatchError, match="tau=0.1"):  # a setting that changes the verdicts
+        Comparator(lm, mode="likert", tau=0.1).compare(pairs, texts, ctx, store=likert, progress=False)

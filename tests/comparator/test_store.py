@@ -90,3 +90,33 @@ def test_a_copy_of_the_store_without_its_wal_file_keeps_every_batch(tmp_path):
     assert len(copy.done("prob")) == 2
     st.close()
     copy.close()
+
+
+def test_results_made_on_other_texts_are_dropped_and_new_ones_keep_their_fingerprint(tmp_path):
+    from bayes_judge.comparator.store import fingerprint
+
+    path = tmp_path / "s.sqlite"
+    with JudgmentStore(path, model="m", template="t") as st:
+        st.expect("prob", {("i", "x", "y", "ab"): fingerprint("X", "Y", "ctx"), ("i", "x", "z", "ab"): fingerprint("X", "Z", "ctx")})
+        st.add("prob", [("i", "x", "y", "ab", 0.7, None), ("i", "x", "z", "ab", 0.2, None)])
+        st.expect("likert", {("i", "x"): fingerprint("X", "ctx")})
+        st.add_pointwise("likert", [("i", "x", "{}")])
+    with JudgmentStore(path, model="m", template="t") as st:  # x's text changed: both its results go
+        st.expect("prob", {("i", "x", "y", "ab"): fingerprint("X2", "Y", "ctx"), ("i", "x", "z", "ab"): fingerprint("X", "Z", "ctx")})
+        assert st.done("prob")[["a", "b"]].values.tolist() == [["x", "z"]]
+        st.expect("likert", {("i", "x"): fingerprint("X2", "ctx")})
+        assert st.pointwise("likert", [("i", "x")]) == {}
+        assert st.stale == {"prob": 1, "likert": 1}
+        st.add("prob", [("i", "x", "y", "ab", 0.9, None)])
+        assert len(st.done("prob")) == 2 and st.stale == {"prob": 1, "likert": 1}  # the new row matches
+    with JudgmentStore(path, model="m", template="t") as st:  # no expectation: everything stored, as before
+        assert len(st.done("prob")) == 2
+    # a row stored before fingerprints (none kept) is kept and adopts the run's
+    legacy = tmp_path / "old.sqlite"
+    with JudgmentStore(legacy, model="m", template="t") as st:
+        st.add("prob", [("i", "x", "y", "ab", 0.7, None)])
+    with JudgmentStore(legacy, model="m", template="t") as st:
+        st.expect("prob", {("i", "x", "y", "ab"): fingerprint("X", "Y", None)})
+        assert len(st.done("prob")) == 1
+        st.expect("prob", {("i", "x", "y", "ab"): fingerprint("other", "Y", None)})
+        assert len(st.done("prob")) == 0
