@@ -204,3 +204,17 @@ def test_three_win_rate_models_on_mtbench():
     table = bj.compare_models(fits)
     assert table.index[0] == "two-coin"
     assert table.loc["independent", "verdict"] == "worse"
+
+
+def test_leaderboards_without_labels_compare_on_the_judges_verdicts():
+    """A judges-only leaderboard keeps an empty log-likelihood of human labels; comparison skips it."""
+    from bayes_judge.leaderboard.simulate import simulate_leaderboard
+
+    df, _ = simulate_leaderboard(6, 600, seed=1)
+    df = df.drop(columns="human")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        runs = {"full": bj.leaderboard(df, chains=2, draws=200, tune=200, seed=0),
+                "no position bias": bj.leaderboard(df, position_bias=False, chains=2, draws=200, tune=200, seed=0)}
+        table = bj.compare_models(runs)
+    assert table.attrs["var_name"] == "v" and table.index[0] == "full"

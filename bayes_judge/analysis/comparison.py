@@ -86,6 +86,8 @@ def _loglik(name: str, idata: az.InferenceData) -> xr.Dataset:
     if not hasattr(idata, "posterior"):
         raise ValueError(f"run {name!r} has no posterior group")
     ll = getattr(idata, "log_likelihood", None)
+    if ll is not None:  # a variable of no observations (a leaderboard's human labels, where there are none)
+        ll = ll[[v for v in ll.data_vars if ll[v].size > 0]]
     if ll is None or not ll.data_vars:
         method = (idata.attrs or {}).get("method", "?")
         raise ValueError(
