@@ -396,6 +396,17 @@ def test_compare_command(cached_judge, tmp_path, capsys):
                  "--out", str(tmp_path / "run")]) == 0
 
 
+def test_compare_refuses_an_item_with_two_contexts(tmp_path, capsys):
+    texts = pd.DataFrame({"item": ["s", "s"], "candidate": ["x", "y"], "text": ["The cat sat.", "Stocks fell."],
+                          "article": ["The cat sat on the mat.", "Stock markets fell today."]})
+    texts.to_csv(tmp_path / "texts.csv", index=False)
+    with pytest.raises(SystemExit):
+        main(["compare", str(tmp_path / "texts.csv"), "--context-col", "article", "--no-progress",
+              "--out", str(tmp_path / "j.csv")])
+    assert "holds different contexts for item(s) ['s']" in capsys.readouterr().err
+    assert not (tmp_path / "j.csv").exists()
+
+
 def test_demo_llm_part_on_a_tiny_slice(cached_judge, tmp_path, capsys):
     out = tmp_path / "demo"
     argv = ["demo", "--articles", "1", "--summaries", "3", "--no-mtbench", "--draws", "60", "--chains", "2",

@@ -426,7 +426,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.context_col:
         if args.context_col not in texts.columns:
             raise CLIError(f"{args.texts}: no context column {args.context_col!r}")
-        contexts = texts.groupby("item", sort=False)[args.context_col].first().to_dict()
+        per_item = texts.groupby("item", sort=False)[args.context_col]
+        differ = per_item.nunique(dropna=False)
+        if (differ > 1).any():
+            raise CLIError(f"{args.texts}: column {args.context_col!r} holds different contexts for item(s) "
+                           f"{[str(i) for i in differ[differ > 1].index[:5]]}; an item has one context")
+        contexts = per_item.first().to_dict()
     if args.pairs.lower().endswith((".csv", ".parquet", ".pq")):
         pairs = read_table(args.pairs, "pairs table")
     else:

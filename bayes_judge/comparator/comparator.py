@@ -336,7 +336,18 @@ class Comparator:
             missing = {"item", "candidate", "text"} - set(texts.columns)
             if missing:
                 raise ValueError(f"texts table is missing column(s) {sorted(missing)}; expected item, candidate, text")
-            keyed = {(str(i), str(c)): t for i, c, t in zip(texts["item"], texts["candidate"], texts["text"], strict=True)}
+            from ..schema import _as_str
+
+            items, cands = _as_str(texts["item"]).tolist(), _as_str(texts["candidate"]).tolist()  # 1.0 is item "1"
+            keyed = {}
+            clash = set()
+            for i, c, t in zip(items, cands, texts["text"], strict=True):
+                if (i, c) in keyed and keyed[(i, c)] != t:
+                    clash.add((i, c))
+                keyed[(i, c)] = t
+            if clash:
+                raise ValueError(f"texts table: (item, candidate) {sorted(clash)[:5]} have two different texts; "
+                                 "keep one row each")
         elif isinstance(texts, Mapping):
             keyed = {(tuple(map(str, k)) if isinstance(k, tuple) else str(k)): v for k, v in texts.items()}
         else:
@@ -346,7 +357,10 @@ class Comparator:
             t = keyed.get((item, cand), keyed.get(cand))
             if t is None:
                 raise ValueError(f"no text for candidate {cand!r} (item {item!r})")
-            if not isinstance(t, str) or not t.strip():
+            if not isinstance(t, str):
+                raise ValueError(f"the text of candidate {cand!r} (item {item!r}) is not a string but "
+                                 f"{type(t).__name__} {t!r}")
+            if not t.strip():
                 raise ValueError(f"the text of candidate {cand!r} (item {item!r}) is empty")
             return t
 
@@ -361,6 +375,15 @@ class Comparator:
             contexts = dict.fromkeys(items, contexts)
         if isinstance(contexts, pd.Series):
             contexts = contexts.to_dict()
+        if isinstance(contexts, pd.DataFrame):
+            if not {"item", "context"} <= set(contexts.columns):
+                raise ValueError(f"a contexts table needs columns item and context; it has {list(contexts.columns)}")
+            from ..schema import _as_str
+
+            contexts = dict(zip(_as_str(contexts["item"]), contexts["context"], strict=True))
+        if not isinstance(contexts, Mapping):
+            raise TypeError(f"contexts must be one string, a mapping item -> context, a Series or a table with item "
+                            f"and context; got {type(contexts).__name__}")
         ctx = {str(k): v for k, v in contexts.items()}
         missing = [i for i in items if i not in ctx]
         if missing:
@@ -404,8 +427,8 @@ class Comparator:
             raise ValueError(f"pairs: the same comparison is planned twice in row(s) {list(df.index[dup][:8])}{hint}")
         df["first"], df["second"] = first, second
         if budget is not None:
-            if budget < 1:
-                raise ValueError(f"budget must be at least 1, not {budget}")
+            if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
+                raise ValueError(f"budget must be a whole number of comparisons, at least 1; got {budget!r}")
             df = df.iloc[:budget].reset_index(drop=True)
         return df
 
@@ -460,6 +483,8 @@ class Comparator:
         """
         if engine not in ("local", "ray"):
             raise ValueError(f"engine must be 'local' or 'ray', not {engine!r}")
+        if debias not in (None, "reweight", "threshold"):  # before any judging, not after it
+            raise ValueError(f"debias must be None, 'reweight' or 'threshold', not {debias!r}")
         lookup = self._text_lookup(texts)
         single = None
         if isinstance(contexts, Mapping) and len(contexts) == 1:

@@ -196,3 +196,27 @@ def test_a_store_reused_with_changed_texts_judges_them_again(lm, tiny, tmp_path)
     Comparator(lm, mode="likert", tau=1.0).compare(pairs, texts, ctx, store=likert, progress=False)
     with pytest.raises(StoreMismatchError, match="tau=0.1"):  # a setting that changes the verdicts
         Comparator(lm, mode="likert", tau=0.1).compare(pairs, texts, ctx, store=likert, progress=False)
+
+
+def test_input_forms_are_read_or_refused_by_name(lm):
+    """Texts with item ids as floats, a contexts table, and the forms refused with what is wrong."""
+    texts = pd.DataFrame({"item": [1.0, 1.0, 1.0], "candidate": ["A", "B", "C"],
+                          "text": ["The cat sat.", "Dog runs.", "A cat sat."]})
+    pairs = pd.DataFrame({"item": [1, 1], "a": ["A", "A"], "b": ["B", "C"]})
+    judge = Comparator(lm)
+    by_dict = judge.compare(pairs, texts, {"1": "Cats sit on mats."}, progress=False)
+    by_table = judge.compare(pairs, texts, pd.DataFrame({"item": [1], "context": ["Cats sit on mats."]}),
+                             progress=False)
+    np.testing.assert_allclose(by_table["p_a"], by_dict["p_a"])
+    ctx = {"1": "Cats sit on mats."}
+    with pytest.raises(ValueError, match=r"\('1', 'A'\)\] have two different texts"):
+        judge.compare(pairs, pd.concat([texts, texts.iloc[:1].assign(text="other")]), ctx, progress=False)
+    with pytest.raises(ValueError, match="is not a string but int 5"):
+        judge.compare(pairs, {"A": 5, "B": "b", "C": "c"}, ctx, progress=False)
+    with pytest.raises(TypeError, match="contexts must be one string, a mapping"):
+        judge.compare(pairs, texts, ["Cats sit on mats."], progress=False)
+    for bad in (2.5, True):
+        with pytest.raises(ValueError, match="budget must be a whole number"):
+            judge.compare(pairs, texts, ctx, budget=bad, progress=False)
+    with pytest.raises(ValueError, match="debias must be None"):
+        judge.compare(pairs, texts, ctx, debias="yes", progress=False)
