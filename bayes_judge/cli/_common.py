@@ -169,11 +169,18 @@ def check_output(path: str | os.PathLike, what: str = "output") -> Path:
     return p
 
 
-def write_table(df: pd.DataFrame, path: str | os.PathLike, what: str = "output") -> Path:
-    """Write ``df`` as ``.parquet`` (by suffix) or CSV; folders are created."""
+def check_table_output(path: str | os.PathLike, what: str = "output") -> Path:
+    """:func:`check_output` and a table's file type (``.csv``, ``.tsv``, ``.txt``, ``.parquet``),
+    before any work."""
     p = check_output(path, what)
     if p.suffix.lower() not in (".csv", ".parquet", ".pq", ".txt", ".tsv") and p.suffix:
         raise CLIError(f"{what} {p}: unsupported file type {p.suffix!r}; use .csv or .parquet")
+    return p
+
+
+def write_table(df: pd.DataFrame, path: str | os.PathLike, what: str = "output") -> Path:
+    """Write ``df`` as ``.parquet`` (by suffix) or CSV; folders are created."""
+    p = check_table_output(path, what)
     p.parent.mkdir(parents=True, exist_ok=True)
     if p.suffix.lower() in (".parquet", ".pq"):
         df.to_parquet(p, index=False)

@@ -14,6 +14,7 @@ from ..analysis.wording import HDI_PROB
 from ._common import (
     CLIError,
     check_output,
+    check_table_output,
     fit_kind,
     format_table,
     load_runs,
@@ -69,6 +70,10 @@ def _check_run_args(args: argparse.Namespace) -> None:
     nc, js = run_paths(args.out)
     check_output(nc, "run")
     check_output(js, "run manifest")
+    if not 0 < getattr(args, "hdi_prob", 0.5) < 1:
+        raise CLIError(f"--hdi-prob must lie in (0, 1), got {args.hdi_prob}")
+    if getattr(args, "csv", None):
+        check_table_output(args.csv, "CSV")
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
@@ -76,8 +81,6 @@ def cmd_fit(args: argparse.Namespace) -> int:
     to a judgments table and save it as a run (NetCDF + JSON manifest, ``bj.save_run``)."""
     import bayes_judge as bj
 
-    if not 0 < args.hdi_prob < 1:
-        raise CLIError(f"--hdi-prob must lie in (0, 1), got {args.hdi_prob}")
     if args.task == "winrate":
         method = args.method  # None: the recommended estimator (regression with labels, else Dawid-Skene)
         if method is not None and method not in WINRATE_METHODS:

@@ -445,3 +445,17 @@ def test_the_simulator_s_position_mechanisms():
         simulate_leaderboard(5, 10, position="order")
     with pytest.raises(ValueError, match="probability below 1"):
         simulate_leaderboard(5, 10, beta=(1.5, 0.0), position="chance")
+
+
+def test_cli_leaderboard_checks_its_options_before_fitting(tmp_path, capsys, monkeypatch):
+    from bayes_judge.cli import main
+
+    df, *_ = simulate(n_sys=4, n_cmp=60, seed=3)
+    path = tmp_path / "j.csv"
+    df.to_csv(path, index=False)
+    monkeypatch.setattr(bj, "leaderboard", lambda *a, **k: pytest.fail("fitted before the options were checked"))
+    for extra, said in ((["--hdi-prob", "1.5"], "--hdi-prob must lie in (0, 1)"),
+                        (["--csv", str(tmp_path / "out.xlsx")], "unsupported file type '.xlsx'")):
+        with pytest.raises(SystemExit):
+            main(["leaderboard", str(path), "--out", str(tmp_path / "lb"), *extra])
+        assert said in capsys.readouterr().err
