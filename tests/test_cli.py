@@ -330,6 +330,16 @@ def test_select_bad_input(files, tmp_path, capsys):
     msg = _error(capsys, ["select", "--candidates", "a,b,c", "-k", "2", "--existing", str(files["garbage.parquet"]),
                           *out])
     assert "cannot read existing judgments" in msg
+    # an option that does not apply is an error, never silently ignored
+    for extra, said in ((["--top", "1"], "--top applies with --from"), (["--pair", "a,b"], "--pair applies with --from"),
+                        (["--goal", "top-k"], "--goal applies with --from only")):
+        assert said in _error(capsys, ["select", "--candidates", "a,b,c", "-k", "2", *extra, *out])
+    msg = _error(capsys, ["select", "--from", str(tmp_path / "run"), "-k", "2", "--existing", str(tmp_path / "x.csv"),
+                          *out])
+    assert "--existing does not apply with --from" in msg
+    msg = _error(capsys, ["select", "--from", str(tmp_path / "run"), "-k", "2", "--goal", "ranking", "--pair", "a,b",
+                          *out])
+    assert "--pair applies with --from and --goal pair only" in msg
 
 
 def test_debug_shows_the_traceback(files):
@@ -518,6 +528,8 @@ def test_select_from_a_saved_run_asks_the_posterior(tmp_path, capsys):
     assert len(pairs) == 4 and {"a", "b", "gain", "p_a"} <= set(pairs.columns)
     assert "needs k between" in _error(capsys, ["select", "--from", str(tmp_path / "lb"), "-k", "2", "--goal",
                                                 "top-k", "--out", str(tmp_path / "x.csv")])
+    assert main(["select", "--from", str(tmp_path / "lb"), "-k", "2", "--item", "q9", "--out", str(out)]) == 0
+    assert pd.read_csv(out)["item"].tolist() == ["q9", "q9"]  # --item writes its column, as its help says
 
 
 def test_a_bad_row_is_named_by_its_file_line(tmp_path, capsys):

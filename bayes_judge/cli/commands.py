@@ -340,7 +340,16 @@ def cmd_select(args: argparse.Namespace) -> int:
     --pairs``."""
     import bayes_judge as bj
 
-    check_output(args.out, "pairs table")
+    check_table_output(args.out, "pairs table")
+    # an option that does not apply is an error, never ignored
+    if args.top is not None and (not args.from_run or args.goal != "top-k"):
+        raise CLIError("--top applies with --from and --goal top-k only")
+    if args.pair is not None and (not args.from_run or args.goal != "pair"):
+        raise CLIError("--pair applies with --from and --goal pair only")
+    if not args.from_run and args.goal != "ranking":
+        raise CLIError("--goal applies with --from only (a static design has no posterior to aim at)")
+    if args.from_run and args.existing:
+        raise CLIError("--existing does not apply with --from: the run's posterior already holds the comparisons made")
     if args.from_run:
         return _select_from_run(args)
     cands = _candidates(args)
@@ -377,6 +386,10 @@ def _select_from_run(args: argparse.Namespace) -> int:
         pairs = bj.next_comparisons(idata, args.k, goal=args.goal, k=args.top, pair=pair)
     except ValueError as err:
         raise CLIError(one_line(err)) from err
+    if args.item is not None:
+        if "item" in pairs.columns:
+            raise CLIError(f"--item: the comparisons chosen from {name} already name their items")
+        pairs.insert(0, "item", args.item)
     p = write_table(pairs, args.out, "pairs table")
     print(f"{len(pairs)} comparisons chosen from the posterior of {name} (goal {args.goal}) -> {p}"
           + (f"; {pairs.attrs['reason']}" if pairs.attrs.get("reason") else ""))
