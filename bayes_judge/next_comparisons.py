@@ -78,7 +78,7 @@ def _judge_factor(idata: az.InferenceData) -> tuple[float, float]:
 
 
 def next_comparisons(idata: az.InferenceData, n: int, *, goal: str = "ranking", k: int | None = None,
-                     pair: tuple[str, str] | None = None) -> pd.DataFrame:
+                     pair: tuple[str, str] | None = None, item: str | None = None) -> pd.DataFrame:
     """The ``n`` comparisons that most reduce the posterior uncertainty of ``goal`` (module docstring).
 
     Parameters
@@ -88,8 +88,9 @@ def next_comparisons(idata: az.InferenceData, n: int, *, goal: str = "ranking", 
     n : how many comparisons (a batch to judge before the next refit)
     goal : ``"ranking"`` (the whole order), ``"top-k"`` (who is in the top ``k``) or ``"pair"``
         (the difference of ``pair = (a, b)``)
-    k : the top-k's k
+    k : the top-k's k (of each item, for a ranking fit of several items)
     pair : the two systems of ``goal="pair"``
+    item : for ``goal="pair"`` on a ranking fit whose items share candidate names: the pair's item
 
     Returns
     -------
@@ -114,12 +115,23 @@ def next_comparisons(idata: az.InferenceData, n: int, *, goal: str = "ranking", 
     if len(draws) > MAX_DRAWS:  # the per-pair quantities are (draws x pairs): 4000 x 19,900 would be 640 MB each
         draws = draws[np.linspace(0, len(draws) - 1, MAX_DRAWS).astype(int)]
     N = len(names)
-    if goal == "top-k" and (k is None or not 1 <= int(k) < N):
-        raise ValueError(f"goal='top-k' needs k between 1 and {N - 1} (the number of systems less one), got {k!r}")
+    group_ids = list(dict.fromkeys(groups))
+    largest = max(int((groups == g).sum()) for g in group_ids) if group_ids else 0
+    if goal == "top-k" and (k is None or not 1 <= int(k) < largest):
+        raise ValueError(f"goal='top-k' needs k between 1 and {largest - 1} (the number of systems less one), "
+                         f"got {k!r}")
+    pair_at: list[int] = []
     if goal == "pair":
         if pair is None or len(pair) != 2 or any(p not in names for p in pair) or pair[0] == pair[1]:
             raise ValueError(f"goal='pair' needs pair=(a, b), two different systems of {names[:10]}"
                              + ("..." if N > 10 else ""))
+        where = [g for g in group_ids if all(((groups == g) & (np.asarray(names) == p)).any() for p in pair)
+                 and (item is None or str(g) == str(item))]
+        if len(where) != 1:
+            raise ValueError(f"goal='pair': {pair[0]!r} and {pair[1]!r} are candidates of "
+                             + (f"several items {where[:5]}; say which with item=" if where else
+                                f"no item{'' if item is None else ' ' + repr(item)} together"))
+        pair_at = [int(np.flatnonzero((groups == where[0]) & (np.asarray(names) == p))[0]) for p in pair]
     empty = pd.DataFrame(columns=["a", "b", "item", "gain", "weight", "p_a"])
     ii, jj = [], []
     for g in dict.fromkeys(groups):
@@ -140,8 +152,11 @@ def next_comparisons(idata: az.InferenceData, n: int, *, goal: str = "ranking", 
         weight = 2.0 * np.minimum(p_ij, 1.0 - p_ij)
     elif goal == "top-k":  # the pair straddles the boundary (its information on Δ discounts a settled one)
         kk = int(k)  # type: ignore[arg-type]
-        ranks = np.argsort(np.argsort(-draws, axis=1), axis=1)      # 0 = best, per draw
-        top = ranks < kk
+        top = np.zeros(draws.shape, dtype=bool)
+        for g in group_ids:  # ranks within each item (a ranking fit's items are separate rankings)
+            cols = np.flatnonzero(groups == g)
+            ranks = np.argsort(np.argsort(-draws[:, cols], axis=1), axis=1)  # 0 = best, per draw
+            top[:, cols] = ranks < kk
         weight = (top[:, i] ^ top[:, j]).mean(axis=0)
     else:
         weight = np.ones(i.size)
@@ -149,7 +164,7 @@ def next_comparisons(idata: az.InferenceData, n: int, *, goal: str = "ranking", 
     ab = None
     if goal == "pair":
         ab = np.zeros(N)
-        ab[names.index(pair[0])], ab[names.index(pair[1])] = 1.0, -1.0  # type: ignore[index]
+        ab[pair_at[0]], ab[pair_at[1]] = 1.0, -1.0
     chosen: list[int] = []
     gains: list[float] = []
     for _ in range(min(int(n), i.size)):
@@ -193,6 +208,7 @@ def next_comparisons(idata: az.InferenceData, n: int, *, goal: str = "ranking", 
     if out["item"].isna().all():
         out = out.drop(columns="item")
     if len(out) < n:
-        out.attrs["reason"] = (f"only {len(out)} comparison(s) tell anything for this goal; the other pairs are "
+        out.attrs["reason"] = (f"there are only {i.size} pairs to compare, each proposed once" if len(out) == i.size
+                               else f"only {len(out)} comparison(s) tell anything for this goal; the other pairs are "
                                "decided")
     return out

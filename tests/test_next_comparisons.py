@@ -83,3 +83,44 @@ def test_on_real_fits_a_leaderboard_and_a_ranking():
                       sampler="laplace")
     nxt = bj.next_comparisons(ranking, 10)
     assert "item" in nxt and (nxt.groupby("item").size() > 0).all()  # pairs within an item
+
+
+def _two_items():
+    """A Bayesian ranking of candidates A-D in each of two items (names shared), x1 and x2."""
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    strength = {"x1": dict(A=1.0, B=0.9, C=0.0, D=-1.0), "x2": dict(A=3.0, B=0.0, C=-0.1, D=-3.0)}
+    rows = []
+    for item, st in strength.items():
+        for a in st:
+            for b in st:
+                if a != b:
+                    for k in range(3):
+                        rows.append({"item": item, "a": a, "b": b, "sample": k,
+                                     "p_a": float(np.clip(1 / (1 + np.exp(st[b] - st[a])) + rng.normal(0, 0.05), 0.02, 0.98))})
+    return bj.rank(pd.DataFrame(rows), method="poe-bt", bayesian=True, sampler="laplace", seed=0)
+
+
+def test_ranking_fits_of_several_items_choose_within_each_item():
+    idata = _two_items()
+    s = idata.posterior["s"]
+    got = bj.next_comparisons(idata, 20, goal="top-k", k=1)
+    assert len(got) == 12 and got.attrs["reason"] == "there are only 12 pairs to compare, each proposed once"
+    import importlib
+
+    d = s.to_numpy().reshape(-1, s.shape[-1])
+    cap = importlib.import_module("bayes_judge.next_comparisons").MAX_DRAWS  # the draws it reads
+    d = d[np.linspace(0, len(d) - 1, cap).astype(int)] if len(d) > cap else d
+    items = np.asarray([str(g) for g in s.coords["item"].to_numpy()])
+    names = np.asarray([str(c) for c in s.coords["candidate_id"].to_numpy()])
+    x1 = np.flatnonzero(items == "x1")
+    best = x1[np.argmax(d[:, x1], axis=1)]  # x1's best in each draw, within x1 alone
+    a, b = (int(x1[names[x1] == c][0]) for c in ("A", "B"))
+    want = np.mean((best == a) ^ (best == b))
+    row = got[(got["item"] == "x1") & (got[["a", "b"]].apply(frozenset, axis=1) == frozenset({"A", "B"}))]
+    assert row["weight"].iloc[0] == pytest.approx(want)
+    with pytest.raises(ValueError, match="several items .*say which with item="):
+        bj.next_comparisons(idata, 1, goal="pair", pair=("A", "B"))
+    one = bj.next_comparisons(idata, 1, goal="pair", pair=("A", "B"), item="x2")
+    assert one["item"].iloc[0] == "x2" and set(one.iloc[0][["a", "b"]]) == {"A", "B"}
