@@ -216,15 +216,16 @@ class Comparator:
         return f"{name}/{self.template.name}/{self.mode}"
 
     def _store_ids(self) -> tuple[str, str]:
-        """The store's identity of this judge: the model, and the template with the settings that
-        change a mode's verdicts (a store of 2 samples per comparison is not one of 6)."""
-        settings = {"sample": f"n={self.n_samples},T={self.temperature},seed={self.seed},new={self.max_new_tokens}",
-                    "likert": f"tau={self.tau}",
-                    "prepair": f"analysis={self.analysis_tokens}"}.get(self.mode)
-        template = self.template.key() + (f"|{settings}" if settings else "")
         if self.endpoint is not None:
-            return self.endpoint.store_model_id(), template
-        return f"{self.lm.name}@{self.lm.fingerprint}", template
+            return self.endpoint.store_model_id(), self.template.key()
+        return f"{self.lm.name}@{self.lm.fingerprint}", self.template.key()
+
+    def _store_variants(self) -> dict[str, str]:
+        """The settings that change a mode's results, kept with them in the store (a run of 6 samples
+        a comparison does not read a run of 2 as done; see :class:`.store.JudgmentStore`)."""
+        return {"sample": f"n={self.n_samples},T={self.temperature},seed={self.seed},new={self.max_new_tokens}",
+                "likert": f"tau={self.tau}",
+                "point:analysis": f"tokens={self.analysis_tokens}"}
 
     def _expect(self, st: JudgmentStore, plan: pd.DataFrame, lookup, ctx) -> None:
         """Tell the store what this run judges (texts and contexts), so that results stored from
@@ -235,7 +236,7 @@ class Comparator:
         cands = dict.fromkeys((i, c) for i, f, s in zip(cols[0], cols[4], cols[5], strict=True) for c in (f, s))
         points = {k: fingerprint(lookup(*k), ctx[k[0]]) for k in cands}
         for kind in ("likert", "analysis"):
-            st.expect(kind, points)
+            st.expect_points(kind, points)
 
     def _warn_stale(self, st: JudgmentStore, store) -> None:
         if st.stale:
@@ -498,7 +499,7 @@ class Comparator:
             lookup(i, a), lookup(i, b)
         model_id, template_id = self._store_ids()
         st = JudgmentStore(store if store is not None else ":memory:", model=model_id, template=template_id,
-                           allow_mixed=allow_mixed)
+                           allow_mixed=allow_mixed, variants=self._store_variants())
         usage0 = self.endpoint.client.usage.snapshot() if self.endpoint is not None else None
         self._threads_used: int | None = None
         ray_run: dict[str, Any] | None = None
@@ -714,9 +715,9 @@ class Comparator:
         ctx = self._contexts(contexts, items)
         model_id, template_id = self._store_ids()
         st = JudgmentStore(store if store is not None else ":memory:", model=model_id, template=template_id,
-                           allow_mixed=allow_mixed)
+                           allow_mixed=allow_mixed, variants=self._store_variants())
         try:
-            st.expect("likert", {(i, c): fingerprint(lookup(i, c), ctx[i])
+            st.expect_points("likert", {(i, c): fingerprint(lookup(i, c), ctx[i])
                                  for i, c in zip(cands["item"], cands["candidate"], strict=True)})
             out = self._scores(cands, lookup, ctx, st, progress)
             self._warn_stale(st, store)
@@ -795,9 +796,9 @@ class Comparator:
         ctx = self._contexts(contexts, list(dict.fromkeys(cands["item"])))
         model_id, template_id = self._store_ids()
         st = JudgmentStore(store if store is not None else ":memory:", model=model_id, template=template_id,
-                           allow_mixed=allow_mixed)
+                           allow_mixed=allow_mixed, variants=self._store_variants())
         try:
-            st.expect("analysis", {(i, c): fingerprint(lookup(i, c), ctx[i])
+            st.expect_points("analysis", {(i, c): fingerprint(lookup(i, c), ctx[i])
                                    for i, c in zip(cands["item"], cands["candidate"], strict=True)})
             got = self._analyses(todo, lookup, ctx, st)
             self._warn_stale(st, store)

@@ -100,7 +100,7 @@ class _JudgeActor:
 
         todo = batch[["item", "a", "b", "order", "first", "second"]].reset_index(drop=True)
         model_id, template_id = cmp._store_ids()
-        st = JudgmentStore(":memory:", model=model_id, template=template_id)
+        st = JudgmentStore(":memory:", model=model_id, template=template_id, variants=cmp._store_variants())
         try:
             if cmp.endpoint is not None:
                 cmp.endpoint.runner(cmp.mode)(cmp, todo, lookup, ctx, st, False)

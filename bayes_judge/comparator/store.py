@@ -24,7 +24,9 @@ states what it expects (:meth:`JudgmentStore.expect`) gets back only the stored 
 the same texts: one made on other texts or another context is deleted and judged again, and
 :attr:`JudgmentStore.stale` counts them (the comparator warns with
 :class:`StoreChangedWarning`). A result stored before fingerprints existed is kept and adopts
-the run's fingerprint.
+the run's fingerprint. The settings that change a mode's results (samples, temperature and seed of
+``sample``, ``tau`` of ``likert``, the analyses' length) are kept with them as the mode's variant
+(``variants``): one file holds runs of several settings, and a run reads only its own.
 """
 
 from __future__ import annotations
@@ -89,9 +91,14 @@ class JudgmentStore:
     path : path of the ``.sqlite`` file (created with its folder when missing)
     model, template : identities of the judge (model fingerprint, template key)
     allow_mixed : accept a store created by another model / template
+    variants : per pairwise mode (``"sample"``) or pointwise kind (``"point:analysis"``), the
+        settings that change its results (``"n=6,T=1.0,seed=0,new=8"``): results of other
+        settings are kept apart in the same file (a rerun with 6 samples does not read the 2-sample
+        judgments as done)
     """
 
-    def __init__(self, path: str | os.PathLike, *, model: str, template: str, allow_mixed: bool = False):
+    def __init__(self, path: str | os.PathLike, *, model: str, template: str, allow_mixed: bool = False,
+                 variants: dict[str, str] | None = None):
         self.path = Path(path)
         if self.path.is_dir():
             raise ValueError(f"store path {self.path} is a directory; give a file such as run.sqlite")
@@ -101,6 +108,7 @@ class JudgmentStore:
         except (OSError, sqlite3.Error) as err:
             raise ValueError(f"cannot open the store {self.path}: {err}") from err
         self.model, self.template = model, template
+        self._variants = dict(variants or {})
         self._expected: dict[str, dict[tuple, str]] = {}
         self.stale: dict[str, int] = {}  # per kind: stored results dropped as made on other texts
         meta = self._initialise(model, template)
@@ -152,17 +160,32 @@ class JudgmentStore:
             pass  # another connection is checkpointing; its copy will do
 
     # -- fingerprints -----------------------------------------------------------------------
-    def expect(self, kind: str, prints: dict[tuple, str]) -> None:
-        """What this run judges, per result key (``(item, a, b, order)`` of a pairwise mode,
-        ``(item, candidate)`` of a pointwise kind): its :func:`fingerprint`. Stored results of
-        ``kind`` whose fingerprint differs are then dropped as they are read, and new ones keep
-        theirs."""
-        self._expected[kind] = {tuple(str(x) for x in k): v for k, v in prints.items()}
+    def _mode(self, mode: str) -> str:
+        """A pairwise mode as the judgments table stores it: with its settings' variant."""
+        v = self._variants.get(mode)
+        return f"{mode}|{v}" if v else mode
+
+    def _kind(self, kind: str) -> str:
+        """A pointwise kind as the pointwise table stores it: with its settings' variant."""
+        v = self._variants.get(f"point:{kind}")
+        return f"{kind}|{v}" if v else kind
+
+    def expect(self, mode: str, prints: dict[tuple, str]) -> None:
+        """What this run judges in pairwise ``mode``, per ``(item, a, b, order)``: its
+        :func:`fingerprint`. Stored judgments whose fingerprint differs are dropped as they are
+        read, and new ones keep theirs."""
+        self._expected["pair:" + self._mode(mode)] = {tuple(str(x) for x in k): v for k, v in prints.items()}
+
+    def expect_points(self, kind: str, prints: dict[tuple, str]) -> None:
+        """:meth:`expect` for a pointwise ``kind`` (``"likert"``, ``"analysis"``), per ``(item, candidate)``."""
+        self._expected["point:" + self._kind(kind)] = {tuple(str(x) for x in k): v for k, v in prints.items()}
 
     def _reconcile(self, kind: str, keys: list[tuple], table: str, columns: tuple[str, ...]) -> set[tuple]:
-        """Of the stored ``keys`` of ``kind``, those made on other texts than expected (deleted
-        here, with their fingerprints); the stored keys without a fingerprint adopt the expected one."""
+        """Of the stored ``keys`` of ``kind`` (``"pair:<mode>"`` or ``"point:<kind>"``, variants
+        included), those made on other texts than expected (deleted here, with their
+        fingerprints); the stored keys without a fingerprint adopt the expected one."""
         want = self._expected.get(kind)
+        stored = kind.split(":", 1)[1]  # the mode / kind column's value
         if not want or not keys:
             return set()
         have = dict(self._con.execute("SELECT key, hash FROM fingerprints WHERE model=? AND template=? AND kind=?",
@@ -182,12 +205,13 @@ class JudgmentStore:
                 where = " AND ".join(f'"{c}"=?' for c in columns)
                 self._con.executemany(f"DELETE FROM {table} WHERE model=? AND template=? AND "
                                       f"{'mode' if table == 'judgments' else 'kind'}=? AND {where}",
-                                      [(self.model, self.template, kind, *k) for k in stale])
+                                      [(self.model, self.template, stored, *k) for k in stale])
                 self._con.executemany("DELETE FROM fingerprints WHERE model=? AND template=? AND kind=? AND key=?",
                                       [(self.model, self.template, kind, _SEP.join(k)) for k in stale])
             self._con.executemany("INSERT OR REPLACE INTO fingerprints VALUES (?,?,?,?,?)", adopt)
         if stale:
-            self.stale[kind] = self.stale.get(kind, 0) + len(stale)
+            name = stored.split("|", 1)[0]
+            self.stale[name] = self.stale.get(name, 0) + len(stale)
         return stale
 
     def _keep_prints(self, kind: str, keys: Iterable[tuple]) -> None:
@@ -202,11 +226,12 @@ class JudgmentStore:
     def done(self, mode: str) -> pd.DataFrame:
         """Stored judgments of this model/template/mode: item, a, b, order, p_first, extra (those
         made on other texts than :meth:`expect` states are dropped)."""
+        mode = self._mode(mode)
         rows = self._con.execute(
             'SELECT item, a, b, "order", p_first, extra FROM judgments WHERE model=? AND template=? AND mode=?',
             (self.model, self.template, mode),
         ).fetchall()
-        stale = self._reconcile(mode, [tuple(r[:4]) for r in rows], "judgments", ("item", "a", "b", "order"))
+        stale = self._reconcile("pair:" + mode, [tuple(r[:4]) for r in rows], "judgments", ("item", "a", "b", "order"))
         if stale:
             rows = [r for r in rows if tuple(r[:4]) not in stale]
         return pd.DataFrame(rows, columns=["item", "a", "b", "order", "p_first", "extra"])
@@ -214,6 +239,7 @@ class JudgmentStore:
     def add(self, mode: str, rows: Iterable[tuple[str, str, str, str, float, dict | None]]) -> int:
         """Insert ``(item, a, b, order, p_first, extra)`` rows in one transaction; returns how many
         were new (existing keys are kept unchanged)."""
+        mode = self._mode(mode)
         data = [
             (self.model, self.template, mode, str(i), str(a), str(b), o, float(p),
              json.dumps(e) if e else None)
@@ -223,26 +249,28 @@ class JudgmentStore:
             before = self._con.total_changes
             self._con.executemany("INSERT OR IGNORE INTO judgments VALUES (?,?,?,?,?,?,?,?,?)", data)
             added = self._con.total_changes - before
-        self._keep_prints(mode, [tuple(d[3:7]) for d in data])
+        self._keep_prints("pair:" + mode, [tuple(d[3:7]) for d in data])
         self._checkpoint()
         return added
 
     # -- pointwise --------------------------------------------------------------------------
     def pointwise(self, kind: str, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
+        kind = self._kind(kind)
         got = self._con.execute(
             "SELECT item, candidate, value FROM pointwise WHERE model=? AND template=? AND kind=?",
             (self.model, self.template, kind),
         ).fetchall()
         want = {(str(i), str(c)) for i, c in keys}
         got = [(i, c, v) for i, c, v in got if (i, c) in want]
-        stale = self._reconcile(kind, [(i, c) for i, c, _ in got], "pointwise", ("item", "candidate"))
+        stale = self._reconcile("point:" + kind, [(i, c) for i, c, _ in got], "pointwise", ("item", "candidate"))
         return {(i, c): v for i, c, v in got if (i, c) not in stale}
 
     def add_pointwise(self, kind: str, rows: Iterable[tuple[str, str, str]]) -> None:
+        kind = self._kind(kind)
         data = [(self.model, self.template, kind, str(i), str(c), v) for i, c, v in rows]
         with self._con:
             self._con.executemany("INSERT OR IGNORE INTO pointwise VALUES (?,?,?,?,?,?)", data)
-        self._keep_prints(kind, [(d[3], d[4]) for d in data])
+        self._keep_prints("point:" + kind, [(d[3], d[4]) for d in data])
         self._checkpoint()
 
     # -- endpoint requests ------------------------------------------------------------------

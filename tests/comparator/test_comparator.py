@@ -179,7 +179,7 @@ def test_bad_options(lm):
 def test_a_store_reused_with_changed_texts_judges_them_again(lm, tiny, tmp_path):
     """Stored judgments made on other texts or another context are judged again (with a warning),
     never returned for the new texts; the others are reused."""
-    from bayes_judge.comparator.store import StoreChangedWarning, StoreMismatchError
+    from bayes_judge.comparator.store import StoreChangedWarning
 
     texts, pairs, ctx = tiny
     store = tmp_path / "run.sqlite"
@@ -192,10 +192,14 @@ def test_a_store_reused_with_changed_texts_judges_them_again(lm, tiny, tmp_path)
     other_ctx = {"s": "A completely different article about markets."}
     with pytest.warns(StoreChangedWarning, match=r"6 result\(s\)"):
         Comparator(lm).compare(pairs, changed, other_ctx, symmetric=True, store=store, progress=False)
-    likert = tmp_path / "likert.sqlite"
-    Comparator(lm, mode="likert", tau=1.0).compare(pairs, texts, ctx, store=likert, progress=False)
-    with pytest.raises(StoreMismatchError, match="tau=0.1"):  # a setting that changes the verdicts
-        Comparator(lm, mode="likert", tau=0.1).compare(pairs, texts, ctx, store=likert, progress=False)
+    likert = tmp_path / "likert.sqlite"  # a setting that changes the verdicts: its own results in the file
+    wide = Comparator(lm, mode="likert", tau=1.0).compare(pairs, texts, ctx, store=likert, progress=False)
+    sharp = Comparator(lm, mode="likert", tau=0.1).compare(pairs, texts, ctx, store=likert, progress=False)
+    fresh = Comparator(lm, mode="likert", tau=0.1).compare(pairs, texts, ctx, progress=False)
+    np.testing.assert_allclose(sharp["p_a"], fresh["p_a"], atol=1e-6)
+    assert not np.allclose(sharp["p_a"], wide["p_a"])
+    again = Comparator(lm, mode="likert", tau=1.0).compare(pairs, texts, ctx, store=likert, progress=False)
+    np.testing.assert_allclose(again["p_a"], wide["p_a"])
 
 
 def test_input_forms_are_read_or_refused_by_name(lm):

@@ -99,12 +99,12 @@ def test_results_made_on_other_texts_are_dropped_and_new_ones_keep_their_fingerp
     with JudgmentStore(path, model="m", template="t") as st:
         st.expect("prob", {("i", "x", "y", "ab"): fingerprint("X", "Y", "ctx"), ("i", "x", "z", "ab"): fingerprint("X", "Z", "ctx")})
         st.add("prob", [("i", "x", "y", "ab", 0.7, None), ("i", "x", "z", "ab", 0.2, None)])
-        st.expect("likert", {("i", "x"): fingerprint("X", "ctx")})
+        st.expect_points("likert", {("i", "x"): fingerprint("X", "ctx")})
         st.add_pointwise("likert", [("i", "x", "{}")])
     with JudgmentStore(path, model="m", template="t") as st:  # x's text changed: both its results go
         st.expect("prob", {("i", "x", "y", "ab"): fingerprint("X2", "Y", "ctx"), ("i", "x", "z", "ab"): fingerprint("X", "Z", "ctx")})
         assert st.done("prob")[["a", "b"]].values.tolist() == [["x", "z"]]
-        st.expect("likert", {("i", "x"): fingerprint("X2", "ctx")})
+        st.expect_points("likert", {("i", "x"): fingerprint("X2", "ctx")})
         assert st.pointwise("likert", [("i", "x")]) == {}
         assert st.stale == {"prob": 1, "likert": 1}
         st.add("prob", [("i", "x", "y", "ab", 0.9, None)])
@@ -120,3 +120,15 @@ def test_results_made_on_other_texts_are_dropped_and_new_ones_keep_their_fingerp
         assert len(st.done("prob")) == 1
         st.expect("prob", {("i", "x", "y", "ab"): fingerprint("other", "Y", None)})
         assert len(st.done("prob")) == 0
+
+
+
+def test_settings_variants_keep_their_results_apart(tmp_path):
+    path = tmp_path / "s.sqlite"
+    with JudgmentStore(path, model="m", template="t", variants={"sample": "n=2"}) as st:
+        st.add("sample", [("i", "x", "y", "ab", 0.5, {"n_a": 1})])
+    with JudgmentStore(path, model="m", template="t", variants={"sample": "n=6"}) as st:
+        assert st.done("sample").empty  # 6 samples a comparison: the 2-sample judgment is not done
+        st.add("sample", [("i", "x", "y", "ab", 0.5, {"n_a": 3})])
+    with JudgmentStore(path, model="m", template="t", variants={"sample": "n=2"}) as st:
+        assert st.done("sample")["extra"].tolist() == ['{"n_a": 1}']
