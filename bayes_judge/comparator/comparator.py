@@ -225,6 +225,7 @@ class Comparator:
         a comparison does not read a run of 2 as done; see :class:`.store.JudgmentStore`)."""
         return {"sample": f"n={self.n_samples},T={self.temperature},seed={self.seed},new={self.max_new_tokens}",
                 "likert": f"tau={self.tau}",
+                "prepair": f"analysis={self.analysis_tokens}",  # its verdicts read the analyses
                 "point:analysis": f"tokens={self.analysis_tokens}"}
 
     def _expect(self, st: JudgmentStore, plan: pd.DataFrame, lookup, ctx) -> None:
