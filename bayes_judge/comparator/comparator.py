@@ -413,7 +413,11 @@ class Comparator:
             df["item"] = default_item
         if df.empty:
             raise ValueError("pairs is empty")
-        df = df[["item", "a", "b"]].astype(str).reset_index(drop=True)
+        from ..schema import _as_str
+
+        df = df[["item", "a", "b"]].reset_index(drop=True)
+        for c in ("item", "a", "b"):  # ids as the judgments table reads them (1.0 is item "1")
+            df[c] = _as_str(df[c])
         same = df.index[df["a"] == df["b"]]
         if len(same):
             raise ValueError(f"pairs: a candidate is compared with itself in row(s) {list(same[:8])}")

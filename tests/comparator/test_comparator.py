@@ -212,6 +212,9 @@ def test_input_forms_are_read_or_refused_by_name(lm):
     by_table = judge.compare(pairs, texts, pd.DataFrame({"item": [1], "context": ["Cats sit on mats."]}),
                              progress=False)
     np.testing.assert_allclose(by_table["p_a"], by_dict["p_a"])
+    floats = judge.compare(pairs.assign(item=[1.0, 1.0]), texts, {"1": "Cats sit on mats."}, progress=False)
+    assert floats["item"].tolist() == ["1", "1"]  # pairs' ids read as the texts' and the judgments' are
+    np.testing.assert_allclose(floats["p_a"], by_dict["p_a"])
     ctx = {"1": "Cats sit on mats."}
     with pytest.raises(ValueError, match=r"\('1', 'A'\)\] have two different texts"):
         judge.compare(pairs, pd.concat([texts, texts.iloc[:1].assign(text="other")]), ctx, progress=False)
