@@ -531,6 +531,13 @@ def win_rate(
     if method == "observed":
         attrs["estimand_note"] = ("the judges' pooled share k (Gao et al. 2024, eq. 4) with its Beta posterior; "
                                   "biased for people's rate wherever the judges err (eq. 9)")
+    elif method == "regression":  # a finite population: the labelled items count as observed
+        n_items = int(data.n_units)
+        n_lab = int((np.asarray(data.label) >= 0).sum())
+        attrs["estimand_note"] = (f"the share of these {n_items} items on which people prefer system_a, {n_lab} of "
+                                  "them labelled (their labels count as known; the interval is the unlabelled "
+                                  "items' uncertainty" + (", none here: every item is labelled" if n_lab == n_items
+                                                           else "") + "), not a rate over new items")
     attrs["judge_diagnosis"] = json.dumps(diagnosis)
     attrs.update(extra.get("no_label", {}))
     if method == "dawid-skene":

@@ -289,3 +289,14 @@ def test_labels_to_decide_follows_the_summary_s_interval_mass():
     assert s99["labels_to_decide"] >= s90["labels_to_decide"]
     p = s90["p_mean"]
     assert s90["labels_to_decide"] == min(40, np.ceil((1.645 * np.sqrt(p * (1 - p)) / abs(p - 0.5)) ** 2))
+
+
+
+def test_the_labelled_default_says_its_rate_is_over_the_items_at_hand():
+    """The label regression's estimand is the share of these items (finite population): with every
+    item labelled the rate is known exactly, and the note says so rather than a zero-width interval
+    passing for people's preference in general."""
+    df = bj.simulate_win_rate(30, p=0.8, seed=0)
+    fit = bj.win_rate(df, chains=2, draws=100, tune=100)
+    assert fit.attrs["method"] == "regression"
+    assert "these 30 items" in fit.attrs["estimand_note"] and "every item is labelled" in fit.attrs["estimand_note"]
