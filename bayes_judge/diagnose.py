@@ -206,7 +206,8 @@ def uninformative_message(diagnosis: dict[str, dict[str, Any]]) -> str | None:
         return None
     parts = [f"{j!r}: {why}" for j, why in bad.items()]
     return (f"{len(bad)} of {len(diagnosis)} judge(s) carry no information about the texts: " + " | ".join(parts)
-            + f". Their verdicts only pull the estimates toward ½: leave them out (judges= without {sorted(bad)})"
+            + f". Their verdicts move the estimates by what they follow (a position, a constant), not by the "
+              f"systems: leave them out (judges= without {sorted(bad)})"
             + (" or judge again with an informative judge." if len(bad) < len(diagnosis)
                else "; no judge is left, so these verdicts cannot answer the question."))
 

@@ -60,6 +60,8 @@ def win_rate_summary(
     >>> s = bj.win_rate_summary(bj.win_rate(df), hdi_prob=0.9)                    # doctest: +SKIP
     >>> s[["estimand", "p_mean", "hdi_low", "hdi_high", "labels_to_decide"]]      # doctest: +SKIP
     """
+    if not 0 < hdi_prob < 1:
+        raise ValueError(f"hdi_prob must lie in (0, 1), got {hdi_prob!r}")
     if not hasattr(idata, "posterior") or "p" not in idata.posterior:
         raise ValueError("win_rate_summary needs an InferenceData with a posterior variable 'p'")
     post = idata.posterior
@@ -159,10 +161,14 @@ def judge_summary(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB) -> pd.
         acc_g1, acc_g1_low, acc_g1_high : the same for G1 (q1, eq. 6)
         n_labelled_verdicts : verdicts on labelled items (the basis of a label-based accuracy)
         p_first, p_first_low, p_first_high : P(the judge names the first-shown answer), Liusie, Manakul & Gales 2024
-            eq. 8 (0.5: no position bias), from every decided row
+            eq. 8 (0.5: no position bias), from the decided rows of comparisons it saw in both
+            orders (NaN where it saw none: a system always shown first makes that share its win
+            rate, not a position bias)
         agreement, agreement_low, agreement_high : share of items on which the judge's verdict
             agrees with the majority of the other judges (items with a decided majority)
-        source : "posterior" (accuracies from the model's q) or "labels"
+        source : "posterior" (accuracies from the model's q), "labels", or "none" (no model
+            accuracy and no labelled verdict: the accuracies are NaN; fit ``method="dawid-skene"``
+            or add labels)
 
     Examples
     --------
@@ -171,6 +177,8 @@ def judge_summary(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB) -> pd.
     """
     import json
 
+    if not 0 < hdi_prob < 1:
+        raise ValueError(f"hdi_prob must lie in (0, 1), got {hdi_prob!r}")
     if not hasattr(idata, "observed_data") or "n_first" not in idata.observed_data:
         raise ValueError("judge_summary needs a win-rate fit of bj.win_rate (observed n_first / n_second)")
     judges = [str(j) for j in idata.observed_data["judge"].to_numpy()]
@@ -193,7 +201,7 @@ def judge_summary(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB) -> pd.
             out[f"acc_{cls}_low"], out[f"acc_{cls}_high"] = np.quantile(x, [tail, 1 - tail], axis=0)
         else:
             k, n = agree[sel].sum(axis=0), (n1 + n0)[sel].sum(axis=0)
-            m, lo, hi = _beta_interval(k, n, hdi_prob)
+            m, lo, hi = (np.where(n > 0, x, np.nan) for x in _beta_interval(k, n, hdi_prob))  # no label: unknown
             out[f"acc_{cls}"], out[f"acc_{cls}_low"], out[f"acc_{cls}_high"] = m, lo, hi
     out["n_labelled_verdicts"] = (n1 + n0)[lab >= 0].sum(axis=0)
     attrs = idata.attrs or {}
@@ -201,14 +209,15 @@ def judge_summary(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB) -> pd.
     base = [j.split(" [G0 in ")[0] for j in judges]
     ka = np.array([counts.get(b, [np.nan, np.nan])[0] for b in base], dtype=float)
     na = np.array([counts.get(b, [np.nan, np.nan])[1] for b in base], dtype=float)
-    out["p_first"], out["p_first_low"], out["p_first_high"] = _beta_interval(ka, na, hdi_prob)
+    out["p_first"], out["p_first_low"], out["p_first_high"] = (
+        np.where(na > 0, x, np.nan) for x in _beta_interval(ka, na, hdi_prob))
     vote = np.sign(n1 - n0)  # (item, judge): +1 G0, -1 G1, 0 tie or no verdict
     others = vote.sum(axis=1, keepdims=True) - vote
     has = (vote != 0) & (others != 0)
     k = ((np.sign(others) == vote) & has).sum(axis=0).astype(float)
     n = has.sum(axis=0).astype(float)
     out["agreement"], out["agreement_low"], out["agreement_high"] = _beta_interval(k, n, hdi_prob)
-    out["source"] = "posterior" if q0 is not None else "labels"
+    out["source"] = "posterior" if q0 is not None else np.where(out["n_labelled_verdicts"] > 0, "labels", "none")
     return out
 
 

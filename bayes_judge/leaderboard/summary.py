@@ -77,9 +77,9 @@ def leaderboard_summary(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB, 
     # the sampler's convergence is the sampled scores': a bridged s adds independent draws of the
     # bridge's prior, which would dilute R-hat and inflate the ESS of an unconverged reading
     sampled = "s_judges" if "s_judges" in idata["posterior"] else "s"
-    summ = az.summary(idata, var_names=[sampled], kind="diagnostics")
+    summ = az.summary(idata, var_names=[sampled], kind="diagnostics", round_to="none")
     if "bridge_lambda" in idata["posterior"]:  # a bridge learnt from labels is sampled too: the worse of the two
-        also = az.summary(idata, var_names=["s"], kind="diagnostics")
+        also = az.summary(idata, var_names=["s"], kind="diagnostics", round_to="none")
         summ = pd.DataFrame({"r_hat": np.fmax(summ["r_hat"].to_numpy(), also["r_hat"].to_numpy()),
                              "ess_bulk": np.fmin(summ["ess_bulk"].to_numpy(), also["ess_bulk"].to_numpy())})
     out = pd.DataFrame({

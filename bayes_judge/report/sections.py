@@ -103,8 +103,8 @@ def uninformative_judges(attrs: dict) -> list[str]:
     made by :func:`bayes_judge.win_rate` from the table itself)."""
     from ..diagnose import uninformative_judges as flagged
 
-    return [f"Judge {j!r} carries no information about the texts: {why}. Its verdicts only pull the win "
-            "rates toward ½; leave it out or use another judge."
+    return [f"Judge {j!r} carries no information about the texts: {why}. Its verdicts move the win "
+            "rates by what they follow, not by the systems; leave it out or use another judge."
             for j, why in flagged(str(attrs.get("judge_diagnosis", "{}"))).items()]
 
 

@@ -254,8 +254,13 @@ def encode_win_rate(
     score_a = o.score_a
     score_first = o.score
 
-    # position choices per judge (kept rows with a decision): P(first) of Liusie, Manakul & Gales 2024 eq. 8
-    decided = keep & (score_a != 0.5)
+    # position choices per judge: P(first) of Liusie, Manakul & Gales 2024 eq. 8, from the decided rows of
+    # comparisons the judge saw in both orders; elsewhere the first position's share is also the shown
+    # system's (a system always shown first makes "P(A)" its win rate, not a position bias)
+    both = pd.DataFrame({"judge": v["judge"].to_numpy(dtype=object), "item": v["item"].to_numpy(dtype=object),
+                         "lo": o.first, "hi": o.second, "a_first": first_in_a})
+    seen_both = both.groupby(["judge", "item", "lo", "hi"], sort=False)["a_first"].transform("nunique").to_numpy() == 2
+    decided = keep & (score_a != 0.5) & seen_both
     pos = pd.DataFrame({"judge": v["judge"].to_numpy(dtype=object)[decided], "a": score_a[decided] > 0.5})
     g = pos.groupby("judge", sort=True)["a"].agg(["sum", "count"])
     meta["position_counts"] = {str(j): [int(r["sum"]), int(r["count"])] for j, r in g.iterrows()}

@@ -28,8 +28,9 @@ def ds_split_fit():
 
 @pytest.fixture(scope="session")
 def ds_labels_fit():
-    """Dawid-Skene on simulated data with human labels observed (in-distribution prior)."""
-    df = bj.simulate_win_rate(n_items=120, p=0.7, q0=[0.8, 0.85, 0.75], seed=2)
+    """Dawid-Skene on simulated data with human labels observed (in-distribution prior); every item
+    judged in both orders, so that the judges' position bias is told apart from the systems."""
+    df = bj.simulate_win_rate(n_items=120, p=0.7, q0=[0.8, 0.85, 0.75], swap=True, seed=2)
     return bj.win_rate(df, method="dawid-skene", prior="in-distribution", **FAST)
 
 

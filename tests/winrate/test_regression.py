@@ -152,3 +152,22 @@ def test_a_judge_with_no_verdicts_on_the_labelled_items(fast):
     assert fit.fast == fast
     z2 = fit.posterior["z"][..., 2]  # judge2: prior N(0, 1) only
     assert abs(float(z2.mean())) < 0.3 and 0.7 < float(z2.std()) < 1.3
+
+
+def test_judge_summary_says_what_it_cannot_tell():
+    """Without labels and without a model of accuracies the accuracies are unknown (NaN, source
+    "none"), not 0.5 [0.05, 0.95]; a position bias needs comparisons seen in both orders (with G0
+    always shown first, the first position's share is G0's win rate); hdi_prob is checked."""
+    import warnings
+
+    one_order = bj.simulate_win_rate(100, p=0.9, q0=[0.9, 0.85], seed=4).assign(human=None)
+    both = bj.simulate_win_rate(100, p=0.9, q0=[0.9, 0.85], swap=True, seed=4).assign(human=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = bj.judge_summary(bj.win_rate(one_order, chains=2, draws=100, tune=100, seed=0))
+        b = bj.judge_summary(bj.win_rate(both, chains=2, draws=100, tune=100, seed=0))
+    assert a["acc_g0"].isna().all() and (a["source"] == "none").all()
+    assert a["p_first"].isna().all()                      # was 0.72: G0's win rate read as a position bias
+    assert b["p_first"].between(0.4, 0.6).all()           # these judges have none
+    with pytest.raises(ValueError, match="hdi_prob must lie in"):
+        bj.judge_summary(bj.win_rate(both, method="observed"), hdi_prob=1.5)
