@@ -459,3 +459,11 @@ def test_cli_leaderboard_checks_its_options_before_fitting(tmp_path, capsys, mon
         with pytest.raises(SystemExit):
             main(["leaderboard", str(path), "--out", str(tmp_path / "lb"), *extra])
         assert said in capsys.readouterr().err
+
+
+def test_the_summary_keeps_r_hat_unrounded():
+    """A convergence check against 1.01 must see 1.014 as 1.014, not 1.01 (az.summary rounds by default)."""
+    df, *_ = simulate(n_cmp=80, seed=3)
+    s = bj.leaderboard_summary(bj.leaderboard(df, **FAST))
+    assert (np.abs(s["r_hat"] * 100 - np.round(s["r_hat"] * 100)) > 1e-9).any()
+    assert (np.abs(s["ess_bulk"] - np.round(s["ess_bulk"])) > 1e-9).any()
