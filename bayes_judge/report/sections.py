@@ -317,6 +317,15 @@ def convergence_section(ctx: Context) -> Section:
     """R̂, ESS, MCSE per parameter; divergences and E-BFMI per chain; a sentence per failure."""
     sec = ctx.section("convergence", "Convergence")
     idata = ctx.idata
+    approx = str((idata.attrs or {}).get("approximate", ""))
+    if approx:  # draws of the Laplace approximation: no chain ran, so R-hat, ESS and divergences say nothing
+        failed = "NOT corrected" in approx
+        sec.blocks.append(Text(f"{approx}. R̂, ESS and a sampler's statistics do not apply to these draws (no "
+                               "chain ran); the importance weights' Pareto k̂ is the check.", cls="fail" if failed else "note"))
+        if failed:
+            ctx.problems.append("the Laplace approximation is far from this posterior (Pareto k̂ > 0.7): its "
+                                "intervals can be off by more than half their width; fit with NUTS (the default)")
+        return sec
     var_names = dg.diagnostic_vars(idata)
     if not var_names:
         sec.omitted = "No posterior variables to diagnose."

@@ -195,3 +195,21 @@ def test_the_answer_comes_first(html):
     sections = re.findall(r'<section class="sub" id="[^"]+-([a-z-]+)"', block) or re.findall(
         rf'id="{first_run}-([a-z-]+)"', block)
     assert sections and sections[0] in ("estimates", "scores", "leaderboard"), sections
+
+
+def test_a_laplace_fit_is_reported_by_its_own_check(tmp_path):
+    """Draws of the Laplace approximation are not judged by R-hat and ESS (no chain ran): the report
+    shows the approximation's verdict, and one that failed (k-hat > 0.7) is a problem, never 'all
+    checks pass'."""
+    import warnings
+
+    from bayes_judge.leaderboard.simulate import simulate_leaderboard
+
+    lb, _ = simulate_leaderboard(8, 2000, seed=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = bj.leaderboard(lb.drop(columns="human"), sampler="laplace", system_bias=False)
+    assert "NOT corrected" in fit.attrs["approximate"]
+    html = (bj.report({"lap": fit}, tmp_path / "r.html")).read_text()
+    assert "all checks pass" not in html and "All convergence diagnostics pass" not in html
+    assert "far from this posterior" in html and "Sampler, per chain" not in html
