@@ -422,7 +422,7 @@ def win_rate(
     if needs_labels and not labelled:
         raise ValueError(
             f"{method}: needs human labels on some items: fill the 'human' column or pass a "
-            "human= table (with no labels at all, leave method unset: Dawid-Skene)"
+            "human= table (with no labels at all, leave method unset: the score bridge, which widens by what the verdicts cannot tell)"
         )
     if needs_labels and prior == "none":
         raise ValueError(f"method={method!r} calibrates the judges on human labels; it needs prior='in-distribution' (the default when labels are given)")
