@@ -106,7 +106,8 @@ def plot_win_rates(
     Returns
     -------
     matplotlib.figure.Figure
-        One row per pair: the HDI of p (line), its posterior mean (dot) and the judges' observed
+        One row per pair: the interval of p (line: the summary's, an HDI or equal-tailed as the fit
+        states), its posterior mean (dot) and the judges' observed
         win rate k (cross); the dashed line marks p = 0.5 (the systems equally good).
 
     Examples
@@ -121,7 +122,7 @@ def plot_win_rates(
     n = len(table)
     fig, ax = _target(ax, 8.0, 1.2 + 0.45 * n)
     y = np.arange(n)[::-1]
-    ax.hlines(y, table["hdi_low"], table["hdi_high"], color=_BLUE, lw=2.5, label="HDI of p")
+    ax.hlines(y, table["hdi_low"], table["hdi_high"], color=_BLUE, lw=2.5, label="interval of p")  # HDI or equal-tailed, as the summary states
     ax.plot(table["p_mean"], y, "o", color=_BLUE, label="posterior mean of p")
     ax.plot(table["k_observed"], y, "x", color=_RED, ms=8, mew=2, label="observed k")
     ax.axvline(0.5, color=_GREY, ls="--", lw=1)
@@ -130,7 +131,8 @@ def plot_win_rates(
     ax.set_xlim(lo - 0.02, hi + 0.02)
     ax.set_ylim(-0.7, n - 0.3)
     ax.set_yticks(y, [_shorten(i) for i in table.index])
-    ax.set_xlabel("P(a human prefers the first system)")
+    judges = "estimand" in table.columns and (table["estimand"] == "judges").all()
+    ax.set_xlabel("P(the judges prefer the first system)" if judges else "P(a human prefers the first system)")
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False, fontsize="small")
     return fig
 
