@@ -79,8 +79,12 @@ def test_on_real_fits_a_leaderboard_and_a_ranking():
     assert "s_judges" in lb.posterior
     reading = bj.leaderboard(df.drop(columns="human"), sampler="laplace", pointwise=False, bridge=False)
     assert nxt.equals(bj.next_comparisons(reading, 5, goal="top-k", k=3))
-    ranking = bj.rank(bj.datasets.summeval.comparator("coherence", articles=2), method="poe-bt", bayesian=True,
-                      sampler="laplace")
+    from bayes_judge.diagnose import UninformativeJudgeWarning
+
+    with pytest.warns(UninformativeJudgeWarning, match="rank: 1 of 1 judge"):  # the embedded 135M judge: position-driven
+        ranking = bj.rank(bj.datasets.summeval.comparator("coherence", articles=2), method="poe-bt", bayesian=True,
+                          sampler="laplace")
+    assert "judge_diagnosis" in ranking.attrs
     nxt = bj.next_comparisons(ranking, 10)
     assert "item" in nxt and (nxt.groupby("item").size() > 0).all()  # pairs within an item
 

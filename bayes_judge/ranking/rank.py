@@ -254,6 +254,17 @@ def rank(
             priors=priors, chains=chains, draws=draws, tune=tune, seed=seed, target_accept=target_accept,
         )
         idata.attrs["method"] = method  # "poe-g-hard" is fit_scores' "poe-g" on y
+        import json
+        import warnings
+
+        from ..diagnose import UninformativeJudgeWarning, diagnose_table, uninformative_message
+
+        cols = [c for c in ("item", "a", "b", "judge", "p_a", "winner") if c in df.columns]
+        diagnosis = diagnose_table(df[cols])  # as win_rate and leaderboard read a judge's quality
+        idata.attrs["judge_diagnosis"] = json.dumps(diagnosis)
+        why = uninformative_message(diagnosis)
+        if why:
+            warnings.warn(f"rank: {why}", UninformativeJudgeWarning, stacklevel=2)
         if method == "poe-g-hard":
             idata["log_likelihood"]["c"].attrs["scores"] = (
                 "comparisons: hard decisions y as p, Gaussian expert density (Liusie et al. 2024 (PoE) poe-g-hard)"
