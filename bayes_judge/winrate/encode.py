@@ -257,9 +257,14 @@ def encode_win_rate(
     # position choices per judge: P(first) of Liusie, Manakul & Gales 2024 eq. 8, from the decided rows of
     # comparisons the judge saw in both orders; elsewhere the first position's share is also the shown
     # system's (a system always shown first makes "P(A)" its win rate, not a position bias)
-    both = pd.DataFrame({"judge": v["judge"].to_numpy(dtype=object), "item": v["item"].to_numpy(dtype=object),
-                         "lo": o.first, "hi": o.second, "a_first": first_in_a})
-    seen_both = both.groupby(["judge", "item", "lo", "hi"], sort=False)["a_first"].transform("nunique").to_numpy() == 2
+    judge_code = pd.factorize(v["judge"].to_numpy(dtype=object))[0].astype(np.int64)
+    item_code = pd.factorize(v["item"].to_numpy(dtype=object))[0].astype(np.int64)
+    pair_code = pd.factorize(np.asarray(o.first, dtype=np.int64) * len(o.names) + np.asarray(o.second))[0]
+    key = np.unique((judge_code * (item_code.max(initial=0) + 1) + item_code) * (pair_code.max(initial=0) + 1)
+                    + pair_code, return_inverse=True)[1].reshape(-1)
+    shown_a = np.bincount(key, weights=first_in_a, minlength=key.max(initial=-1) + 1)  # per comparison: rows with
+    shown_b = np.bincount(key, weights=~first_in_a, minlength=key.max(initial=-1) + 1)  # the pair's first in A, in B
+    seen_both = (shown_a > 0)[key] & (shown_b > 0)[key]
     decided = keep & (score_a != 0.5) & seen_both
     pos = pd.DataFrame({"judge": v["judge"].to_numpy(dtype=object)[decided], "a": score_a[decided] > 0.5})
     g = pos.groupby("judge", sort=True)["a"].agg(["sum", "count"])
