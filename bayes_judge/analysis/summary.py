@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..winrate.kde import kde_mode
-from .wording import HDI_PROB, verdict_labels
+from .wording import HDI_PROB, check_hdi_prob, verdict_labels
 
 __all__ = ["win_rate_summary", "judge_summary", "score_summary", "pairwise_prob", "compare_systems"]
 
@@ -60,8 +60,7 @@ def win_rate_summary(
     >>> s = bj.win_rate_summary(bj.win_rate(df), hdi_prob=0.9)                    # doctest: +SKIP
     >>> s[["estimand", "p_mean", "hdi_low", "hdi_high", "labels_to_decide"]]      # doctest: +SKIP
     """
-    if not 0 < hdi_prob < 1:
-        raise ValueError(f"hdi_prob must lie in (0, 1), got {hdi_prob!r}")
+    check_hdi_prob(hdi_prob)
     if not hasattr(idata, "posterior") or "p" not in idata.posterior:
         raise ValueError("win_rate_summary needs an InferenceData with a posterior variable 'p'")
     post = idata.posterior
@@ -177,8 +176,7 @@ def judge_summary(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB) -> pd.
     """
     import json
 
-    if not 0 < hdi_prob < 1:
-        raise ValueError(f"hdi_prob must lie in (0, 1), got {hdi_prob!r}")
+    check_hdi_prob(hdi_prob)
     if not hasattr(idata, "observed_data") or "n_first" not in idata.observed_data:
         raise ValueError("judge_summary needs a win-rate fit of bj.win_rate (observed n_first / n_second)")
     judges = [str(j) for j in idata.observed_data["judge"].to_numpy()]
@@ -305,6 +303,7 @@ def score_summary(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB) -> pd.
     >>> post = bj.rank(df, method="poe-bt", bayesian=True)                        # doctest: +SKIP
     >>> bj.score_summary(post, hdi_prob=0.9)[["candidate", "mean", "rank_low", "rank_high", "p_best"]]  # doctest: +SKIP
     """
+    check_hdi_prob(hdi_prob)
     flat, items, cands = _score_blocks(idata)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

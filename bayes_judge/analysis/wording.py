@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-__all__ = ["verdict_labels", "HDI_PROB"]
+__all__ = ["verdict_labels", "HDI_PROB", "check_hdi_prob"]
 
 #: the mass of every interval the package shows (summaries, the report, the plots, the command
 #: line) unless ``hdi_prob=`` says otherwise
 HDI_PROB = 0.9
+
+
+def check_hdi_prob(hdi_prob: float, where: str = "") -> None:
+    """An interval's mass must lie strictly between 0 and 1 (0 gives no interval, 1 every value)."""
+    if isinstance(hdi_prob, bool) or not isinstance(hdi_prob, int | float) or not 0 < hdi_prob < 1:
+        raise ValueError(f"{where}hdi_prob must lie in (0, 1), got {hdi_prob!r}")
 
 
 def verdict_labels(low: Iterable[float], high: Iterable[float], at: float, a: list, b: list) -> list[str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..analysis.wording import HDI_PROB
+from ..analysis.wording import HDI_PROB, check_hdi_prob
 from .blocks import FAIL, Run, Section, Text, table_from_frame
 from .inputs import LEADERBOARD, RunInput, check_output_path, collect_runs, fit_kind
 from .sections import Context, build_sections
@@ -222,8 +222,8 @@ def report(
     if comparison is not None and not isinstance(comparison, pd.DataFrame):
         raise TypeError(f"report: comparison must be a pandas DataFrame (az.compare style), got "
                         f"{type(comparison).__name__}")
-    if hdi_prob is not None and not 0 < hdi_prob < 1:
-        raise ValueError(f"report: hdi_prob must lie in (0, 1), got {hdi_prob!r}")
+    if hdi_prob is not None:
+        check_hdi_prob(hdi_prob, "report: ")
     if not isinstance(seed, int | np.integer):
         raise TypeError(f"report: seed must be an int, got {type(seed).__name__}")
     import matplotlib as mpl

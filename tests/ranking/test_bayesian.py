@@ -241,6 +241,8 @@ def test_score_summary_exact_on_known_draws():
         pairwise_prob(idata)
     with pytest.raises(ValueError, match="not in the ranking"):
         pairwise_prob(idata, item="z")
+    with pytest.raises(ValueError, match="hdi_prob must lie in"):
+        score_summary(idata, hdi_prob=1.0)
 
 
 def test_summaries_reject_other_objects():

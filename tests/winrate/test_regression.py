@@ -169,5 +169,8 @@ def test_judge_summary_says_what_it_cannot_tell():
     assert a["acc_g0"].isna().all() and (a["source"] == "none").all()
     assert a["p_first"].isna().all()                      # was 0.72: G0's win rate read as a position bias
     assert b["p_first"].between(0.4, 0.6).all()           # these judges have none
+    observed = bj.win_rate(both, method="observed")
     with pytest.raises(ValueError, match="hdi_prob must lie in"):
-        bj.judge_summary(bj.win_rate(both, method="observed"), hdi_prob=1.5)
+        bj.judge_summary(observed, hdi_prob=1.5)
+    with pytest.raises(ValueError, match="hdi_prob must lie in"):
+        bj.win_rate_summary(observed, hdi_prob=0)  # a zero-width interval would read as "decided"
