@@ -241,6 +241,7 @@ def rank(
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; expected one of {list(METHODS)}")
     data = encode_ranking(df, candidates=candidates)
+    diagnosis = _diagnose(df)  # both paths: a ranking from a judge that follows the position is said so
     if bayesian:
         if method in ("win-ratio", "avg-prob"):
             raise ValueError(f"bayesian=True needs a generative model: poe-bt, poe-g, poe-g-hard or bt, not {method!r}")
@@ -254,17 +255,7 @@ def rank(
             priors=priors, chains=chains, draws=draws, tune=tune, seed=seed, target_accept=target_accept,
         )
         idata.attrs["method"] = method  # "poe-g-hard" is fit_scores' "poe-g" on y
-        import json
-        import warnings
-
-        from ..diagnose import UninformativeJudgeWarning, diagnose_table, uninformative_message
-
-        cols = [c for c in ("item", "a", "b", "judge", "p_a", "winner") if c in df.columns]
-        diagnosis = diagnose_table(df[cols])  # as win_rate and leaderboard read a judge's quality
-        idata.attrs["judge_diagnosis"] = json.dumps(diagnosis)
-        why = uninformative_message(diagnosis)
-        if why:
-            warnings.warn(f"rank: {why}", UninformativeJudgeWarning, stacklevel=2)
+        idata.attrs["judge_diagnosis"] = diagnosis
         if method == "poe-g-hard":
             idata["log_likelihood"]["c"].attrs["scores"] = (
                 "comparisons: hard decisions y as p, Gaussian expert density (Liusie et al. 2024 (PoE) poe-g-hard)"
@@ -288,4 +279,22 @@ def rank(
         s = avg_prob(data)
     out = rank_table(data, check_finite_scores(data, np.asarray(s), method))
     out.attrs["method"] = method
+    out.attrs["judge_diagnosis"] = diagnosis
     return out
+
+
+def _diagnose(df: pd.DataFrame) -> str:
+    """The judges' diagnosis from the rows (JSON, as ``win_rate`` and ``leaderboard`` keep it), and
+    an :class:`~bayes_judge.diagnose.UninformativeJudgeWarning` naming a judge whose verdicts do
+    not depend on the texts."""
+    import json
+    import warnings
+
+    from ..diagnose import UninformativeJudgeWarning, diagnose_table, uninformative_message
+
+    cols = [c for c in ("item", "a", "b", "judge", "p_a", "winner") if c in df.columns]
+    diagnosis = diagnose_table(df[cols])
+    why = uninformative_message(diagnosis)
+    if why:
+        warnings.warn(f"rank: {why}", UninformativeJudgeWarning, stacklevel=3)
+    return json.dumps(diagnosis)

@@ -116,3 +116,19 @@ def test_non_finite_scores_raise_instead_of_nan_ranks(monkeypatch):
     df = pd.DataFrame({"item": 1, "a": ["x"], "b": ["y"], "p_a": [0.6]})
     with pytest.raises(FloatingPointError, match="non-finite scores for 2 candidate"):
         rank(df, method="poe-g")
+
+
+def test_a_ranking_from_a_position_driven_judge_is_said_so():
+    """The embedded 135M judge names the first text nearly always: rank says so on both paths."""
+    import json
+
+    import bayes_judge as bj
+    from bayes_judge.diagnose import UninformativeJudgeWarning
+
+    df = bj.datasets.summeval.comparator("coherence", articles=1)
+    with pytest.warns(UninformativeJudgeWarning, match="rank: 1 of 1 judge"):
+        out = rank(df, method="poe-g")
+    assert any(d.get("informative") is False for d in json.loads(out.attrs["judge_diagnosis"]).values())
+    informative = pd.DataFrame({"item": "q", "a": ["x", "y", "x", "z", "y", "z"], "b": ["y", "x", "z", "x", "z", "y"],
+                                "p_a": [0.9, 0.1, 0.8, 0.2, 0.7, 0.3]})
+    assert json.loads(rank(informative, method="poe-g").attrs["judge_diagnosis"])  # diagnosed, and no warning
