@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..diagnose import diagnose_judgments, warn_if_uninformative
+from ..schema import _as_str
 from .bias import debias_position, position_bias
 from .models import LoadedModel, load_model
 from .parse import parse_choice
@@ -338,8 +339,6 @@ class Comparator:
             missing = {"item", "candidate", "text"} - set(texts.columns)
             if missing:
                 raise ValueError(f"texts table is missing column(s) {sorted(missing)}; expected item, candidate, text")
-            from ..schema import _as_str
-
             items, cands = _as_str(texts["item"]).tolist(), _as_str(texts["candidate"]).tolist()  # 1.0 is item "1"
             keyed = {}
             clash = set()
@@ -380,8 +379,6 @@ class Comparator:
         if isinstance(contexts, pd.DataFrame):
             if not {"item", "context"} <= set(contexts.columns):
                 raise ValueError(f"a contexts table needs columns item and context; it has {list(contexts.columns)}")
-            from ..schema import _as_str
-
             contexts = dict(zip(_as_str(contexts["item"]), contexts["context"], strict=True))
         if not isinstance(contexts, Mapping):
             raise TypeError(f"contexts must be one string, a mapping item -> context, a Series or a table with item "
@@ -413,8 +410,6 @@ class Comparator:
             df["item"] = default_item
         if df.empty:
             raise ValueError("pairs is empty")
-        from ..schema import _as_str
-
         df = df[["item", "a", "b"]].reset_index(drop=True)
         for c in ("item", "a", "b"):  # ids as the judgments table reads them (1.0 is item "1")
             df[c] = _as_str(df[c])
@@ -509,7 +504,8 @@ class Comparator:
         self._threads_used: int | None = None
         ray_run: dict[str, Any] | None = None
         try:
-            self._expect(st, plan, lookup, ctx)
+            if store is not None:  # a fresh in-memory store holds nothing stale
+                self._expect(st, plan, lookup, ctx)
             done = st.done(self.mode)
             done_keys = set(zip(done["item"], done["a"], done["b"], done["order"], strict=True))
             todo = plan[[k not in done_keys for k in zip(plan["item"], plan["a"], plan["b"], plan["order"], strict=True)]]
@@ -722,8 +718,9 @@ class Comparator:
         st = JudgmentStore(store if store is not None else ":memory:", model=model_id, template=template_id,
                            allow_mixed=allow_mixed, variants=self._store_variants())
         try:
-            st.expect_points("likert", {(i, c): fingerprint(lookup(i, c), ctx[i])
-                                 for i, c in zip(cands["item"], cands["candidate"], strict=True)})
+            if store is not None:
+                st.expect_points("likert", {(i, c): fingerprint(lookup(i, c), ctx[i])
+                                            for i, c in zip(cands["item"], cands["candidate"], strict=True)})
             out = self._scores(cands, lookup, ctx, st, progress)
             self._warn_stale(st, store)
             return out
@@ -803,8 +800,9 @@ class Comparator:
         st = JudgmentStore(store if store is not None else ":memory:", model=model_id, template=template_id,
                            allow_mixed=allow_mixed, variants=self._store_variants())
         try:
-            st.expect_points("analysis", {(i, c): fingerprint(lookup(i, c), ctx[i])
-                                   for i, c in zip(cands["item"], cands["candidate"], strict=True)})
+            if store is not None:
+                st.expect_points("analysis", {(i, c): fingerprint(lookup(i, c), ctx[i])
+                                              for i, c in zip(cands["item"], cands["candidate"], strict=True)})
             got = self._analyses(todo, lookup, ctx, st)
             self._warn_stale(st, store)
         finally:
