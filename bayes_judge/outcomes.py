@@ -29,7 +29,7 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from .schema import _as_str, validate_judgments
+from .schema import ids_as_text, validate_judgments
 
 __all__ = [
     "Outcomes", "read_outcomes", "read_label_table", "one_label_per_comparison", "orient", "label_sign", "check_connected",
@@ -306,7 +306,7 @@ def read_label_table(human: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
         raise ValueError(f"human labels: column 'human' must be 'a' or 'b'; got {sorted(set(h[bad]))[:5]} in "
                          f"row(s) {list(lab.index[bad])[:8]}")
     # ids read as the judgments table's are (1.0 -> "1"), so that the same item is one item
-    a, b, item = _as_str(lab["a"]), _as_str(lab["b"]), _as_str(lab["item"])
+    a, b, item = ids_as_text(lab["a"]), ids_as_text(lab["b"]), ids_as_text(lab["item"])
     unknown = sorted((set(a) | set(b)) - set(names))
     if unknown:
         raise ValueError(f"human labels name system(s) not in the judgments table: {unknown[:10]}; the table's "

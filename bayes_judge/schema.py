@@ -26,7 +26,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-__all__ = ["validate_judgments", "REQUIRED_COLUMNS", "KEY_COLUMNS", "WINNERS"]
+__all__ = ["validate_judgments", "ids_as_text", "REQUIRED_COLUMNS", "KEY_COLUMNS", "WINNERS"]
 
 REQUIRED_COLUMNS = ("item", "a", "b")
 KEY_COLUMNS = ("item", "a", "b", "judge")
@@ -42,9 +42,10 @@ def _rows(index: Iterable, limit: int = 8) -> str:
     return f"row(s) {shown}{more}"
 
 
-def _as_str(col: pd.Series) -> pd.Series:
+def ids_as_text(col: pd.Series) -> pd.Series:
     """Candidate / judge / item ids as plain Python strings (object dtype).
 
+    The one reader of ids for every table the package takes (judgments, labels, texts, pairs).
     A whole-number float is written as an integer (``1.0`` → ``"1"``): pandas turns an integer
     id column into floats when a value is missing or after a merge, and the same system must not
     become two ("1" and "1.0").
@@ -166,14 +167,14 @@ def validate_judgments(df: pd.DataFrame) -> pd.DataFrame:
         na = out[c].isna()
         if na.any():
             raise ValueError(f"column '{c}': missing id in {_rows(out.index[na])}")
-        out[c] = _as_str(out[c])
+        out[c] = ids_as_text(out[c])
     if "judge" not in out.columns:
         out["judge"] = DEFAULT_JUDGE
     else:
         na = out["judge"].isna()
         if na.any():
             raise ValueError(f"column 'judge': missing judge name in {_rows(out.index[na])}")
-        out["judge"] = _as_str(out["judge"])
+        out["judge"] = ids_as_text(out["judge"])
 
     _check_ids(out)
     same = out["a"] == out["b"]

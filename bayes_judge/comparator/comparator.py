@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..diagnose import diagnose_judgments, warn_if_uninformative
-from ..schema import _as_str
+from ..schema import ids_as_text
 from .bias import debias_position, position_bias
 from .models import LoadedModel, load_model
 from .parse import parse_choice
@@ -339,7 +339,7 @@ class Comparator:
             missing = {"item", "candidate", "text"} - set(texts.columns)
             if missing:
                 raise ValueError(f"texts table is missing column(s) {sorted(missing)}; expected item, candidate, text")
-            items, cands = _as_str(texts["item"]).tolist(), _as_str(texts["candidate"]).tolist()  # 1.0 is item "1"
+            items, cands = ids_as_text(texts["item"]).tolist(), ids_as_text(texts["candidate"]).tolist()  # 1.0 is item "1"
             keyed = {}
             clash = set()
             for i, c, t in zip(items, cands, texts["text"], strict=True):
@@ -379,7 +379,7 @@ class Comparator:
         if isinstance(contexts, pd.DataFrame):
             if not {"item", "context"} <= set(contexts.columns):
                 raise ValueError(f"a contexts table needs columns item and context; it has {list(contexts.columns)}")
-            contexts = dict(zip(_as_str(contexts["item"]), contexts["context"], strict=True))
+            contexts = dict(zip(ids_as_text(contexts["item"]), contexts["context"], strict=True))
         if not isinstance(contexts, Mapping):
             raise TypeError(f"contexts must be one string, a mapping item -> context, a Series or a table with item "
                             f"and context; got {type(contexts).__name__}")
@@ -412,7 +412,7 @@ class Comparator:
             raise ValueError("pairs is empty")
         df = df[["item", "a", "b"]].reset_index(drop=True)
         for c in ("item", "a", "b"):  # ids as the judgments table reads them (1.0 is item "1")
-            df[c] = _as_str(df[c])
+            df[c] = ids_as_text(df[c])
         same = df.index[df["a"] == df["b"]]
         if len(same):
             raise ValueError(f"pairs: a candidate is compared with itself in row(s) {list(same[:8])}")
