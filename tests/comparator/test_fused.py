@@ -68,7 +68,7 @@ def test_a_norm_of_another_formula_keeps_its_own_forward():
         assert n == 0
 
 
-def test_bfloat16_norms_round_once(monkeypatch):
+def test_bfloat16_norms_round_once():
     model = _llama().to(torch.bfloat16)
     x = torch.randn(4, 7, 16).to(torch.bfloat16) * 4
     norm = model.model.norm

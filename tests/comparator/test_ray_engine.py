@@ -69,9 +69,9 @@ def test_one_actor_per_gpu(lm, tiny, ray_cluster):
     assert run["actors"] == 2 and run["num_gpus"] == 1  # the cluster's two GPUs, one judge each
     assert run["gpus"] and set(run["gpus"]) <= {"0", "1"}
     np.testing.assert_allclose(fanned["p_a"], local["p_a"], atol=1e-5)
-    half = Comparator(lm).compare(pairs.iloc[:2], texts, ctx, progress=False, engine="ray",
+    half = Comparator(lm).compare(pairs, texts, ctx, symmetric=True, progress=False, engine="ray",
                                   ray_options={"num_gpus": 0.5, "num_cpus": 0.5, "batch_size": 1})
-    assert half.attrs["ray"]["actors"] == 2  # at most one actor per batch; the GPUs would hold four
+    assert half.attrs["ray"]["actors"] == 4  # two judges on each of the two GPUs (6 batches to share)
     assert "ray" not in local.attrs
 
 
