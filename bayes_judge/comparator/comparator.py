@@ -333,7 +333,9 @@ class Comparator:
 
     # -- inputs -----------------------------------------------------------------------------
     @staticmethod
-    def _text_lookup(texts) -> Any:
+    def _text_lookup(texts, name_items: bool = True) -> Any:
+        """``lookup(item, cand) -> text``; its errors name the item unless the pairs named none
+        (``name_items=False``: the run's one item is a placeholder the user never wrote)."""
         keyed: dict[tuple[str, ...] | str, Any]
         if isinstance(texts, pd.DataFrame):
             missing = {"item", "candidate", "text"} - set(texts.columns)
@@ -356,13 +358,14 @@ class Comparator:
 
         def lookup(item: str, cand: str) -> str:
             t = keyed.get((item, cand), keyed.get(cand))
+            where = f" (item {item!r})" if name_items else ""
             if t is None:
-                raise ValueError(f"no text for candidate {cand!r} (item {item!r})")
+                raise ValueError(f"no text for candidate {cand!r}{where}")
             if not isinstance(t, str):
-                raise ValueError(f"the text of candidate {cand!r} (item {item!r}) is not a string but "
+                raise ValueError(f"the text of candidate {cand!r}{where} is not a string but "
                                  f"{type(t).__name__} {t!r}")
             if not t.strip():
-                raise ValueError(f"the text of candidate {cand!r} (item {item!r}) is empty")
+                raise ValueError(f"the text of candidate {cand!r}{where} is empty")
             return t
 
         return lookup
@@ -404,10 +407,12 @@ class Comparator:
                 df.columns = ["item", "a", "b"]
         if not {"a", "b"} <= set(df.columns):
             raise ValueError("pairs must have columns a and b (and item)")
+        items_given = True
         if "item" not in df.columns:
             if default_item is None:
                 raise ValueError("pairs has no 'item' column and contexts name more than one item; add the item column")
             df["item"] = default_item
+            items_given = False
         if df.empty:
             raise ValueError("pairs is empty")
         df = df[["item", "a", "b"]].reset_index(drop=True)
@@ -431,6 +436,7 @@ class Comparator:
             if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
                 raise ValueError(f"budget must be a whole number of comparisons, at least 1; got {budget!r}")
             df = df.iloc[:budget].reset_index(drop=True)
+        df.attrs["items_given"] = items_given  # False: the one item is a placeholder (no error names it)
         return df
 
     # -- the public calls -------------------------------------------------------------------
@@ -486,13 +492,13 @@ class Comparator:
             raise ValueError(f"engine must be 'local' or 'ray', not {engine!r}")
         if debias not in (None, "reweight", "threshold"):  # before any judging, not after it
             raise ValueError(f"debias must be None, 'reweight' or 'threshold', not {debias!r}")
-        lookup = self._text_lookup(texts)
         single = None
         if isinstance(contexts, Mapping) and len(contexts) == 1:
             single = str(next(iter(contexts)))
         elif contexts is None or isinstance(contexts, str):
             single = "0"
         plan = self._plan(pairs, symmetric, budget, single)
+        lookup = self._text_lookup(texts, name_items=bool(plan.attrs.get("items_given", True)))
         items = list(dict.fromkeys(plan["item"]))
         ctx = self._contexts(contexts, items)
         for i, a, b in zip(plan["item"], plan["a"], plan["b"], strict=True):

@@ -635,7 +635,10 @@ def item_predictions(data: WinRateData) -> np.ndarray:
 def _ppi_draws(data: WinRateData, *, alpha: float, chains: int, draws: int, seed: int) -> dict:
     """PPI++ (power-tuned) per pair, as Normal(estimate, se) draws so the summaries read it.
 
-    The interval of the summary at ``hdi_prob = 1 - alpha`` is PPI++'s normal interval.
+    The interval of the summary at ``hdi_prob = 1 - alpha`` is PPI++'s normal interval, cut to
+    [0, 1]: the draws are clipped there (a rate cannot leave it; near 0 or 1 the normal interval
+    does, e.g. [0.93, 1.04]).  The unclipped estimate and standard error stay in ``attrs``
+    (``ppi_estimate``, ``ppi_se``).
     """
     from .ppi import ppi_mean
 
@@ -658,7 +661,7 @@ def _ppi_draws(data: WinRateData, *, alpha: float, chains: int, draws: int, seed
                          lam="tuned")
         except ValueError as e:
             raise ValueError(f"ppi, pair {data.pair_labels[j]}: {e}") from e
-        out[:, :, j] = r.estimate + r.se * rng.standard_normal((chains, draws))
+        out[:, :, j] = np.clip(r.estimate + r.se * rng.standard_normal((chains, draws)), 0.0, 1.0)
         info["ppi_lambda"].append(r.lam)
         info["ppi_n_labelled"].append(r.n)
         info["ppi_estimate"].append(r.estimate)

@@ -136,6 +136,9 @@ def test_empty_and_missing_texts(judges, tiny):
         judges["prob"].compare(pairs, {**texts, "x": "  "}, ctx, progress=False)
     with pytest.raises(ValueError, match="no text for candidate 'z'"):
         judges["prob"].compare(pairs, {"x": "a", "y": "b"}, ctx, progress=False)
+    # pairs with no item column: the error names no item (the run's one item is a placeholder, '0')
+    with pytest.raises(ValueError, match=r"no text for candidate 'z'$"):
+        judges["prob"].compare([("x", "z")], {"x": "a", "y": "b"}, "the article", progress=False)
     with pytest.raises(ValueError, match="context of item"):
         judges["prob"].compare(pairs, texts, {"s": ""}, progress=False)
     with pytest.raises(ValueError, match="compared with itself"):

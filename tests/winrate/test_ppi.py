@@ -190,3 +190,18 @@ def test_labels_of_one_class_are_refused_not_collapsed():
         df.loc[df["human"].notna(), "human"] = np.where(df.loc[df["human"].notna(), "a"] == "G0", "a", "b")
     with pytest.raises(ValueError, match="ppi, pair G0 vs G1: ppi_mean: all"):
         bj.win_rate(df, method="ppi")
+
+
+def test_the_ppi_interval_stays_within_zero_and_one():
+    """A rate near 1 gave PPI++'s normal interval past 1 (e.g. [0.93, 1.04]): cut to [0, 1]."""
+    import bayes_judge as bj
+
+    df = bj.simulate_win_rate(80, p=0.97, q0=[0.9, 0.9], seed=3)
+    lab = df["item"].astype(int) < 30
+    df = df.assign(human=df["human"].where(lab))
+    assert df.loc[lab, "human"].nunique() == 2  # both classes: PPI answers
+    fit = bj.win_rate(df, method="ppi", seed=0)
+    est, se = fit.attrs["ppi_estimate"][0], fit.attrs["ppi_se"][0]
+    assert est + 1.645 * se > 1.0  # the normal interval itself leaves [0, 1]
+    s = bj.win_rate_summary(fit, hdi_prob=0.9)
+    assert 0.0 <= s["hdi_low"].iloc[0] <= s["hdi_high"].iloc[0] <= 1.0
