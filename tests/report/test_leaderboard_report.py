@@ -110,7 +110,7 @@ def test_leaderboard_section_lists_systems_best_first(html, board):
     assert f"[{lo:+.2f}, {hi:+.2f}]" in sec
     r_lo, r_hi = summ.loc[0, "rank_low"], summ.loc[0, "rank_high"]
     assert (f"<td>{r_lo:.0f}–{r_hi:.0f}</td>" in sec) or (r_lo == r_hi and f"<td>{r_lo:.0f}</td>" in sec)
-    assert f"Most likely best: {summ.loc[0, 'system']}" in sec
+    assert f"Most likely best: {summ.loc[summ['p_best'].idxmax(), 'system']}" in sec
 
 
 def test_preference_section(html):
@@ -225,3 +225,23 @@ def test_plots_of_a_fit(board):
     assert len(fig.axes[0].texts) == 6 * 5  # annotated off the diagonal
     with pytest.raises(ValueError, match="no q_\\* or beta_\\* columns"):
         plots.plot_judges(table[["judge"]])
+
+
+def test_most_likely_best_is_the_system_of_highest_p_best(board):
+    """The table is sorted by mean score; the note named its first row 'most likely best' even
+    where another system has the higher P(best) (a wide posterior that is often on top)."""
+    from bayes_judge.report.sections import Context, leaderboard_section
+
+    idata = board.copy()
+    s = idata.posterior["s"]
+    rng = np.random.default_rng(0)
+    vals = np.full(s.shape, -3.0) + 0.01 * rng.standard_normal(s.shape)
+    vals[..., 0] = 1.0  # sys-0: the highest mean, best only where sys-1 falls low
+    vals[..., 1] = np.where(rng.random(s.shape[:2]) < 0.7, 1.2, 0.2)  # mean 0.9, best in ~70% of draws
+    idata.posterior["s"] = s.copy(data=vals)
+    summ = bj.leaderboard_summary(idata)
+    assert summ["system"].iloc[0] == "sys-0" and summ["p_best"].idxmax() == summ.index[summ["system"] == "sys-1"][0]
+    sec = leaderboard_section(Context("run1", idata, "leaderboard"))
+    note = " ".join(getattr(b, "text", "") for b in sec.blocks)
+    assert "Most likely best: sys-1 with P(best) = 0.7" in note
+    assert "the highest mean score is sys-0's" in note
