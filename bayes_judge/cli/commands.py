@@ -124,7 +124,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         what = f"win rate, {idata.attrs['method']} (prior {idata.attrs['prior']})"
     else:
         # method is one of RANK_METHODS (checked above)
-        idata = bj.rank(df, method=cast("RankMethod", method), bayesian=True, debias=not args.no_debias, **kw)
+        idata = bj.rank(df, method=cast("RankMethod", method), bayesian=True, debias=False if args.no_debias else None, **kw)
         table = bj.score_summary(idata, hdi_prob=args.hdi_prob)[SCORE_COLUMNS]
         what = f"ranking, {method}"
     path = bj.save_run(idata, args.out)

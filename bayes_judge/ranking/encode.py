@@ -26,6 +26,8 @@ __all__ = [
     "pairs_rank_data",
     "encode_ranking",
     "position_bias",
+    "position_imbalance",
+    "BALANCE_TOL",
     "ClippedProbabilityWarning",
     "ConvergenceWarning",
 ]
@@ -316,7 +318,44 @@ def encode_ranking(
     )
 
 
-def position_bias(data: RankData, values: np.ndarray, *, by: BiasBy = "item") -> np.ndarray:
+BALANCE_TOL = 0.4  # the most position imbalance at which E[p_ij] is read as a bias: random orders of
+# >= 4 comparisons a candidate stay below it (0.375 expected at 4), a systematic order does not (every pair once
+# in alphabetical order: 0.5-0.6; a chain a-b, b-c: 0.5; one comparison: 1)
+
+
+def _bias_groups(data: RankData, by: BiasBy) -> np.ndarray:
+    """(K,) group index of every comparison: one per (item, judge), or one per judge."""
+    if by == "item":
+        group = data.comp_item * max(len(data.judges), 1) + data.judge
+    elif by == "judge":
+        group = data.judge
+    else:
+        raise ValueError(f"debias_by must be 'item' or 'judge', got {by!r}")
+    return np.unique(group, return_inverse=True)[1]
+
+
+def position_imbalance(data: RankData, *, by: BiasBy = "item") -> np.ndarray:
+    """Each debiasing group's position imbalance ``B_g``, shape (number of groups,).
+
+    ``B_g = Σ_c |n_A(c) − n_B(c)| / (2 K_g)``: 0 when every candidate of the group is shown
+    first as often as second (both orders of every pair, or a balanced design), 1 for a single
+    comparison.  The mean outcome ``E[p_ij]`` estimates a position bias (Liusie et al. 2024
+    (PoE) A.7) only where the positions are balanced: to first order ``E[p_ij] − ½`` is a
+    judge's bias plus ``Σ_c s_c (n_A(c) − n_B(c)) / K_g``, so an unbalanced design (every pair
+    once in alphabetical order; one comparison per judge) reads score differences as a bias
+    and removes them.
+    """
+    g = _bias_groups(data, by)
+    n_g = int(g.max()) + 1 if g.size else 0
+    n_cand = len(data.candidates)
+    key_a, key_b = g * n_cand + data.i, g * n_cand + data.j
+    net = np.bincount(key_a, minlength=n_g * n_cand) - np.bincount(key_b, minlength=n_g * n_cand)
+    total = np.abs(net).reshape(n_g, n_cand).sum(axis=1)
+    return total / (2.0 * np.bincount(g, minlength=n_g))
+
+
+def position_bias(data: RankData, values: np.ndarray, *, by: BiasBy = "item",
+                  neutral: float | None = None) -> np.ndarray:
     """Mean outcome ``E[p_ij]`` of every comparison's group, the debiasing statistic.
 
     Liusie et al. 2024 (PoE) §3.5 estimates a judge's position bias by the average probability over its
@@ -334,22 +373,24 @@ def position_bias(data: RankData, values: np.ndarray, *, by: BiasBy = "item") ->
         LLM.  ``"judge"``: one mean per judge, pooled over all items (steadier when items have
         few comparisons each).
 
+    neutral : float, optional
+        When given, a group whose positions are not balanced (:func:`position_imbalance` above
+        ``BALANCE_TOL``) gets this value instead of its mean (no shift: ½ for ``p``, 0 for a
+        mean already centred).
+
     Returns
     -------
     ndarray, shape (K,)
         The group mean, broadcast to every comparison.
     """
     values = np.asarray(values, dtype=float)
-    if by == "item":
-        group = data.comp_item * max(len(data.judges), 1) + data.judge
-    elif by == "judge":
-        group = data.judge
-    else:
-        raise ValueError(f"debias_by must be 'item' or 'judge', got {by!r}")
-    _, g = np.unique(group, return_inverse=True)
+    g = _bias_groups(data, by)
     total = np.bincount(g, weights=values)
     count = np.bincount(g)
-    return (total / count)[g]
+    mean = total / count
+    if neutral is not None:
+        mean = np.where(position_imbalance(data, by=by) <= BALANCE_TOL, mean, neutral)
+    return mean[g]
 
 
 def center_per_item(data: RankData, s: np.ndarray) -> np.ndarray:

@@ -131,7 +131,7 @@ def poe_gaussian(
     f_mu: Callable[[np.ndarray], np.ndarray] | None = ...,
     f_sigma: Callable[[np.ndarray], np.ndarray] | None = ...,
     anchor_var: float | None = ...,
-    debias: bool = ...,
+    debias: bool | Literal["balanced"] = ...,
     debias_by: BiasBy = ...,
     return_cov: Literal[False] = ...,
 ) -> np.ndarray: ...
@@ -148,7 +148,7 @@ def poe_gaussian(
     f_mu: Callable[[np.ndarray], np.ndarray] | None = ...,
     f_sigma: Callable[[np.ndarray], np.ndarray] | None = ...,
     anchor_var: float | None = ...,
-    debias: bool = ...,
+    debias: bool | Literal["balanced"] = ...,
     debias_by: BiasBy = ...,
     return_cov: Literal[True],
 ) -> tuple[np.ndarray, np.ndarray]: ...
@@ -165,7 +165,7 @@ def poe_gaussian(
     f_mu: Callable[[np.ndarray], np.ndarray] | None = ...,
     f_sigma: Callable[[np.ndarray], np.ndarray] | None = ...,
     anchor_var: float | None = ...,
-    debias: bool = ...,
+    debias: bool | Literal["balanced"] = ...,
     debias_by: BiasBy = ...,
     return_cov: bool = ...,
 ) -> np.ndarray | tuple[np.ndarray, np.ndarray]: ...
@@ -181,7 +181,7 @@ def poe_gaussian(
     f_mu: Callable[[np.ndarray], np.ndarray] | None = None,
     f_sigma: Callable[[np.ndarray], np.ndarray] | None = None,
     anchor_var: float | None = None,
-    debias: bool = False,
+    debias: bool | Literal["balanced"] = False,
     debias_by: BiasBy = "item",
     return_cov: bool = False,
 ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
@@ -222,8 +222,10 @@ def poe_gaussian(
     anchor_var : float, optional
         Variance ``σ_0²`` of the anchoring expert; default ``σ²`` (equal weight, as in eq. 12)
         or 1 with ``f_sigma``.
-    debias : bool
-        Debias for position bias with ``β = E[p_ij]`` (§3.5, eq. 13, A.7).
+    debias : bool or "balanced"
+        Debias for position bias with ``β = E[p_ij]`` (§3.5, eq. 13, A.7); ``"balanced"``: only in
+        the groups whose positions are balanced
+        (:func:`~bayes_judge.ranking.encode.position_imbalance`), the others keep ``β = ½``.
     debias_by : {"item", "judge"}
         Estimate ``E[p_ij]`` per (item, judge), as in the paper, or per judge over all items
         (see :func:`~bayes_judge.ranking.encode.position_bias`).
@@ -246,7 +248,8 @@ def poe_gaussian(
     if f_mu is None:
         if debias and beta is not None:
             raise ValueError("give either beta or debias=True (which sets beta = E[p_ij]), not both")
-        b = position_bias(data, x, by=debias_by) if debias else (0.5 if beta is None else beta)
+        b = (position_bias(data, x, by=debias_by, neutral=0.5 if debias == "balanced" else None) if debias
+             else (0.5 if beta is None else beta))
         mu = (1.0 if alpha is None else alpha) * (x - b)
     else:
         if beta is not None or alpha is not None:
@@ -257,7 +260,7 @@ def poe_gaussian(
                 f"f_mu must map the ({len(x)},) outcomes to as many finite means; got shape {mu.shape}"
             )
         if debias:
-            mu = mu - position_bias(data, mu, by=debias_by)
+            mu = mu - position_bias(data, mu, by=debias_by, neutral=0.0 if debias == "balanced" else None)
     if f_sigma is None:
         sigma2 = 1.0 if sigma2 is None else sigma2
         if not (np.isfinite(sigma2) and sigma2 > 0):
@@ -323,7 +326,7 @@ def poe_bt(
     *,
     outcome: Outcome = "soft",
     gamma: float | None = None,
-    debias: bool = False,
+    debias: bool | Literal["balanced"] = False,
     debias_by: BiasBy = "item",
     clip: Clip = "warn",
     eps: float = 1e-6,
@@ -350,8 +353,9 @@ def poe_bt(
         Experts on ``p_ij`` or on the hard decisions ``y_ij`` (clipped like any 0 / 1).
     gamma : float, optional
         A known position bias ``γ`` (default 0; with ``debias=True``, estimated).
-    debias : bool
-        Set ``γ = −logit(E[p_ij])`` (A.8) from the clipped probabilities.
+    debias : bool or "balanced"
+        Set ``γ = −logit(E[p_ij])`` (A.8) from the clipped probabilities; ``"balanced"``: only in
+        the groups whose positions are balanced, the others keep ``γ = 0``.
     debias_by : {"item", "judge"}
         Where ``E[p_ij]`` is estimated (see :func:`~bayes_judge.ranking.encode.position_bias`).
     clip : {"warn", "error", "none"}
@@ -397,7 +401,7 @@ def poe_bt(
     if debias and gamma is not None:
         raise ValueError("give either gamma or debias=True (which sets gamma = -logit(E[p_ij])), not both")
     if debias:
-        m = position_bias(data, p, by=debias_by)
+        m = position_bias(data, p, by=debias_by, neutral=0.5 if debias == "balanced" else None)
         if np.any((m <= 0) | (m >= 1)):
             raise ValueError("debias: E[p_ij] is 0 or 1 in some group, so gamma = -logit(E[p]) is infinite")
         g = -logit(m)

@@ -16,7 +16,7 @@ from .baselines import avg_prob, bradley_terry, win_ratio
 from .encode import BiasBy, RankData, check_finite_scores, encode_ranking
 from .poe import Clip, poe_bt, poe_gaussian
 
-__all__ = ["rank", "METHODS", "rank_table"]
+__all__ = ["rank", "METHODS", "rank_table", "PositionNotDebiasedWarning"]
 
 Method = Literal["poe-bt", "poe-g", "poe-g-hard", "bt", "win-ratio", "avg-prob"]
 METHODS: tuple[str, ...] = ("poe-bt", "poe-g", "poe-g-hard", "bt", "win-ratio", "avg-prob")
@@ -59,7 +59,7 @@ def rank(
     df: pd.DataFrame,
     *,
     method: Method = ...,
-    debias: bool = ...,
+    debias: bool | None = ...,
     bayesian: Literal[False] = ...,
     candidates: Sequence[str] | Mapping[str, Sequence[str]] | None = ...,
     debias_by: BiasBy = ...,
@@ -84,7 +84,7 @@ def rank(
     df: pd.DataFrame,
     *,
     method: Method = ...,
-    debias: bool = ...,
+    debias: bool | None = ...,
     bayesian: Literal[True],
     candidates: Sequence[str] | Mapping[str, Sequence[str]] | None = ...,
     debias_by: BiasBy = ...,
@@ -109,7 +109,7 @@ def rank(
     df: pd.DataFrame,
     *,
     method: Method = ...,
-    debias: bool = ...,
+    debias: bool | None = ...,
     bayesian: bool = ...,
     candidates: Sequence[str] | Mapping[str, Sequence[str]] | None = ...,
     debias_by: BiasBy = ...,
@@ -133,7 +133,7 @@ def rank(
     df: pd.DataFrame,
     *,
     method: Method = "poe-bt",
-    debias: bool = True,
+    debias: bool | None = None,
     bayesian: bool = False,
     candidates: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
     debias_by: BiasBy = "item",
@@ -176,11 +176,19 @@ def rank(
         ``p_a`` and / or ``winner``.  Rows without ``p_a`` count as ``p = 1 / 0 / 0.5`` from
         ``winner`` for the soft methods.  Each row is one comparison; judges are pooled.
     method : {"poe-bt", "poe-g", "poe-g-hard", "bt", "win-ratio", "avg-prob"}
-    debias : bool
+    debias : bool or None
         For the PoE methods, remove a constant position bias: ``β = E[p_ij]`` for the
         Gaussian experts (eq. 13, A.7), ``γ = −logit(E[p_ij])`` for soft Bradley-Terry
         (A.8).  On a symmetric set (every comparison in both orders) it leaves ``poe-g``
-        unchanged exactly and ``poe-bt`` nearly so.  Ignored by the other methods.
+        unchanged exactly and ``poe-bt`` nearly so.  ``E[p_ij]`` is a bias only where each
+        candidate of the group is shown first about as often as second
+        (:func:`~bayes_judge.ranking.encode.position_imbalance` at most 0.4); elsewhere it is the
+        candidates' score differences (every pair once in alphabetical order; one comparison
+        per judge), and removing it reverses or erases the ranking.  ``None`` (default): debias
+        the balanced groups, leave the others with a :class:`PositionNotDebiasedWarning`;
+        ``True``: an error if a group is unbalanced; ``False``: no debiasing.  Ignored by the
+        other methods.  With ``bayesian=True``, ``None`` and ``True`` give the soft / hard BT
+        models the latent shift γ (fitted with the scores).
     bayesian : bool
         Posterior over the scores by NUTS instead of a point solution
         (:func:`~bayes_judge.ranking.bayesian.fit_scores`): ``poe-bt`` (soft BT
@@ -251,7 +259,7 @@ def rank(
             data = dataclasses.replace(data, p=data.y)
         idata = fit_scores(
             data, model="poe-g" if method.startswith("poe-g") else method,
-            position_bias=debias and method in ("poe-bt", "bt"), ties=ties, sampler=sampler,
+            position_bias=debias is not False and method in ("poe-bt", "bt"), ties=ties, sampler=sampler,
             priors=priors, chains=chains, draws=draws, tune=tune, seed=seed, target_accept=target_accept,
         )
         idata.attrs["method"] = method  # "poe-g-hard" is fit_scores' "poe-g" on y
@@ -261,12 +269,13 @@ def rank(
                 "comparisons: hard decisions y as p, Gaussian expert density (Liusie et al. 2024 (PoE) poe-g-hard)"
             )
         return idata
+    how = _debias_mode(data, debias, debias_by) if method in ("poe-bt", "poe-g", "poe-g-hard") else False
     if method == "poe-bt":
         kw: dict[str, Any] = {} if tol is None else {"tol": tol}
-        s = poe_bt(data, debias=debias, debias_by=debias_by, clip=clip, eps=eps, max_iter=max_iter, **kw)
+        s = poe_bt(data, debias=how, debias_by=debias_by, clip=clip, eps=eps, max_iter=max_iter, **kw)
     elif method in ("poe-g", "poe-g-hard"):
         s = poe_gaussian(
-            data, outcome="soft" if method == "poe-g" else "hard", debias=debias, debias_by=debias_by
+            data, outcome="soft" if method == "poe-g" else "hard", debias=how, debias_by=debias_by
         )
     elif method == "bt":
         s = bradley_terry(
@@ -281,6 +290,38 @@ def rank(
     out.attrs["method"] = method
     out.attrs["judge_diagnosis"] = diagnosis
     return out
+
+
+class PositionNotDebiasedWarning(UserWarning):
+    """Some (item, judge) groups of a ranking were not debiased: their positions are unbalanced."""
+
+
+def _debias_mode(data: RankData, debias: bool | None, by: BiasBy) -> bool | Literal["balanced"]:
+    """What the PoE solvers are told: debias every group, only the balanced ones, or none; the
+    unbalanced groups are refused (``debias=True``) or named in a warning (``None``)."""
+    import warnings
+
+    from .encode import BALANCE_TOL, position_imbalance
+
+    if debias is False:
+        return False
+    if debias is not True and debias is not None:
+        raise ValueError(f"debias must be True, False or None, got {debias!r}")
+    imb = position_imbalance(data, by=by)
+    bad = int((imb > BALANCE_TOL).sum())
+    if not bad:
+        return True
+    where = "(item, judge) groups" if by == "item" else "judges"
+    why = (f"{bad} of {imb.size} {where} show their candidates in unbalanced positions (imbalance up to "
+           f"{imb.max():.2f}; at most {BALANCE_TOL} is read as a bias): their mean probability E[p] holds "
+           "the candidates' score differences, not only a position bias")
+    if debias is True:
+        raise ValueError(f"debias=True: {why}. Judge every pair in both orders (or a balanced design), "
+                         "pass debias=False, or debias=None to debias the balanced groups only")
+    warnings.warn(f"rank: position bias not removed where it cannot be told apart: {why}; those groups "
+                  "are ranked as judged (judge both orders to debias them; debias=False silences this)",
+                  PositionNotDebiasedWarning, stacklevel=3)
+    return "balanced"
 
 
 def _diagnose(df: pd.DataFrame) -> str:

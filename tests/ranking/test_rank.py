@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from bayes_judge.ranking import METHODS, ClippedProbabilityWarning, rank
+from bayes_judge.ranking.rank import PositionNotDebiasedWarning
 
 
 def test_result_has_one_sorted_block_per_item_with_rank_one_best(simulate):
@@ -65,7 +66,8 @@ def test_string_ids_from_any_source_work():
             "p_a": [0.8, 0.6, 0.3, 0.7],
         }
     )
-    out = rank(df)
+    with pytest.warns(PositionNotDebiasedWarning):  # two comparisons per judge: nothing to debias by
+        out = rank(df)
     assert set(out["candidate"]) == {"gpt-4o (2024-05)", "M11", "17"}
     assert out["item"].unique().tolist() == ["news/Ärtikel 1"]
     assert out.iloc[0]["candidate"] == "gpt-4o (2024-05)"
@@ -107,7 +109,7 @@ def test_poe_bt_warns_on_zero_and_one_or_errors_with_clip_error():
         out = rank(df, method="poe-bt", debias=False)
     assert out["candidate"].tolist() == ["x", "y", "z"]
     with pytest.raises(ValueError, match="exactly 0 or 1"):
-        rank(df, method="poe-bt", clip="error")
+        rank(df, method="poe-bt", clip="error", debias=False)
 
 
 def test_non_finite_scores_raise_instead_of_nan_ranks(monkeypatch):
@@ -115,7 +117,7 @@ def test_non_finite_scores_raise_instead_of_nan_ranks(monkeypatch):
     monkeypatch.setattr(rank_module, "poe_gaussian", lambda d, **kw: np.full(d.n_candidates, np.nan))
     df = pd.DataFrame({"item": 1, "a": ["x"], "b": ["y"], "p_a": [0.6]})
     with pytest.raises(FloatingPointError, match="non-finite scores for 2 candidate"):
-        rank(df, method="poe-g")
+        rank(df, method="poe-g", debias=False)
 
 
 def test_a_ranking_from_a_position_driven_judge_is_said_so():
@@ -132,3 +134,35 @@ def test_a_ranking_from_a_position_driven_judge_is_said_so():
     informative = pd.DataFrame({"item": "q", "a": ["x", "y", "x", "z", "y", "z"], "b": ["y", "x", "z", "x", "z", "y"],
                                 "p_a": [0.9, 0.1, 0.8, 0.2, 0.7, 0.3]})
     assert json.loads(rank(informative, method="poe-g").attrs["judge_diagnosis"])  # diagnosed, and no warning
+
+
+def test_unbalanced_positions_are_not_debiased_away():
+    """β = E[p] (PoE A.7) is a position bias only where the positions are balanced: every pair once
+    in alphabetical order reversed the ranking (B, D, A, C, E), one comparison per judge erased it
+    (every score 0), a chain a-b, b-c put z above y."""
+    import itertools
+
+    sc = {"A": 5, "B": 4.5, "C": 3, "D": 2.8, "E": 1}
+    df = pd.DataFrame([dict(item="q", a=a, b=b, p_a=1 / (1 + np.exp(-(sc[a] - sc[b]))))
+                       for a, b in itertools.combinations(sorted(sc), 2)])
+    for method in ("poe-bt", "poe-g", "poe-g-hard"):
+        with pytest.warns(PositionNotDebiasedWarning, match=r"1 of 1 .*imbalance up to 0.60"):
+            assert rank(df, method=method)["candidate"].tolist() == list("ABCDE")
+        with pytest.raises(ValueError, match="debias=True: 1 of 1"):
+            rank(df, method=method, debias=True)
+    three = pd.DataFrame({"item": "q", "a": ["x", "y", "z"], "b": ["y", "z", "x"], "judge": ["j1", "j2", "j3"],
+                          "p_a": [0.9, 0.8, 0.05]})
+    with pytest.warns(PositionNotDebiasedWarning, match="3 of 3"):
+        out = rank(three)
+    assert out["candidate"].tolist() == ["x", "y", "z"] and out["rank"].tolist() == [1, 2, 3]
+    chain = pd.DataFrame({"item": "q", "a": ["x", "y"], "b": ["y", "z"], "p_a": [0.9, 0.6]})
+    with pytest.warns(PositionNotDebiasedWarning):
+        assert rank(chain)["candidate"].tolist() == ["x", "y", "z"]
+    # both orders of every pair: balanced, debiased as the paper, no warning; a position bias is removed
+    both = pd.concat([df, df.rename(columns={"a": "b", "b": "a"}).assign(p_a=1 - df["p_a"])], ignore_index=True)
+    biased = both.assign(p_a=np.clip(both["p_a"] + 0.1, 0.01, 0.99))
+    for method in ("poe-bt", "poe-g"):
+        fair = rank(both, method=method).set_index("candidate")["score"]
+        shifted = rank(biased, method=method).set_index("candidate")["score"]
+        assert shifted.index.tolist() == list("ABCDE")
+        np.testing.assert_allclose(shifted.to_numpy(), fair.to_numpy(), atol=0.25)
