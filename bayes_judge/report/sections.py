@@ -456,7 +456,7 @@ def leaderboard_section(ctx: Context) -> Section:
         "share its tier. Rank 1 is the best.", formats={"r_hat": lambda v: fmt(v, 4)}))
     n_tiers = int(summ["tier"].max())
     top = summ[summ["tier"] == 1]["system"].tolist()
-    likely = summ.loc[summ["p_best"].idxmax()]  # the table is sorted by mean score, which may differ
+    likely = summ.iloc[int(np.argmax(summ["p_best"].to_numpy()))]  # the table is sorted by mean score
     sec.blocks.append(Text(
         f"{n} systems in {n_tiers} tier(s); the first tier holds {len(top)}: {_list(top)}. "
         f"Most likely best: {likely['system']} with P(best) = {likely['p_best']:.2f}"
