@@ -325,6 +325,17 @@ def _kaggle_winner(df: pd.DataFrame, where: str) -> pd.DataFrame:
     return df.drop(columns=list(_KAGGLE_WINNERS)).assign(winner=winner)
 
 
+def _judge_column_names_judges(judge: pd.Series) -> bool:
+    """Whether a ``judge`` column beside ``model_a`` / ``model_b`` names judges (an LLM judge's file)
+    rather than voters: no Arena voter id (``arena_user_…``), and one name throughout or a median of
+    at least 20 verdicts a name (an LLM judge gives hundreds; Arena's voters a few each)."""
+    names = judge.astype(str)
+    if names.str.startswith("arena_user").any():
+        return False
+    counts = names.value_counts()
+    return len(counts) == 1 or float(counts.median()) >= 20
+
+
 def _normalize(df: pd.DataFrame, renames: list[_Rename], where: str) -> pd.DataFrame:
     original = set(df.columns)
     df = _apply_mapping(df, renames, where)
@@ -335,14 +346,15 @@ def _normalize(df: pd.DataFrame, renames: list[_Rename], where: str) -> pd.DataF
     # voter ids (arena_user_973). A judge column of other names is an LLM judge's file in those
     # columns: its verdicts stay that judge's, never people's.
     arena = {"model_a", "model_b"} <= original and "winner" in df.columns and "p_a" not in df.columns
+    judges_named = "judge" in df.columns and _judge_column_names_judges(df["judge"])
     if arena and "judge" in df.columns:
-        arena = bool(df["judge"].astype(str).str.startswith("arena_user").any())
+        arena = not judges_named
     if "a" not in df.columns and "b" not in df.columns and {"model_a", "model_b"} <= set(df.columns):
         df = df.rename(columns={"model_a": "a", "model_b": "b"})
     if "winner" in df.columns:
         winner, arena_winners = _normalize_winner(df["winner"], where)
         df["winner"] = winner
-        arena = arena or arena_winners
+        arena = arena or (arena_winners and not judges_named)  # Arena's spelling in an LLM judge's file too
     if "item" not in df.columns:
         if "question_id" in df.columns:
             df = df.rename(columns={"question_id": "item"})
@@ -409,7 +421,8 @@ def read_judgments(
           when there is no ``item`` column; an Arena table (columns ``model_a`` and
           ``model_b`` with a ``winner``, no ``p_a`` and no ``judge`` column other than voter ids,
           or winner values spelled ``model_a``, ``model_b`` or ``tie (bothbad)``; a ``judge``
-          column naming an LLM keeps the table an LLM judge's) with neither ``item`` nor
+          column of judges keeps the table an LLM judge's whatever the spelling: one name
+          throughout, or a median of at least 20 verdicts a name, and no ``arena_user`` id) with neither ``item`` nor
           ``question_id`` gets
           ``item`` = the row number (0, 1, ...), i.e. **each row is its own item**; an Arena
           table without a ``judge`` column gets ``judge = "human"``, since the Arena winner is

@@ -414,6 +414,11 @@ def test_an_llm_judges_file_in_model_a_model_b_columns_stays_the_judges(tmp_path
     assert set(bj.read_judgments(voters)["judge"]) == {"human"}
     spelled = df.assign(winner=["model_a", "model_b", "model_a", "tie"]).drop(columns="judge")
     assert set(bj.read_judgments(spelled)["judge"]) == {"human"}
+    # Arena's winner spelling in an LLM judge's file (lmsys' mt_bench gpt4_pair layout): still the judge's
+    judged = df.assign(winner=["model_a", "model_b", "model_a", "tie (bothbad)"])
+    got = bj.read_judgments(judged)
+    assert set(got["judge"]) == {"gpt-4o"} and "voter" not in got.columns
+    assert got["winner"].tolist() == ["a", "b", "a", "tie"]
 
 
 def test_ids_named_none_or_na_stay_names_in_a_csv(tmp_path):
