@@ -26,6 +26,41 @@ class PositionBiasNotIdentifiedError(ValueError):
     """A judge's position bias cannot be told apart from the systems' strengths in this design."""
 
 
+def _settings_of(previous: Any, position_bias: bool | None, system_bias: bool | None,
+                 bridge: bool | ScoreBridge | None, priors: Priors | None) -> tuple:
+    """The earlier fit's position bias, system bias and score bridge for an update where none is
+    given; a contradicting one, or other priors, is an error (the update would be another model)."""
+    import json
+
+    from ..generative import get_model
+    from ..generative.priors import priors_to_json
+
+    a = dict(previous.attrs or {})
+    was = {"position_bias": bool(int(a.get("position_bias", 0))), "system_bias": bool(int(a.get("system_bias", 0))),
+           "bridge": "score_bridge" in a}
+    given = {"position_bias": position_bias, "system_bias": system_bias,
+             "bridge": None if bridge is None else (bridge is not False)}
+    for name, value in given.items():
+        if value is not None and value != was[name]:
+            raise ValueError(f"previous= was fitted with {name}={was[name]}, this update asks {name}={value}: "
+                             "that is another model; refit from all the rows")
+    if priors is not None and "priors" in a and priors_to_json(priors) != a["priors"]:
+        raise ValueError("previous= was fitted with other priors than the ones given; refit from all the rows")
+    if priors is None and a.get("priors") not in (None, "{}"):
+        model = get_model(str(a.get("model")), "leaderboard")
+        if priors_to_json(model.default_priors()) != a["priors"]:
+            raise ValueError("previous= was fitted with its own priors (attrs['priors']); pass the same priors= "
+                             "to update it, or refit from all the rows")
+    keep_bridge: bool | ScoreBridge | None = bridge
+    if bridge is None:
+        keep_bridge = None if was["bridge"] else False
+        if was["bridge"] and a.get("score_bridge_json"):
+            keep_bridge = ScoreBridge(**json.loads(a["score_bridge_json"]))
+    judged = a.get("model") == "bt-judges"  # system_bias is that model's option only
+    return (was["position_bias"] if position_bias is None else position_bias,
+            was["system_bias"] if (system_bias is None and judged) else system_bias, keep_bridge)
+
+
 def _check_position(data: LeaderboardData, position_bias: bool | None) -> bool:
     ok = position_identified(data)
     if position_bias is False:
@@ -163,8 +198,11 @@ def leaderboard(
         the new rows' cells are added; the chains start from the earlier posterior's judges and
         the merged point estimate of the scores, and tune for ``min(tune, 300)`` steps. The model
         and the judges must be the earlier fit's (a new judge, or another model, is refused
-        naming the difference); ``human=`` labels apply to the new rows; ``difficulty`` and
-        ``covariates`` are not updated (refit from the rows).
+        naming the difference); its position bias, system bias and score bridge are kept unless
+        given (given otherwise: refused), and other priors than the earlier fit's are refused;
+        rows and human labels it already counted are refused (each counts once); ``human=``
+        labels apply to the new rows; ``difficulty`` and ``covariates`` are not updated (refit
+        from the rows).
     bridge : bool or ScoreBridge, optional
         People's scores from LLM judges (``estimand="human"``, model ``"bt-judges"``): the
         verdicts do not tell how far the judges' reading lies from people's, so the judges are
@@ -216,7 +254,9 @@ def leaderboard(
     sampling = Sampling(sampler, chains, draws, tune, seed, target_accept)  # checked once
     if not (bridge is None or isinstance(bridge, bool | ScoreBridge)):
         raise TypeError(f"bridge must be True, False or a ScoreBridge, got {type(bridge).__name__}")
-    data = encode_leaderboard(df, human=human, difficulty=difficulty, covariates=covariates)
+    # an update's new rows may connect only through the earlier fit's systems: merge_data checks them
+    data = encode_leaderboard(df, human=human, difficulty=difficulty, covariates=covariates,
+                              connected=previous is None)
     prev_post = None
     if previous is not None:
         from .encode import data_of_run, merge_data
@@ -231,6 +271,7 @@ def leaderboard(
         if model is not None and old_model is not None and model != old_model:
             raise ValueError(f"previous= was fitted with model {old_model!r}, not {model!r}: refit from the rows")
         model = model or old_model
+        position_bias, system_bias, bridge = _settings_of(previous, position_bias, system_bias, bridge, priors)
         data = merge_data(data_of_run(previous), data)
         prev_post = previous["posterior"]
         sampling = sampling.replace(tune=min(tune, 300))
@@ -365,8 +406,11 @@ def leaderboard(
         posterior=post, sample_stats=stats, log_likelihood=loglik,
         observed_data={"v_counts": data.n, "human_counts": labels.hum_n},
         constant_data={"sys_a": data.sys_a, "sys_b": data.sys_b, "cell_judge": data.judge, "h": data.h,
-                       "hum_a": labels.hum_a, "hum_b": labels.hum_b},
-        coords={**coords, "hcell": np.arange(len(labels.hum_a))}, dims=dims, priors=fit.priors, attrs=attrs,
+                       "hum_a": labels.hum_a, "hum_b": labels.hum_b,
+                       "row_key": labels.row_keys, "label_key": labels.label_keys},
+        coords={**coords, "hcell": np.arange(len(labels.hum_a)), "row": np.arange(len(labels.row_keys)),
+                "label": np.arange(len(labels.label_keys))},
+        dims={**dims, "row_key": ["row"], "label_key": ["label"]}, priors=fit.priors, attrs=attrs,
     )
     from ..inference.convergence import warn_unconverged
 

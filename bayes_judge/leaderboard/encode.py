@@ -61,6 +61,10 @@ class LeaderboardData:
     covariates : list of str
     meta : dict
         Rows read, comparisons, labels, ties, soft rows.
+    row_keys, label_keys : ndarray of int64
+        A hash of every row (item, a, b, judge, sample) and of every labelled comparison (item and
+        its two systems), kept with the run so that an update (``previous=``) can refuse rows and
+        labels the earlier fit already counted.
     """
 
     systems: list[str]
@@ -80,6 +84,8 @@ class LeaderboardData:
     hum_x: np.ndarray
     covariates: list[str] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+    row_keys: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    label_keys: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
     DIMS = {
         "sys_a": ("cell",), "sys_b": ("cell",), "judge": ("cell",), "h": ("cell",), "n": ("cell", "outcome"),
@@ -206,6 +212,7 @@ def encode_leaderboard(
     difficulty: bool = False,
     covariates: Sequence[str] | None = None,
     check_judges: bool = True,
+    connected: bool = True,
 ) -> LeaderboardData:
     """Validate a judgments table of systems across prompts and count it into cells.
 
@@ -221,6 +228,9 @@ def encode_leaderboard(
         Keep the prompt in the cell key (for the per-prompt difficulty option).
     covariates : list of str
         Columns of ``df`` (and of ``human``) holding covariate differences, A minus B.
+    connected : bool
+        Check that the comparisons connect every system (``False`` for the new rows of an update,
+        which may connect only through the earlier fit's systems: :func:`merge_data` checks them).
 
     Raises
     ------
@@ -306,7 +316,15 @@ def encode_leaderboard(
         hsum = np.zeros((0, 2))
         hum_x = np.zeros((0, max(k, 1)))
 
-    check_connected(len(systems), np.r_[ia, hum_a], np.r_[ib, hum_b], names=systems)
+    if connected:
+        check_connected(len(systems), np.r_[ia, hum_a], np.r_[ib, hum_b], names=systems)
+    key_cols = [c for c in ("item", "a", "b", "judge", "sample") if c in df.columns]
+    row_keys = pd.util.hash_pandas_object(df[key_cols].astype(str), index=False).to_numpy().view(np.int64)
+    names = np.asarray(systems, dtype=object)
+    label_keys = (pd.util.hash_pandas_object(pd.DataFrame({
+        "item": lab["item"].astype(str).to_numpy(), "lo": names[lab["lo"].to_numpy(np.int64)],
+        "hi": names[lab["hi"].to_numpy(np.int64)]}), index=False).to_numpy().view(np.int64)
+        if len(lab) else np.zeros(0, np.int64))
     meta = {
         "n_rows": len(df), "n_soft": int(soft.sum()), "n_ties": int((~soft & (ya == 0)).sum()),
         "n_labels": len(lab), "n_labelled_rows": int((h > 0).sum()),
@@ -318,7 +336,7 @@ def encode_leaderboard(
         h=uniq[:, 3].astype(np.int64), n=sums, item=uniq[:, 4].astype(np.int64),
         x=np.ascontiguousarray(uniq[:, 5:]) if covariates else np.zeros((len(uniq), 1)),
         hum_a=hum_a, hum_b=hum_b, hum_item=hum_item, hum_n=hsum, hum_x=hum_x,
-        covariates=covariates, meta=meta,
+        covariates=covariates, meta=meta, row_keys=row_keys, label_keys=label_keys,
     )
 
 
@@ -357,6 +375,8 @@ def data_of_run(idata: Any) -> LeaderboardData:
         hum_a=cd["hum_a"].to_numpy().astype(np.int64), hum_b=cd["hum_b"].to_numpy().astype(np.int64),
         hum_item=np.zeros(n_h, np.int64), hum_n=od["human_counts"].to_numpy().astype(float),
         hum_x=np.zeros((n_h, 1)), covariates=[], meta=meta,
+        row_keys=cd["row_key"].to_numpy().astype(np.int64) if "row_key" in cd else np.zeros(0, np.int64),
+        label_keys=cd["label_key"].to_numpy().astype(np.int64) if "label_key" in cd else np.zeros(0, np.int64),
     )
 
 
@@ -367,8 +387,9 @@ def merge_data(old: LeaderboardData, new: LeaderboardData) -> LeaderboardData:
     Raises
     ------
     ValueError
-        New rows from a judge the earlier fit did not have (a different judge set), or systems that
-        neither the old nor the new comparisons connect to the rest.
+        New rows from a judge the earlier fit did not have (a different judge set), systems that
+        neither the old nor the new comparisons connect to the rest, or rows and human labels the
+        earlier fit already counted (checked where the run keeps their keys).
     """
     if old.judges == ["human"] or new.judges == ["human"]:
         if old.judges != new.judges:
@@ -378,6 +399,12 @@ def merge_data(old: LeaderboardData, new: LeaderboardData) -> LeaderboardData:
     if unknown:
         raise ValueError(f"the new rows have judge(s) {unknown} that the previous fit did not have "
                          f"({old.judges}); refit from all the rows to add a judge")
+    for what, o, n in (("rows", old.row_keys, new.row_keys), ("human labels", old.label_keys, new.label_keys)):
+        again = np.isin(n, o) if o.size and n.size else np.zeros(n.size, bool)
+        if again.any():
+            raise ValueError(f"{int(again.sum())} of the {n.size} new {what} were already counted in the previous fit "
+                             f"({'the same item, systems, judge and order' if what == 'rows' else 'the same item and systems'}): an update adds "
+                             "new battles and labels only; pass the rows that came after it, or refit from all the rows")
     systems = old.systems + [s for s in new.systems if s not in set(old.systems)]
     smap = pd.Index(systems).get_indexer(pd.Index(new.systems))
     jmap = pd.Index(old.judges).get_indexer(pd.Index(new.judges))
@@ -401,7 +428,8 @@ def merge_data(old: LeaderboardData, new: LeaderboardData) -> LeaderboardData:
         sys_a=uniq[:, 0].astype(np.int64), sys_b=uniq[:, 1].astype(np.int64), judge=uniq[:, 2].astype(np.int64),
         h=uniq[:, 3].astype(np.int64), n=sums, item=np.zeros(C, np.int64), x=np.zeros((C, 1)),
         hum_a=hum_a, hum_b=hum_b, hum_item=np.zeros(H, np.int64), hum_n=hsum, hum_x=np.zeros((H, 1)),
-        covariates=[], meta=meta,
+        covariates=[], meta=meta, row_keys=np.r_[old.row_keys, new.row_keys],
+        label_keys=np.r_[old.label_keys, new.label_keys],
     )
 
 

@@ -426,6 +426,38 @@ def test_an_update_refuses_what_it_cannot_add():
         bj.leaderboard(df, previous=wr)
 
 
+def test_an_update_counts_each_row_and_label_once_and_keeps_the_fit_s_settings(tmp_path):
+    """previous= counted rows and labels passed again a second time (intervals as of a table fitted
+    twice), refused new battles that connect only through the earlier fit's systems, and dropped
+    its position bias and score bridge settings for the defaults."""
+    lap = {"sampler": "laplace", "chains": 2, "draws": 200, "seed": 0, "pointwise": False}
+    df, _ = simulate_leaderboard(4, 200, label_share=0.3, seed=5)
+    first = bj.leaderboard(df, bridge=False, **lap)
+    path = bj.save_run(first, tmp_path / "lb")
+    fresh = df.drop(columns="human").assign(item=df["item"].astype(str) + "-new")
+    for prev in (first, path):  # in memory and from a saved run
+        with pytest.raises(ValueError, match=r"800 of the 800 new rows were already counted"):
+            bj.leaderboard(df, previous=prev, bridge=False, **lap)
+    labels = df[df["human"].notna()][["item", "a", "b", "human"]]
+    n_lab = first.attrs["n_labels"]
+    with pytest.raises(ValueError, match=rf"{n_lab} of the {n_lab} new human labels were already counted"):
+        bj.leaderboard(fresh.iloc[:40], human=labels, previous=first, bridge=False, **lap)
+    # new battles between old systems only, in two groups that the earlier fit connects
+    systems = sorted(set(df["a"]))
+    judges = sorted(set(df["judge"]))
+    two = pd.DataFrame([{"item": f"n{i}", "a": x, "b": y, "judge": j, "winner": "a" if (i + k) % 3 else "b"}
+                        for i in range(5) for k, (p, q) in enumerate(((systems[0], systems[1]), (systems[2], systems[3])))
+                        for x, y in ((p, q), (q, p)) for j in judges])
+    upd = bj.leaderboard(two, previous=first, bridge=False, **lap)
+    assert upd.attrs["n_rows"] == first.attrs["n_rows"] + len(two)
+    # the earlier fit's settings carry over; contradicting them is refused
+    plain = bj.leaderboard(df, position_bias=False, bridge=False, **lap)  # with labels: Laplace holds
+    kept = bj.leaderboard(fresh.iloc[:40], previous=plain, **lap)
+    assert kept.attrs["position_bias"] == 0 and "score_bridge" not in kept.attrs and "beta" not in kept.posterior
+    with pytest.raises(ValueError, match="fitted with position_bias=False, this update asks position_bias=True"):
+        bj.leaderboard(fresh.iloc[:40], previous=plain, position_bias=True, **lap)
+
+
 def test_the_simulator_s_position_mechanisms():
     """Issue 34 item 4: a judge's position bias as the model's shift, a fixed chance of naming its
     favoured position without reading, or a shift that grows as the two texts come close."""
