@@ -486,7 +486,7 @@ def test_compare_reads_a_texts_table_through_map_and_takes_batch_size(cached_jud
 
 def test_fit_takes_hdi_prob(files, tmp_path, capsys):
     assert build_parser().parse_args(["fit", "x.csv", "--task", "rank", "--out", "r"]).hdi_prob == 0.9
-    assert "--hdi-prob must lie in (0, 1)" in _error(
+    assert "--hdi-prob must lie in [0.01, 1)" in _error(
         capsys, ["fit", str(files["winrate.csv"]), "--task", "winrate", "--hdi-prob", "1.5", "--out", str(tmp_path / "r")])
 
 

@@ -408,6 +408,7 @@ def compare_systems(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB) -> p
     >>> import bayes_judge as bj                                              # doctest: +SKIP
     >>> bj.compare_systems(idata)      # P(a better), with "cannot tell apart" where the interval covers it  # doctest: +SKIP
     """
+    check_hdi_prob(hdi_prob, "compare_systems: ")  # every branch (the ranking and leaderboard ones read it raw)
     post = getattr(idata, "posterior", None)
     if idata.attrs.get("task") == "leaderboard":
         return _compare_leaderboard(idata, hdi_prob=hdi_prob)

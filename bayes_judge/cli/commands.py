@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from ..analysis.wording import HDI_PROB
+from ..analysis.wording import HDI_PROB, HDI_PROB_MIN
 from ._common import (
     CLIError,
     check_output,
@@ -70,8 +70,8 @@ def _check_run_args(args: argparse.Namespace) -> None:
     nc, js = run_paths(args.out)
     check_output(nc, "run")
     check_output(js, "run manifest")
-    if not 0 < getattr(args, "hdi_prob", 0.5) < 1:
-        raise CLIError(f"--hdi-prob must lie in (0, 1), got {args.hdi_prob}")
+    if not HDI_PROB_MIN <= getattr(args, "hdi_prob", 0.5) < 1:
+        raise CLIError(f"--hdi-prob must lie in [{HDI_PROB_MIN}, 1), got {args.hdi_prob}")
     if getattr(args, "csv", None):
         check_table_output(args.csv, "CSV")
 
@@ -208,8 +208,8 @@ def summarize_runs(runs: dict, *, hdi_prob: float = HDI_PROB):
 def cmd_summary(args: argparse.Namespace) -> int:
     """Print the posterior summary of saved runs: per pair of systems for win rates
     (``bj.win_rate_summary``), per candidate for rankings (``bj.score_summary``)."""
-    if not 0 < args.hdi_prob < 1:
-        raise CLIError(f"--hdi-prob must lie in (0, 1), got {args.hdi_prob}")
+    if not HDI_PROB_MIN <= args.hdi_prob < 1:
+        raise CLIError(f"--hdi-prob must lie in [{HDI_PROB_MIN}, 1), got {args.hdi_prob}")
     if args.csv:
         check_output(args.csv, "CSV")
     runs = load_runs(args.runs)

@@ -64,8 +64,11 @@ def leaderboard_summary(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB, 
     import arviz as az
     import pandas as pd
 
-    if not 0 < hdi_prob < 1 or not 0.5 < tier_prob < 1:
-        raise ValueError(f"hdi_prob must be in (0, 1) and tier_prob in (0.5, 1); got {hdi_prob}, {tier_prob}")
+    from ..analysis.wording import check_hdi_prob
+
+    check_hdi_prob(hdi_prob, "leaderboard_summary: ")
+    if not 0.5 < tier_prob < 1:
+        raise ValueError(f"tier_prob must be in (0.5, 1); got {tier_prob}")
     draws, systems = _scores(idata)
     n = len(systems)
     ranks = n - np.argsort(np.argsort(draws, axis=1), axis=1)  # 1 = best

@@ -486,7 +486,7 @@ def test_cli_leaderboard_checks_its_options_before_fitting(tmp_path, capsys, mon
     path = tmp_path / "j.csv"
     df.to_csv(path, index=False)
     monkeypatch.setattr(bj, "leaderboard", lambda *a, **k: pytest.fail("fitted before the options were checked"))
-    for extra, said in ((["--hdi-prob", "1.5"], "--hdi-prob must lie in (0, 1)"),
+    for extra, said in ((["--hdi-prob", "1.5"], "--hdi-prob must lie in [0.01, 1)"),
                         (["--csv", str(tmp_path / "out.xlsx")], "unsupported file type '.xlsx'")):
         with pytest.raises(SystemExit):
             main(["leaderboard", str(path), "--out", str(tmp_path / "lb"), *extra])

@@ -166,3 +166,17 @@ def test_unbalanced_positions_are_not_debiased_away():
         shifted = rank(biased, method=method).set_index("candidate")["score"]
         assert shifted.index.tolist() == list("ABCDE")
         np.testing.assert_allclose(shifted.to_numpy(), fair.to_numpy(), atol=0.25)
+
+
+def test_interval_masses_too_small_to_hold_a_draw_are_refused():
+    """hdi_prob below ~1/draws gave a point interval at the lowest draw (away from the mean) and a
+    compare_systems verdict contradicting P(a better); compare_systems checked it on win rates only."""
+    import bayes_judge as bj
+
+    df = pd.DataFrame({"item": "q", "a": ["x", "y"], "b": ["y", "x"], "p_a": [0.8, 0.3]})
+    post = rank(df, bayesian=True, chains=2, draws=100, tune=100, seed=0)
+    for bad in (0, 0.001, 1, 1.5, float("nan")):
+        with pytest.raises(ValueError, match=r"hdi_prob must lie in \[0.01, 1\)"):
+            bj.compare_systems(post, hdi_prob=bad)
+        with pytest.raises(ValueError, match=r"hdi_prob must lie in \[0.01, 1\)"):
+            bj.score_summary(post, hdi_prob=bad)
