@@ -86,5 +86,6 @@ def test_no_runs(tmp_path):
 
 
 def test_bad_hdi_prob(observed_fit, tmp_path):
-    with pytest.raises(ValueError, match=r"hdi_prob must lie in \(0, 1\)"):
-        bj.report(observed_fit, tmp_path / "r.html", hdi_prob=1.5)
+    for bad in (1.5, 0.001):
+        with pytest.raises(ValueError, match=r"hdi_prob must lie in \[0.01, 1\)"):
+            bj.report(observed_fit, tmp_path / "r.html", hdi_prob=bad)
