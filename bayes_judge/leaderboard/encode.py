@@ -205,6 +205,16 @@ def position_identified(data: LeaderboardData) -> np.ndarray:
     return np.asarray(out, dtype=bool)
 
 
+def _mix(*parts: np.ndarray | None) -> np.ndarray:
+    """One 64-bit key per row from the hashes (or integers) of its parts, in order, as int64."""
+    out = np.zeros(len(next(p for p in parts if p is not None)), np.uint64)
+    with np.errstate(over="ignore"):
+        for p in parts:
+            if p is not None:
+                out = (out * np.uint64(0x100000001B3)) ^ p.astype(np.uint64)
+    return pd.util.hash_array(out).view(np.int64)
+
+
 def encode_leaderboard(
     df: pd.DataFrame,
     *,
@@ -259,7 +269,7 @@ def encode_leaderboard(
     item_col = df["item"].to_numpy(object)
     # a comparison (item, lo, hi) as one integer, items coded over both tables (a MultiIndex of the
     # same keys costs a second a million rows in its lookups)
-    codes, _ = pd.factorize(np.r_[item_col, lab["item"].to_numpy(object)])
+    codes, item_ids = pd.factorize(np.r_[item_col, lab["item"].to_numpy(object)])
     S = len(systems)
     comparison = (codes[:len(df)] * S + o.first) * S + o.second
     # the human label of every judgment's comparison, in the judgment's orientation
@@ -318,13 +328,14 @@ def encode_leaderboard(
 
     if connected:
         check_connected(len(systems), np.r_[ia, hum_a], np.r_[ib, hum_b], names=systems)
-    key_cols = [c for c in ("item", "a", "b", "judge", "sample") if c in df.columns]
-    row_keys = pd.util.hash_pandas_object(df[key_cols].astype(str), index=False).to_numpy().view(np.int64)
-    names = np.asarray(systems, dtype=object)
-    label_keys = (pd.util.hash_pandas_object(pd.DataFrame({
-        "item": lab["item"].astype(str).to_numpy(), "lo": names[lab["lo"].to_numpy(np.int64)],
-        "hi": names[lab["hi"].to_numpy(np.int64)]}), index=False).to_numpy().view(np.int64)
-        if len(lab) else np.zeros(0, np.int64))
+    # each distinct id's text hashed once (they are unique: no categorizing first), then mixed per row
+    h_item = pd.util.hash_array(np.asarray(item_ids, dtype=object), categorize=False)[codes]
+    h_sys = pd.util.hash_array(np.asarray(systems, dtype=object), categorize=False)
+    h_judge = pd.util.hash_array(np.asarray(judges, dtype=object), categorize=False)
+    sample = df["sample"].to_numpy(np.int64) if "sample" in df.columns else None
+    row_keys = _mix(h_item[:len(df)], h_sys[ia], h_sys[ib], h_judge[je], sample)
+    label_keys = (_mix(h_item[len(df):], h_sys[lab["lo"].to_numpy(np.int64)], h_sys[lab["hi"].to_numpy(np.int64)])
+                  if len(lab) else np.zeros(0, np.int64))
     meta = {
         "n_rows": len(df), "n_soft": int(soft.sum()), "n_ties": int((~soft & (ya == 0)).sum()),
         "n_labels": len(lab), "n_labelled_rows": int((h > 0).sum()),
