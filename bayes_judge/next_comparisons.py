@@ -9,7 +9,9 @@ choose pairs before any verdict is in. Here the choice reads the posterior of a 
 the expected information one more verdict gives on the score difference s_i − s_j under a Gaussian
 approximation of the posterior (Σ the scores' posterior covariance from the draws; f_ij the Fisher
 information of one Bradley-Terry verdict, E[σ(Δ)(1 − σ(Δ))], times (2q − 1)² for a judge of
-accuracy q), weighted by how much that difference matters to the ``goal``:
+accuracy q; for the Gaussian experts of ``poe-g``, ``p ~ N(α Δ + β, σ²)``, it is α²/σ² and the
+position offset β − ½ is read on the probability scale), weighted by how much that difference
+matters to the ``goal``:
 
 - ``"ranking"``: the probability that i and j are ordered wrongly, 2 · min(P(i ≻ j), P(j ≻ i))
   (1 for a coin flip, 0 for a pair already decided);
@@ -66,8 +68,20 @@ def _scores(idata: az.InferenceData) -> tuple[np.ndarray, list[str], np.ndarray]
     return draws, names, groups
 
 
+def _gaussian_experts(idata: az.InferenceData) -> tuple[float, float, float] | None:
+    """For a Gaussian-experts ranking (``poe-g``, ``poe-g-hard``: ``p ~ N(α Δ + β, σ²)``, Liusie et
+    al. 2024 (PoE) eq. 12-13): (α, the Fisher information α²/σ² of one verdict on Δ, the position
+    offset in score units (β − ½)/α), posterior means; None for the Bradley-Terry fits."""
+    if str(idata.attrs.get("method", "")) not in ("poe-g", "poe-g-hard"):
+        return None
+    post = idata["posterior"]
+    a, b, sd = (post[v].to_numpy().ravel() for v in ("alpha", "beta", "sigma"))
+    return float(a.mean()), float((a ** 2 / sd ** 2).mean()), float(((b - 0.5) / a).mean())
+
+
 def _judge_factor(idata: az.InferenceData) -> tuple[float, float]:
-    """(mean (2q − 1)² over the judges, the position bias of the mean judge on the logit scale)."""
+    """(mean (2q − 1)² over the judges, the position bias of the mean judge on the logit scale)
+    of a Bradley-Terry fit (the leaderboard's ``beta``, a ranking's ``gamma``)."""
     post = idata["posterior"]
     factor = float(((2 * post["q"] - 1) ** 2).mean()) if "q" in post else 1.0
     bias = 0.0
@@ -145,9 +159,14 @@ def next_comparisons(idata: az.InferenceData, n: int, *, goal: str = "ranking", 
         return empty
     diff = draws[:, i] - draws[:, j]                                # (S, P)
     p_ij = (diff > 0).mean(axis=0)
-    factor, bias = _judge_factor(idata)
-    sig = 1.0 / (1.0 + np.exp(-diff))
-    fisher = factor * (sig * (1 - sig)).mean(axis=0)                # (P,)
+    gauss = _gaussian_experts(idata)
+    if gauss is not None:  # p linear in Δ with Gaussian noise: the same information for every pair
+        slope, info, bias = gauss
+        fisher = np.full(i.size, info)
+    else:
+        factor, bias = _judge_factor(idata)
+        sig = 1.0 / (1.0 + np.exp(-diff))
+        fisher = factor * (sig * (1 - sig)).mean(axis=0)            # (P,)
     if goal == "ranking":
         weight = 2.0 * np.minimum(p_ij, 1.0 - p_ij)
     elif goal == "top-k":  # the pair straddles the boundary (its information on Δ discounts a settled one)
@@ -195,7 +214,7 @@ def next_comparisons(idata: az.InferenceData, n: int, *, goal: str = "ranking", 
         return empty
     sel = np.asarray(chosen)
     mean_diff = diff[:, sel].mean(axis=0)
-    # show in the order whose verdict is least predictable: |Δ + β| smallest
+    # show in the order whose verdict is least predictable: |Δ + β| smallest (β in Δ's units)
     flip = np.abs(-mean_diff + bias) < np.abs(mean_diff + bias)
     a_idx = np.where(flip, j[sel], i[sel])
     b_idx = np.where(flip, i[sel], j[sel])
@@ -203,7 +222,8 @@ def next_comparisons(idata: az.InferenceData, n: int, *, goal: str = "ranking", 
     out = pd.DataFrame({
         "a": [names[x] for x in a_idx], "b": [names[x] for x in b_idx],
         "item": [groups[x] for x in a_idx] if "candidate_id" in idata["posterior"]["s"].coords else None,
-        "gain": gains, "weight": weight[sel], "p_a": 1.0 / (1.0 + np.exp(-shown)),
+        "gain": gains, "weight": weight[sel],
+        "p_a": np.clip(0.5 + slope * shown, 0.0, 1.0) if gauss is not None else 1.0 / (1.0 + np.exp(-shown)),
     })
     if out["item"].isna().all():
         out = out.drop(columns="item")

@@ -128,3 +128,19 @@ def test_ranking_fits_of_several_items_choose_within_each_item():
         bj.next_comparisons(idata, 1, goal="pair", pair=("A", "B"))
     one = bj.next_comparisons(idata, 1, goal="pair", pair=("A", "B"), item="x2")
     assert one["item"].iloc[0] == "x2" and set(one.iloc[0][["a", "b"]]) == {"A", "B"}
+
+
+def test_gaussian_expert_fits_predict_on_their_own_scale():
+    """poe-g's β is an offset of p (½ for no bias) and p is linear in Δ: read as a logit shift it made
+    every prediction σ(Δ + 0.5) (P(z beats y) 0.51 where the data say 0.3, and z was shown first)."""
+    import pandas as pd
+
+    import bayes_judge as bj
+
+    df = pd.DataFrame({"item": "q", "a": ["x", "y", "y", "z", "x", "z"], "b": ["y", "x", "z", "y", "z", "x"],
+                       "p_a": [0.8, 0.2, 0.7, 0.3, 0.9, 0.1]})
+    fit = bj.rank(df, method="poe-g", bayesian=True, chains=2, draws=300, tune=300, seed=0)
+    out = bj.next_comparisons(fit, 3).set_index(["a", "b"])
+    assert ("y", "z") in out.index and ("z", "y") not in out.index
+    assert 0.6 < out.loc[("y", "z"), "p_a"] < 0.85  # the judge gave 0.7 and 1 − 0.3
+    assert (out["p_a"].between(0, 1)).all()
