@@ -51,7 +51,14 @@ def ids_as_text(col: pd.Series) -> pd.Series:
     become two ("1" and "1.0").
     """
     kind = col.dtype.kind
-    if kind == "f" or (kind == "O" and pd.api.types.infer_dtype(col, skipna=True) in ("floating", "mixed-integer-float")):
+    inferred = pd.api.types.infer_dtype(col, skipna=True) if kind == "O" else ""
+    if inferred in ("mixed", "mixed-integer"):  # texts beside floats (2.0 and "y"): the floats read as numbers
+        is_float = np.fromiter((isinstance(v, float | np.floating) for v in col), dtype=bool, count=len(col))
+        if is_float.any():
+            text = col.astype(str).to_numpy(dtype=object)
+            text[is_float] = ids_as_text(pd.Series(col.to_numpy(dtype=object)[is_float], dtype=float)).to_numpy()
+            return pd.Series(text, index=col.index, dtype=object)
+    if kind == "f" or inferred in ("floating", "mixed-integer-float"):
         num = pd.to_numeric(col, errors="coerce") if kind == "O" else col
         x = num.to_numpy(dtype=float)
         whole = np.isfinite(x) & (np.floor(x) == x) & (np.abs(x) < 2**53)

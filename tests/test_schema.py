@@ -104,3 +104,17 @@ def test_items_that_differ_by_whitespace_are_refused():
     with pytest.raises(ValueError, match=r"'item': ids that differ only by surrounding whitespace \[\['q1', 'q1 '\]\]"):
         bj.validate_judgments(df)
     assert len(bj.validate_judgments(df.assign(item=["", "", "q2", "q2"]))) == 4  # an empty item id is one item
+
+
+def test_ids_mixing_texts_and_whole_floats_stay_one_id():
+    """An object column holding texts and floats ("mixed") fell through to str(): 2.0 became "2.0"
+    beside the int 2's "2", and one candidate became two."""
+    import bayes_judge as bj
+    from bayes_judge.schema import ids_as_text
+
+    assert ids_as_text(pd.Series([2.0, "y", 2, 2.5], dtype=object)).tolist() == ["2", "y", "2", "2.5"]
+    df = pd.DataFrame({"item": "q", "a": [2.0, "y", "z"], "b": ["y", 2, 2], "p_a": [0.7, 0.4, 0.3]})
+    assert sorted(bj.rank(df, method="win-ratio")["candidate"]) == ["2", "y", "z"]
+    two = pd.concat([pd.DataFrame({"item": [1, 1], "a": ["x", "y"], "b": ["y", "z"], "p_a": [0.6, 0.7]}),
+                     pd.DataFrame({"item": ["2", 1.0], "a": ["x", "x"], "b": ["y", "z"], "p_a": [0.6, 0.8]})])
+    assert sorted(bj.validate_judgments(two)["item"].unique()) == ["1", "2"]
