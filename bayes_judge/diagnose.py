@@ -44,8 +44,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["UninformativeJudgeWarning", "diagnose_judgments", "diagnose_table", "warn_if_uninformative",
-           "uninformative_judges", "uninformative_message"]
+__all__ = ["UninformativeJudgeWarning", "diagnose_judgments", "diagnose_table", "diagnose_rows",
+           "warn_if_uninformative", "uninformative_judges", "uninformative_message"]
 
 
 class UninformativeJudgeWarning(UserWarning):
@@ -199,15 +199,17 @@ def uninformative_judges(diagnosis: dict[str, dict[str, Any]] | str) -> dict[str
     return {str(j): "; ".join(d.get("messages", [])) for j, d in diag.items() if d.get("informative") is False}
 
 
-def uninformative_message(diagnosis: dict[str, dict[str, Any]]) -> str | None:
-    """One sentence naming each judge whose verdicts do not depend on the texts, or None."""
+def uninformative_message(diagnosis: dict[str, dict[str, Any]], *, judges_option: bool = True) -> str | None:
+    """One sentence naming each judge whose verdicts do not depend on the texts, or None
+    (``judges_option``: the call takes ``judges=``, else the advice is to drop their rows)."""
     bad = uninformative_judges(diagnosis)
     if not bad:
         return None
     parts = [f"{j!r}: {why}" for j, why in bad.items()]
+    how = f"judges= without {sorted(bad)}" if judges_option else f"drop the rows of {sorted(bad)}"
     return (f"{len(bad)} of {len(diagnosis)} judge(s) carry no information about the texts: " + " | ".join(parts)
             + f". Their verdicts move the estimates by what they follow (a position, a constant), not by the "
-              f"systems: leave them out (judges= without {sorted(bad)})"
+              f"systems: leave them out ({how})"
             + (" or judge again with an informative judge." if len(bad) < len(diagnosis)
                else "; no judge is left, so these verdicts cannot answer the question."))
 
@@ -264,3 +266,18 @@ def warn_if_uninformative(diagnosis: dict[str, Any], judge: str, *, stacklevel: 
             f"judge {judge!r}: " + "; ".join(diagnosis["messages"])
             + ". See the result's attrs['diagnosis'].", UninformativeJudgeWarning, stacklevel=stacklevel,
         )
+
+
+def diagnose_rows(df: pd.DataFrame, where: str) -> str:
+    """The judges' diagnosis of a judgments table as ``attrs["judge_diagnosis"]`` keeps it (JSON),
+    with an :class:`UninformativeJudgeWarning` naming a judge whose verdicts do not depend on the
+    texts (for the calls without ``judges=``: ``bj.rank``, ``bj.leaderboard``)."""
+    import json
+    import warnings
+
+    cols = [c for c in ("item", "a", "b", "judge", "p_a", "winner") if c in df.columns]
+    diagnosis = diagnose_table(df[cols])
+    why = uninformative_message(diagnosis, judges_option=False)
+    if why:
+        warnings.warn(f"{where}: {why}", UninformativeJudgeWarning, stacklevel=3)
+    return json.dumps(diagnosis)

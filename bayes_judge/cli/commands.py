@@ -233,21 +233,25 @@ def cmd_summary(args: argparse.Namespace) -> int:
 def run_notes(idata) -> list[str]:
     """What a run's numbers are and what limits them, in lines to print: a fit that has not
     converged (``attrs["convergence"]``); for a win rate, the estimand, the prior a no-label human
-    rate rests on and its sensitivity, and every judge whose verdicts do not depend on the texts
-    (from the table's own diagnosis, ``attrs["judge_diagnosis"]``)."""
+    rate rests on and its sensitivity; for every kind of run, each judge whose verdicts do not
+    depend on the texts (from the table's own diagnosis, ``attrs["judge_diagnosis"]``)."""
     import json
 
     attrs = idata.attrs or {}
     out = [f"NOT CONVERGED: {attrs['convergence']}"] if attrs.get("convergence") else []
     if attrs.get("approximate"):
         out.append(f"APPROXIMATE: {attrs['approximate']}")
+    from ..diagnose import uninformative_judges
+
+    flagged = [f"UNINFORMATIVE JUDGE {judge}: {why}"  # every kind of run: win rates, rankings, leaderboards
+               for judge, why in uninformative_judges(str(attrs.get("judge_diagnosis", "{}"))).items()]
     if attrs.get("task") != "win-rate":
         if attrs.get("estimand_note"):
             out.append(f"estimand: {attrs.get('estimand', 'human')} ({attrs['estimand_note']})")
         if attrs.get("score_bridge"):
             learnt = int(attrs.get("n_labels", 0) or 0) > 0  # calibrate_bridge: the labels updated it
             out.append(f"prior{' (the labels update it)' if learnt else ''}: {attrs['score_bridge']}")
-        return out
+        return out + flagged
     estimand = str(attrs.get("estimand", "human"))
     note = attrs.get("estimand_note")
     out.append(f"estimand: {estimand}" + (f" ({note})" if note else
@@ -259,11 +263,7 @@ def run_notes(idata) -> list[str]:
             first = {k: v[0] for k, v in sens.items()}
             out.append("prior sensitivity (first pair, 90% interval): "
                        + ", ".join(f"spreads {k[1:]}x: [{lo:.3f}, {hi:.3f}]" for k, (lo, hi) in first.items()))
-    from ..diagnose import uninformative_judges
-
-    for judge, why in uninformative_judges(str(attrs.get("judge_diagnosis", "{}"))).items():
-        out.append(f"UNINFORMATIVE JUDGE {judge}: {why}")
-    return out
+    return out + flagged
 
 
 def _method(idata) -> str:

@@ -257,6 +257,9 @@ def leaderboard(
     # an update's new rows may connect only through the earlier fit's systems: merge_data checks them
     data = encode_leaderboard(df, human=human, difficulty=difficulty, covariates=covariates,
                               connected=previous is None)
+    from ..diagnose import diagnose_rows
+
+    diagnosis = diagnose_rows(df, "leaderboard")  # a judge that follows a position or a constant is said so
     prev_post = None
     if previous is not None:
         from .encode import data_of_run, merge_data
@@ -358,7 +361,7 @@ def leaderboard(
              "n_labels": n_labels, "n_soft": data.meta["n_soft"], "n_ties": data.meta["n_ties"],
              "n_cells": data.n_cells, "position_bias": int(use_bias),
              "system_bias": int(options.get("system_bias", False)), "difficulty": int(bool(difficulty)),
-             "covariates": ",".join(data.covariates), "estimand": estimand}
+             "covariates": ",".join(data.covariates), "estimand": estimand, "judge_diagnosis": diagnosis}
     unlabelled_judges = judged_people and n_labels == 0
     stats = dict(fit.stats)
     if calibrate:

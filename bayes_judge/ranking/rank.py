@@ -249,7 +249,9 @@ def rank(
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; expected one of {list(METHODS)}")
     data = encode_ranking(df, candidates=candidates)
-    diagnosis = _diagnose(df)  # both paths: a ranking from a judge that follows the position is said so
+    from ..diagnose import diagnose_rows
+
+    diagnosis = diagnose_rows(df, "rank")  # both paths: a ranking from a judge that follows the position is said so
     if bayesian:
         if method in ("win-ratio", "avg-prob"):
             raise ValueError(f"bayesian=True needs a generative model: poe-bt, poe-g, poe-g-hard or bt, not {method!r}")
@@ -322,20 +324,3 @@ def _debias_mode(data: RankData, debias: bool | None, by: BiasBy) -> bool | Lite
                   "are ranked as judged (judge both orders to debias them; debias=False silences this)",
                   PositionNotDebiasedWarning, stacklevel=3)
     return "balanced"
-
-
-def _diagnose(df: pd.DataFrame) -> str:
-    """The judges' diagnosis from the rows (JSON, as ``win_rate`` and ``leaderboard`` keep it), and
-    an :class:`~bayes_judge.diagnose.UninformativeJudgeWarning` naming a judge whose verdicts do
-    not depend on the texts."""
-    import json
-    import warnings
-
-    from ..diagnose import UninformativeJudgeWarning, diagnose_table, uninformative_message
-
-    cols = [c for c in ("item", "a", "b", "judge", "p_a", "winner") if c in df.columns]
-    diagnosis = diagnose_table(df[cols])
-    why = uninformative_message(diagnosis)
-    if why:
-        warnings.warn(f"rank: {why}", UninformativeJudgeWarning, stacklevel=3)
-    return json.dumps(diagnosis)

@@ -100,11 +100,11 @@ def _win_rate_data_rows(ctx: Context) -> list[tuple[str, str]]:
 
 def uninformative_judges(attrs: dict) -> list[str]:
     """One problem per judge whose verdicts do not depend on the texts (``attrs["judge_diagnosis"]``,
-    made by :func:`bayes_judge.win_rate` from the table itself)."""
+    made by ``win_rate``, ``rank`` and ``leaderboard`` from the table itself)."""
     from ..diagnose import uninformative_judges as flagged
 
-    return [f"Judge {j!r} carries no information about the texts: {why}. Its verdicts move the win "
-            "rates by what they follow, not by the systems; leave it out or use another judge."
+    return [f"Judge {j!r} carries no information about the texts: {why}. Its verdicts move the "
+            "results by what they follow, not by the systems; leave it out or use another judge."
             for j, why in flagged(str(attrs.get("judge_diagnosis", "{}"))).items()]
 
 
@@ -244,6 +244,9 @@ def data_section(ctx: Context) -> Section:
     else:
         rows.append(("posterior variables", _list(ctx.idata["posterior"].data_vars)))
     sec.blocks.append(key_value_table(rows))
+    for msg in uninformative_judges(ctx.attrs):  # every kind; from the table itself: survives any round trip
+        sec.blocks.append(Text(msg, cls="fail"))
+        ctx.problems.append(msg)
     if ctx.kind == LEADERBOARD:
         note = ctx.attrs.get("estimand_note")
         estimand = str(ctx.attrs.get("estimand", "human"))
@@ -265,9 +268,6 @@ def data_section(ctx: Context) -> Section:
                 cell_cls=lambda c, v: WARN if c == "P(A)" and abs(v - 0.5) > POSITION_WARN else ""))
     if ctx.kind == WIN_RATE:
         bias = win_rate_position_bias(ctx.idata)
-        for msg in uninformative_judges(ctx.attrs):  # from the table itself: survives any round trip
-            sec.blocks.append(Text(msg, cls="fail"))
-            ctx.problems.append(msg)
         estimand = str(ctx.attrs.get("estimand", "human"))
         note = ctx.attrs.get("estimand_note")
         sec.blocks.append(Text(f"Estimand: {estimand}" + (f": {note}." if note else

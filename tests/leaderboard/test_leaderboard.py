@@ -445,7 +445,8 @@ def test_an_update_counts_each_row_and_label_once_and_keeps_the_fit_s_settings(t
     # new battles between old systems only, in two groups that the earlier fit connects
     systems = sorted(set(df["a"]))
     judges = sorted(set(df["judge"]))
-    two = pd.DataFrame([{"item": f"n{i}", "a": x, "b": y, "judge": j, "winner": "a" if (i + k) % 3 else "b"}
+    two = pd.DataFrame([{"item": f"n{i}", "a": x, "b": y, "judge": j,
+                         "winner": "a" if (x == p) == bool((i + k) % 3) else "b"}  # the same text wins both orders
                         for i in range(5) for k, (p, q) in enumerate(((systems[0], systems[1]), (systems[2], systems[3])))
                         for x, y in ((p, q), (q, p)) for j in judges])
     upd = bj.leaderboard(two, previous=first, bridge=False, **lap)
@@ -499,3 +500,25 @@ def test_the_summary_keeps_r_hat_unrounded():
     s = bj.leaderboard_summary(bj.leaderboard(df, **FAST))
     assert (np.abs(s["r_hat"] * 100 - np.round(s["r_hat"] * 100)) > 1e-9).any()
     assert (np.abs(s["ess_bulk"] - np.round(s["ess_bulk"])) > 1e-9).any()
+
+
+def test_a_leaderboard_says_when_a_judge_follows_the_position(tmp_path, capsys):
+    """win_rate and rank diagnosed their judges; a leaderboard fitted a judge that names position A
+    98% of the time with no word, and the CLI summary and the report of a ranking or leaderboard
+    run never showed a diagnosis."""
+    from bayes_judge.cli import main
+    from bayes_judge.diagnose import UninformativeJudgeWarning
+
+    df, _ = simulate_leaderboard(4, 200, alpha=(2.0, 2.0), beta=(0.0, 0.0), tau=(0.0, 0.0), seed=3)
+    df = df.drop(columns="human")
+    j1 = (df["judge"] == "j1").to_numpy()
+    flip = np.random.default_rng(0).random(len(df)) < 0.985
+    df.loc[j1 & flip, "winner"] = "a"
+    with pytest.warns(UninformativeJudgeWarning, match=r"leaderboard: 1 of 2 judge\(s\).*'j1'.*drop the rows"):
+        fit = bj.leaderboard(df, estimand="judges", sampler="laplace", chains=2, draws=200, seed=0)
+    assert "position" in fit.attrs["judge_diagnosis"]
+    path = bj.save_run(fit, tmp_path / "lb")
+    assert main(["summary", str(path)]) == 0
+    assert "UNINFORMATIVE JUDGE j1" in capsys.readouterr().out
+    html = bj.report(str(path), tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "carries no information about the texts" in html and "j1" in html
