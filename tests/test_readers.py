@@ -350,6 +350,18 @@ def test_a_csv_cut_inside_its_last_number_is_refused(tmp_path):
     path.write_bytes(full[:-3])  # "...,0." : the last number cut
     with pytest.raises(ValueError, match="does not end with a line break.*'2,x,y,k,0.'"):
         bj.read_judgments(path)
+    # gzip'd: the same cut text compressed whole (it read as p_a 0.0, winner 'b'), and a cut stream
+    import gzip
+
+    gz = tmp_path / "j.csv.gz"
+    gz.write_bytes(gzip.compress(full))
+    assert bj.read_judgments(gz)["p_a"].tolist() == [0.4, 0.93]
+    gz.write_bytes(gzip.compress(full[:-3]))
+    with pytest.raises(ValueError, match="does not end with a line break.*'2,x,y,k,0.'"):
+        bj.read_judgments(gz)
+    gz.write_bytes(gzip.compress(full)[:-12])
+    with pytest.raises(ValueError, match="gzip stream is incomplete"):
+        bj.read_judgments(gz)
 
 
 def _arena_rows(n: int, seed: int) -> list[dict]:
