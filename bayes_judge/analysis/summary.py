@@ -327,14 +327,16 @@ def score_summary(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB) -> pd.
             "hdi_low": hdi[:, 0],
             "hdi_high": hdi[:, 1],
             "mean_rank": ranks.mean(axis=0),
-            "rank_low": np.quantile(ranks, tail, axis=0),
-            "rank_high": np.quantile(ranks, 1 - tail, axis=0),
+            "rank_low": np.quantile(ranks, tail, axis=0, method="lower"),  # ranks are whole numbers
+            "rank_high": np.quantile(ranks, 1 - tail, axis=0, method="higher"),
             "p_best": (ranks == 1).mean(axis=0),
             "r_hat": rhat,
             "ess_bulk": ess,
         }
     )
-    return out.sort_values(["item", "mean_rank"], kind="stable").reset_index(drop=True)
+    # items in the fit's order (numeric ids numerically: 9 before 10), not as text
+    out["_at"] = pd.Index(pd.unique(items)).get_indexer(items)
+    return out.sort_values(["_at", "mean_rank"], kind="stable").drop(columns="_at").reset_index(drop=True)
 
 
 def pairwise_prob(idata: az.InferenceData, *, item: str | None = None, kind: str = "order") -> pd.DataFrame:

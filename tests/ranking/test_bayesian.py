@@ -245,6 +245,20 @@ def test_score_summary_exact_on_known_draws():
         score_summary(idata, hdi_prob=1.0)
 
 
+def test_score_summary_rank_bounds_are_ranks_and_items_keep_their_order():
+    """Linear quantiles gave rank bounds such as 1.95 (shown as "[2, 2]"); items 9 and 10 were
+    sorted as text (10 first) where rank orders them numerically."""
+    rng = np.random.default_rng(0)
+    n = 400
+    best = rng.random(n) < 0.05  # "b" best in 5% of draws
+    draws = np.stack([np.where(best, 0.0, 2.0), np.where(best, 3.0, 1.0), np.zeros(n), np.ones(n)], axis=-1)[None]
+    idata = fake_ranking(draws, ["9", "9", "10", "10"], ["a", "b", "a", "b"])
+    s = score_summary(idata, hdi_prob=0.9)
+    assert list(s["item"]) == ["9", "9", "10", "10"]
+    bounds = s[["rank_low", "rank_high"]].to_numpy()
+    assert np.array_equal(bounds, np.round(bounds))
+
+
 def test_summaries_reject_other_objects():
     idata = az.from_dict(posterior={"p": np.zeros((1, 4, 1))}, dims={"p": ["pair"]})
     with pytest.raises(ValueError, match="ranking InferenceData"):
