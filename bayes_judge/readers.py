@@ -523,13 +523,15 @@ def load_judgments(
     *,
     mapping: Mapping[str, str] | str | None = None,
     format: str | None = None,
+    baseline: str = "gpt-4-0314",
 ) -> pd.DataFrame:
     """Read a judgments file (:func:`read_judgments`) and validate it (:func:`validate_judgments`).
 
     Parameters
     ----------
-    source, mapping, format
-        As in :func:`read_judgments`.
+    source, mapping, format, baseline
+        As in :func:`read_judgments` (``baseline``: an Arena-Hard file's baseline model, which the
+        file does not name).
 
     Returns
     -------
@@ -553,4 +555,4 @@ def load_judgments(
     """
     from .schema import validate_judgments
 
-    return validate_judgments(read_judgments(source, mapping=mapping, format=format))
+    return validate_judgments(read_judgments(source, mapping=mapping, format=format, baseline=baseline))

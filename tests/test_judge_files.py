@@ -49,6 +49,20 @@ def test_arena_hard_games_against_the_baseline():
     assert wr.attrs["estimand"] == "judges"
 
 
+def test_the_arena_hard_baseline_can_be_named_everywhere(tmp_path, capsys):
+    """load_judgments and the CLI named every Arena-Hard file's baseline gpt-4-0314, whatever it was."""
+    from bayes_judge.cli import main
+
+    with pytest.warns(UserWarning, match="1 verdict"):
+        df = bj.load_judgments(DATA / "arena_hard_my-model.jsonl", baseline="o3-mini")
+    assert set(df["a"]) | set(df["b"]) == {"o3-mini", "my-model-7b"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("default", UserWarning)
+        assert main(["fit", str(DATA / "arena_hard_my-model.jsonl"), "--task", "winrate", "--estimand", "judges",
+                     "--baseline", "o3-mini", "--out", str(tmp_path / "run")]) == 0
+    assert "o3-mini" in capsys.readouterr().out
+
+
 def test_the_command_line_reads_them_too(tmp_path, capsys):
     from bayes_judge.cli import main
 

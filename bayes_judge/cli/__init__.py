@@ -108,6 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "and/or winner, human (optional gold labels, read with --prior in-distribution)."))
     fit.add_argument("judgments", metavar="JUDGMENTS",
                      help="judgments table (.csv, .tsv, .parquet, .jsonl or .json; csv/jsonl may be .gz)")
+    fit.add_argument("--baseline", default="gpt-4-0314",
+                    help="an Arena-Hard judgment file's baseline model (the file does not name it; "
+                         "default gpt-4-0314, Arena-Hard v0.1's)")
     fit.add_argument("--map", metavar="COL=FILECOL,...",
                      help="rename the columns of JUDGMENTS (not --ood): the package's column = the file's "
                           "column, e.g. 'a=model_a,b=model_b,p_a=prob'; Chatbot Arena exports (model_a, "
@@ -156,6 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
     lb.add_argument("--map", metavar="COL=FILECOL,...",
                     help="rename the columns of JUDGMENTS: the package's column = the file's column, "
                          "e.g. 'a=model_a,b=model_b,item=prompt_id'")
+    lb.add_argument("--baseline", default="gpt-4-0314",
+                    help="an Arena-Hard judgment file's baseline model (the file does not name it; "
+                         "default gpt-4-0314, Arena-Hard v0.1's)")
     lb.add_argument("--human", metavar="FILE", help="human labels: item, a, b, human ('a' / 'b' in that row's order)")
     lb.add_argument("--human-map", metavar="COL=FILECOL,...", help="rename the columns of --human")
     lb.add_argument("--model", choices=["bt-judges", "bt"],
@@ -164,8 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
     lb.add_argument("--no-position-bias", action="store_true",
                     help="no position term (needed when a system is always shown in the same position)")
     lb.add_argument("--no-system-bias", action="store_true",
-                    help="bt-judges: no per-judge preference for some systems (by default each judge has one, "
-                         "told apart from the human scores by human labels)")
+                    help="bt-judges: no per-judge preference for some systems (by default each judge has one "
+                         "only with human labels and --no-bridge, where the labels tell it apart from the scores)")
     lb.add_argument("--no-bridge", action="store_true",
                     help="bt-judges: without human labels keep the judges' reading of people's scores instead of "
                          "carrying it over by the score bridge (which widens it by how far judges' readings lie "

@@ -55,7 +55,7 @@ def one_line(err: BaseException | str) -> str:
 
 
 def read_table(path: str | os.PathLike, what: str = "table", *, judgments: bool = False,
-               mapping: str | None = None) -> pd.DataFrame:
+               mapping: str | None = None, baseline: str = "gpt-4-0314") -> pd.DataFrame:
     """Read a table (``.csv``, ``.tsv``, ``.parquet``, ``.jsonl``, ``.json``; see
     :func:`bayes_judge.read_judgments`); id-like columns are read as text.
 
@@ -104,7 +104,7 @@ def read_table(path: str | os.PathLike, what: str = "table", *, judgments: bool 
         from ..readers import _framework_file
 
         try:
-            df = _framework_file(df, p, fmt, "gpt-4-0314")
+            df = _framework_file(df, p, fmt, baseline)
         except ValueError as err:
             raise CLIError(one_line(err)) from err
     if judgments or renames:

@@ -100,7 +100,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
             if val is not None:
                 raise CLIError(f"{opt} applies to --task winrate only")
     _check_run_args(args)
-    df = read_table(args.judgments, "judgments table", judgments=True, mapping=args.map)
+    df = read_table(args.judgments, "judgments table", judgments=True, mapping=args.map, baseline=args.baseline)
     tune = args.draws if args.tune is None else args.tune
     if not 0 < args.target_accept < 1:
         raise CLIError(f"--target-accept must lie in (0, 1), got {args.target_accept}")
@@ -145,7 +145,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     import bayes_judge as bj
 
     _check_run_args(args)
-    df = read_table(args.judgments, "judgments table", judgments=True, mapping=args.map)
+    df = read_table(args.judgments, "judgments table", judgments=True, mapping=args.map, baseline=args.baseline)
     human = read_table(args.human, "human labels table", mapping=args.human_map) if args.human else None
     tune = args.draws if args.tune is None else args.tune
     idata = bj.leaderboard(df, human=human, model=args.model, position_bias=False if args.no_position_bias else None,
