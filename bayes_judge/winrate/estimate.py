@@ -377,12 +377,12 @@ def win_rate(
         raise ValueError(f"estimand must be one of {ESTIMANDS}, got {estimand!r}")
     labelled = human is not None or ("human" in df.columns and df["human"].notna().any())
     if estimand == "judges":
-        if method not in (None, "panel"):
-            raise ValueError(f"estimand='judges' is the panel's own rate (method='panel'); method={method!r} "
-                             "estimates the human rate (estimand='human')")
+        if method not in (None, "panel", "observed"):  # observed: the judges' pooled share k, eq. 4
+            raise ValueError(f"estimand='judges' is the panel's own rate (method='panel', or 'observed'); "
+                             f"method={method!r} estimates the human rate (estimand='human')")
         if human is not None or ood is not None or prior not in (None, "none"):
             raise ValueError("estimand='judges' reads the verdicts only: drop human=, ood= and prior=")
-        method, prior, labelled = "panel", "none", False
+        method, prior, labelled = method or "panel", "none", False
     elif method == "panel":
         raise ValueError("method='panel' estimates the judges' rate: pass estimand='judges'")
     if method is None:  # the recommended estimator: honest on real judges (benchmarks/natural_pairs.py)

@@ -165,6 +165,15 @@ def test_bad_requests(kw, match):
         bj.win_rate(df, **kw)
 
 
+def test_the_observed_share_is_the_judges_estimand_and_can_be_asked_as_one():
+    """method='observed' said estimand 'judges' in its attrs but refused estimand='judges'."""
+    df = _table(np.where(np.random.default_rng(0).random((40, 3)) < 0.7, 1.0, 0.0))
+    for kw in (dict(method="observed"), dict(method="observed", estimand="judges")):
+        fit = bj.win_rate(df, seed=0, **kw)
+        assert fit.attrs["estimand"] == "judges" and fit.attrs["method"] == "observed"
+    assert bj.win_rate(df, estimand="judges", seed=0).attrs["method"] == "panel"
+
+
 def test_not_a_table():
     with pytest.raises(TypeError, match="pandas DataFrame"):
         bj.win_rate([{"item": 1, "a": "A", "b": "B", "winner": "a"}])
