@@ -218,6 +218,8 @@ def test_summary_prints_and_writes_csv(runs, tmp_path, capsys):
     assert main(["summary", str(runs["obs"]), f"{runs['pbt']}.nc", "--csv", str(csv)]) == 0
     out = capsys.readouterr().out
     assert "== obs (win-rate, observed" in out and "== pbt (ranking, poe-bt)" in out
+    # each judge of the win-rate run (docs/questions.md answers "how good is each judge" with summary)
+    assert "acc_g0" in out and "p_first" in out and "agreement" in out
     t = pd.read_csv(csv)
     assert set(t["run"]) == {"obs", "pbt"}
     assert (t["kind"] == "win-rate").sum() == 1 and (t["kind"] == "ranking").sum() == 8

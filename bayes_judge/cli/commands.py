@@ -207,7 +207,8 @@ def summarize_runs(runs: dict, *, hdi_prob: float = HDI_PROB):
 
 def cmd_summary(args: argparse.Namespace) -> int:
     """Print the posterior summary of saved runs: per pair of systems for win rates
-    (``bj.win_rate_summary``), per candidate for rankings (``bj.score_summary``)."""
+    (``bj.win_rate_summary``), per candidate for rankings (``bj.score_summary``), per system for
+    leaderboards; then each judge's accuracy and position bias where the run has them."""
     if not HDI_PROB_MIN <= args.hdi_prob < 1:
         raise CLIError(f"--hdi-prob must lie in [{HDI_PROB_MIN}, 1), got {args.hdi_prob}")
     if args.csv:
@@ -222,12 +223,33 @@ def cmd_summary(args: argparse.Namespace) -> int:
         cols = ["pair", *cols] if kind == "win-rate" else cols
         print(f"== {name} ({kind}, {_method(runs[name])})")
         print(format_table(sub[[c for c in cols if c in sub.columns]], max_rows=args.max_rows, index=False))
+        judges = _judges_table(runs[name], kind, board, args.hdi_prob)
+        if judges is not None:
+            print(format_table(judges, max_rows=args.max_rows, index=False))
         for line in run_notes(runs[name]):
             print(line)
     if args.csv:
         p = write_table(table, args.csv, "CSV")
         print(f"summary of {len(runs)} run(s), {len(table)} rows -> {p}")
     return 0
+
+
+def _judges_table(idata, kind: str, board: bool, hdi_prob: float):
+    """Each judge's accuracy, position bias and agreement (``bj.judge_summary`` for win rates, the
+    leaderboard's ``judge_table``), or None where the run has no judges to describe."""
+    import bayes_judge as bj
+
+    if kind == "win-rate":
+        try:
+            t = bj.judge_summary(idata, hdi_prob=hdi_prob).reset_index()
+        except ValueError:  # a run without the observed verdicts per judge
+            return None
+        return t[[c for c in ("judge", "acc_g0", "acc_g1", "p_first", "agreement", "source") if c in t.columns]]
+    if board and "q" in idata["posterior"]:
+        from ..leaderboard import judge_table
+
+        return judge_table(idata, hdi_prob=hdi_prob)
+    return None
 
 
 def run_notes(idata) -> list[str]:
