@@ -110,3 +110,16 @@ def test_a_truncated_run_file_is_a_clear_error_naming_it(tmp_path, which):
     f.write_bytes(data[: len(data) // 2])
     with pytest.raises(ValueError, match=rf"{f.name}.*(truncated|not a)"):
         bj.load_run(path)
+
+
+def test_list_and_bool_attributes_come_back_as_they_went(tmp_path):
+    """netCDF returned a one-element list attribute as a scalar (attrs['pair_first'] 'G0', so [0]
+    was its first letter) and refused a bool one with h5netcdf's CompatibilityError."""
+    import bayes_judge as bj
+
+    df = bj.simulate_win_rate(30, p=0.7, q0=[0.8], q1=[0.8], seed=1)
+    fit = bj.win_rate(df.assign(human=None), method="observed", seed=0)
+    fit.attrs["flag"] = True
+    back = bj.load_run(bj.save_run(fit, tmp_path / "r"))
+    assert back.attrs["pair_first"] == ["G0"] and back.attrs["systems"] == ["G0", "G1"]
+    assert back.attrs["flag"] is True and fit.attrs["flag"] is True

@@ -79,7 +79,15 @@ def save_run(idata: az.InferenceData, path: str | os.PathLike) -> Path:
         "posterior_vars": sorted(idata.posterior.data_vars),
         "shape": {"chains": int(idata.posterior.sizes["chain"]), "draws": int(idata.posterior.sizes["draw"])},
     }
-    idata.to_netcdf(str(nc))
+    # netCDF has no boolean attribute: written as 0 / 1, the manifest keeps the bool (load_run restores it)
+    bools = {k: v for k, v in (idata.attrs or {}).items() if isinstance(v, bool | np.bool_)}
+    try:
+        for k, v in bools.items():
+            idata.attrs[k] = int(v)
+        idata.to_netcdf(str(nc))
+    finally:
+        for k, v in bools.items():
+            idata.attrs[k] = v
     js.write_text(json.dumps(manifest, indent=2, default=str))
     return nc
 
@@ -128,5 +136,12 @@ def load_run(path: str | os.PathLike) -> az.InferenceData:
                          "the file is truncated or not a run saved by bj.save_run") from err
     if data_hash(idata) != manifest.get("data_hash"):
         raise ValueError(f"run {nc}: the stored data do not match the manifest's data_hash")
+    # netCDF reads a one-element list attribute back as a scalar and a bool as 0 / 1: the manifest says which
+    for k, v in (manifest.get("options") or {}).items():
+        got = idata.attrs.get(k)
+        if isinstance(v, bool) and not isinstance(got, bool):
+            idata.attrs[k] = bool(got)
+        elif isinstance(v, list) and got is not None and np.ndim(got) == 0:
+            idata.attrs[k] = [got.item() if isinstance(got, np.generic) else got]
     idata.attrs["manifest"] = json.dumps(manifest)
     return idata
