@@ -39,7 +39,9 @@ def debias_position(df: pd.DataFrame, method: str = "reweight", *, by: str | Non
     """Remove a judge's systematic position bias (Liusie, Manakul & Gales 2024 §3.5).
 
     ``"threshold"`` (eq. 10): the decision threshold tau is set to the median of p_a, so that
-    P(A) = P(B) = 0.5 on this comparison set; ``winner`` is recomputed with it, ``p_a`` is unchanged.
+    P(A) = P(B) = 0.5 on this comparison set; ``winner`` is recomputed with it and ``p_a`` is emptied
+    (NaN: a probability above ½ beside a debiased "b" would contradict it, and every estimator
+    refused the table), so the hard decisions are the verdicts.
     ``"reweight"`` (eq. 9): p̂ = α p / (α p + 1 − p) with α = (1 − tau) / tau, the same tau, so that
     p̂ > 0.5 ⇔ p > tau: the soft probabilities themselves are debiased, and ``winner`` follows.
 
@@ -69,8 +71,9 @@ def debias_position(df: pd.DataFrame, method: str = "reweight", *, by: str | Non
             q = alpha * p / (alpha * p + (1 - p))
             out.loc[idx, "p_a"] = q
             win = np.where(q > 0.5, "a", np.where(q < 0.5, "b", "tie"))
-        else:
+        else:  # the decisions carry the debiasing; p_a (kept as p_a_raw) would contradict them
             win = np.where(p > tau, "a", np.where(p < tau, "b", "tie"))
+            out.loc[idx, "p_a"] = np.nan
         out.loc[idx, "winner"] = win
         y = np.where(win == "a", 1.0, np.where(win == "b", 0.0, 0.5))
         record[str(key) if key is not None else "all"] = {

@@ -29,8 +29,13 @@ def test_debiasing_balances_positions(method):
     rec = out.attrs["debias"]["j"]
     assert rec["P(A) after"] == pytest.approx(0.5, abs=0.01)
     assert (out["p_a_raw"] == df["p_a"]).all()
-    if method == "threshold":
-        assert (out["p_a"] == df["p_a"]).all()
+    if method == "threshold":  # the decisions are the verdicts; the raw probability stays in p_a_raw
+        assert out["p_a"].isna().all() and out["winner"].isin(["a", "b", "tie"]).all()
+    # the debiased table is read by the estimators (threshold's p_a beside its new winner was refused)
+    import bayes_judge as bj
+
+    shown = out.drop(columns=["p_a_raw"]).assign(a=np.tile(["x", "y"], len(out) // 2), b=np.tile(["y", "x"], len(out) // 2))
+    assert bj.win_rate(shown, estimand="judges", seed=0).attrs["estimand"] == "judges"
 
 
 def test_reweighting_equals_threshold_decisions():
