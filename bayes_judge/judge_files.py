@@ -82,6 +82,13 @@ def _records(path: Path) -> list[tuple[int, dict]]:
     return out
 
 
+def _id(value: object) -> str:
+    """A question id as the judgments table reads ids (81.0 is question "81")."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
 def _need(rec: object, fields: tuple[str, ...], path: Path, where: str, what: str) -> dict:
     if not isinstance(rec, dict):
         raise ValueError(f"{path}: {where} is a JSON {type(rec).__name__}, not an object ({what})")
@@ -142,8 +149,12 @@ def read_framework(path: str | os.PathLike[str], framework: str | None = None, *
         if framework == "mt-bench":
             judge = rec.get("judge")
             judge = "/".join(map(str, judge)) if isinstance(judge, list) else str(judge or "judge")
-            turn = int(rec.get("turn", 1))
-            item = f"{rec['question_id']}/turn{turn}"
+            turn_raw = rec.get("turn", 1)  # absent: a single-turn record; null or text: an error naming the line
+            try:
+                turn = int(turn_raw)
+            except (TypeError, ValueError):
+                raise ValueError(f"{p}: {where}: turn is {turn_raw!r}, not a turn number") from None
+            item = f"{_id(rec['question_id'])}/turn{turn}"
             m1, m2 = str(rec["model_1"]), str(rec["model_2"])
             for order, (first, second), key in (("ab", (m1, m2), "g1_winner"), ("ba", (m2, m1), "g2_winner")):
                 w = rec.get(key)
@@ -178,7 +189,7 @@ def read_framework(path: str | os.PathLike[str], framework: str | None = None, *
                 if score not in _ARENA_HARD:
                     raise ValueError(f"{p}: {where}: game {g + 1}'s score is {score!r}, not one of {list(_ARENA_HARD)}")
                 winner, strength = _ARENA_HARD[score]
-                rows.append({"item": str(rec["question_id"]), "a": first, "b": second,
+                rows.append({"item": _id(rec["question_id"]), "a": first, "b": second,
                              "judge": str(rec.get("judge") or "judge"), "winner": winner, "order": order,
                              "strength": strength})
     if skipped:

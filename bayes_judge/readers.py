@@ -229,7 +229,29 @@ def _read_file(path: Path, fmt: str, text_columns: Iterable[str] = _TEXT_COLUMNS
         compression: Literal["gzip"] | None = "gzip" if is_gzip(path) else None
         _check_complete(path, gzipped=compression == "gzip")
         na = _na_values(path, sep, compression, text_columns)
-        return pd.read_csv(path, sep=sep, dtype=text, compression=compression, keep_default_na=False, na_values=na)
+        import warnings
+
+        with warnings.catch_warnings(record=True) as caught:  # index_col=False: never the first column as the
+            warnings.simplefilter("always", pd.errors.ParserWarning)  # index (every column shifted left)
+            df = pd.read_csv(path, sep=sep, dtype=text, compression=compression, keep_default_na=False,
+                             na_values=na, index_col=False)
+        if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
+            # rows hold more fields than the header: a delimiter ending each row is dropped, an extra
+            # value is an error (pandas would drop it silently)
+            header = list(pd.read_csv(path, sep=sep, nrows=0, compression=compression).columns)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", pd.errors.ParserWarning)
+                df = pd.read_csv(path, sep=sep, dtype={**text, "__extra__": str}, compression=compression,
+                                 keep_default_na=False, na_values=na, header=0, names=[*header, "__extra__"],
+                                 index_col=False)
+            if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
+                raise ValueError(f"{path}: rows hold two or more values beyond the header's {len(header)} columns")
+            extra = df.pop("__extra__").fillna("").astype(str).str.strip()
+            if (extra != "").any():
+                rows = [int(i) for i in np.flatnonzero((extra != "").to_numpy())[:5]]
+                raise ValueError(f"{path}: row(s) {rows} hold one value more than the header's {len(header)} "
+                                 f"columns (e.g. {extra[extra != ''].iloc[0]!r})")
+        return df
     if fmt == "parquet":
         return pd.read_parquet(path)
     if fmt == "jsonl":

@@ -106,3 +106,19 @@ def test_the_judges_rate_of_one_item_is_not_certain():
     one = pd.DataFrame({"item": ["q1", "q1"], "a": ["x", "y"], "b": ["y", "x"], "judge": "j", "winner": ["b", "a"]})
     s = bj.win_rate_summary(bj.win_rate(one, estimand="judges", systems=["x", "y"])).iloc[0]
     assert s["hdi_high"] - s["hdi_low"] > 0.3 and s["hdi_low"] < 0.05
+
+
+def test_mt_bench_turns_and_question_ids_are_read_or_named(tmp_path):
+    """"turn": null was a bare TypeError with no file or line; question_id 81.0 gave item
+    "81.0/turn1" beside 81's "81/turn1" (one question split in two)."""
+    lines = (DATA / "mt_bench_gpt-4_pair.jsonl").read_text().splitlines()
+    rec = json.loads(lines[0])
+    path = tmp_path / "mt.jsonl"
+    path.write_text("\n".join([json.dumps({**rec, "turn": None})] + lines[1:]) + "\n")
+    with pytest.raises(ValueError, match=r"line 1: turn is None, not a turn number"):
+        bj.read_judgments(path, format="mt-bench")
+    path.write_text(json.dumps({**rec, "question_id": float(rec["question_id"])}) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = bj.read_judgments(path, format="mt-bench")
+    assert got["item"].iloc[0] == f"{int(rec['question_id'])}/turn{rec.get('turn', 1)}"

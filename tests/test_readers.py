@@ -444,3 +444,19 @@ def test_ids_named_none_or_na_stay_names_in_a_csv(tmp_path):
     path.write_text("item,a,b,winner\n1,,gpt-4,b\n")
     with pytest.raises(ValueError, match=r"column 'a': missing id in row\(s\) 0"):
         bj.validate_judgments(bj.read_judgments(path))
+
+
+def test_a_delimiter_ending_every_row_does_not_shift_the_columns(tmp_path):
+    """pandas took the first column as the index when each row had one field more than the header:
+    item read x, a read y, ..., and the errors named the wrong columns."""
+    path = tmp_path / "t.csv"
+    path.write_text("item,a,b,judge,winner\n1,x,y,j,a,\n2,y,x,j,b,\n")
+    got = bj.read_judgments(path)
+    assert got[["item", "a", "b", "judge", "winner"]].values.tolist() == [["1", "x", "y", "j", "a"],
+                                                                          ["2", "y", "x", "j", "b"]]
+    path.write_text("item,a,b,judge,winner\n1,x,y,j,a,zz\n2,y,x,j,b,\n")  # a real extra value: never dropped
+    with pytest.raises(ValueError, match=r"row\(s\) \[0\] hold one value more than the header's 5 columns \(e.g. 'zz'\)"):
+        bj.read_judgments(path)
+    path.write_text("item,a,b,judge,winner\n1,x,y,j,a,zz,ww\n")
+    with pytest.raises(ValueError, match="two or more values beyond the header"):
+        bj.read_judgments(path)
