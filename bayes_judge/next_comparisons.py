@@ -123,8 +123,14 @@ def next_comparisons(idata: az.InferenceData, n: int, *, goal: str = "ranking", 
     """
     if goal not in GOALS:
         raise ValueError(f"goal must be one of {GOALS}, not {goal!r}")
-    if not isinstance(n, int | np.integer) or n < 1:
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
         raise ValueError(f"n must be a positive integer, got {n!r}")
+    if k is not None and (goal != "top-k" or isinstance(k, bool) or not isinstance(k, int | np.integer)):
+        raise ValueError(f"k= is the whole number of goal='top-k' (got k={k!r}, goal={goal!r})")
+    if pair is not None and goal != "pair":
+        raise ValueError(f"pair= belongs to goal='pair', not goal={goal!r}")
+    if item is not None and goal != "pair":
+        raise ValueError(f"item= says which item holds goal='pair''s pair; goal={goal!r} ranks within every item")
     draws, names, groups = _scores(idata)
     if len(draws) > MAX_DRAWS:  # the per-pair quantities are (draws x pairs): 4000 x 19,900 would be 640 MB each
         draws = draws[np.linspace(0, len(draws) - 1, MAX_DRAWS).astype(int)]

@@ -534,6 +534,28 @@ def test_select_from_a_saved_run_asks_the_posterior(tmp_path, capsys):
     assert pd.read_csv(out)["item"].tolist() == ["q9", "q9"]  # --item writes its column, as its help says
 
 
+def test_select_names_the_item_it_works_on(tmp_path, capsys):
+    """`select --from RUN --goal pair --item` could not name the item of a ranking whose items share
+    candidate names; `--existing` of several items without --item pooled them into one design, and a
+    mistyped --item dropped every existing row, silently."""
+    rows = [dict(item=it, a=a, b=b, p_a=p) for it in ("q1", "q2")
+            for a, b, p in (("x", "y", 0.8), ("y", "x", 0.3), ("y", "z", 0.6), ("z", "y", 0.4), ("x", "z", 0.9))]
+    path = tmp_path / "j.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    assert main(["fit", str(path), "--task", "rank", "--draws", "100", "--tune", "100", "--chains", "2",
+                 "--out", str(tmp_path / "r")]) == 0
+    capsys.readouterr()
+    out = tmp_path / "next.csv"
+    assert main(["select", "--from", str(tmp_path / "r"), "-k", "1", "--goal", "pair", "--pair", "x,y",
+                 "--item", "q2", "--out", str(out)]) == 0
+    assert pd.read_csv(out)["item"].astype(str).tolist() == ["q2"]
+    assert "say which one's comparisons count with --item" in _error(
+        capsys, ["select", "--candidates", "x,y,z", "-k", "2", "--existing", str(path), "--out", str(tmp_path / "s.csv")])
+    assert "is not an item of --existing" in _error(
+        capsys, ["select", "--candidates", "x,y,z", "-k", "2", "--existing", str(path), "--item", "q9",
+                 "--out", str(tmp_path / "s.csv")])
+
+
 def test_a_bad_row_is_named_by_its_file_line(tmp_path, capsys):
     """Issue 32: errors name file lines, not 0-based frame rows."""
     path = tmp_path / "j.csv"

@@ -144,3 +144,23 @@ def test_gaussian_expert_fits_predict_on_their_own_scale():
     assert ("y", "z") in out.index and ("z", "y") not in out.index
     assert 0.6 < out.loc[("y", "z"), "p_a"] < 0.85  # the judge gave 0.7 and 1 − 0.3
     assert (out["p_a"].between(0, 1)).all()
+
+
+def test_options_of_other_goals_are_refused():
+    """k=2.5 ran as k=2, n=True as one comparison, and pair= / k= / item= were ignored by goals that
+    do not read them."""
+    import pandas as pd
+    import pytest
+
+    import bayes_judge as bj
+
+    df = pd.DataFrame({"item": "q", "a": ["x", "y", "y", "z", "x", "z"], "b": ["y", "x", "z", "y", "z", "x"],
+                       "p_a": [0.8, 0.2, 0.7, 0.3, 0.9, 0.1]})
+    fit = bj.rank(df, bayesian=True, chains=2, draws=100, tune=100, seed=0)
+    for kw, match in ((dict(n=True), "n must be a positive integer"),
+                      (dict(n=2, goal="top-k", k=1.5), "k= is the whole number"),
+                      (dict(n=2, goal="ranking", k=1), "k= is the whole number"),
+                      (dict(n=2, pair=("x", "y")), "pair= belongs to goal='pair'"),
+                      (dict(n=2, item="q"), "item= says which item")):
+        with pytest.raises(ValueError, match=match):
+            bj.next_comparisons(fit, **kw)

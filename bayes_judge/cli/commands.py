@@ -381,10 +381,16 @@ def cmd_select(args: argparse.Namespace) -> int:
         missing = {"a", "b"} - set(existing.columns)
         if missing:
             raise CLIError(f"existing judgments {args.existing} lack column(s) {sorted(missing)}")
-        if args.item is not None and "item" in existing.columns:
-            existing = existing[existing["item"].astype(str) == args.item]
-            if existing.empty:
-                existing = None
+        if "item" in existing.columns:
+            items = sorted(existing["item"].astype(str).unique())
+            if args.item is None and len(items) > 1:  # one design is for one item's candidates
+                raise CLIError(f"--existing {args.existing} holds {len(items)} items ({', '.join(items[:5])}"
+                               f"{', ...' if len(items) > 5 else ''}); say which one's comparisons count with --item")
+            if args.item is not None:
+                existing = existing[existing["item"].astype(str) == args.item]
+                if existing.empty:
+                    raise CLIError(f"--item {args.item!r} is not an item of --existing {args.existing} "
+                                   f"({', '.join(items[:5])}{', ...' if len(items) > 5 else ''})")
         if existing is not None:
             existing = existing.assign(a=existing["a"].astype(str), b=existing["b"].astype(str))
     pairs = bj.select_comparisons(cands, args.k, method=args.method, seed=args.seed, existing=existing)
@@ -404,11 +410,13 @@ def _select_from_run(args: argparse.Namespace) -> int:
 
     (name, idata), = load_runs([args.from_run]).items()
     pair = tuple(x.strip() for x in args.pair.split(",")) if args.pair else None
+    # --item with --goal pair on a ranking of several items: the item that holds the pair
+    pair_item = args.item if (args.goal == "pair" and (idata.attrs or {}).get("task") != "leaderboard") else None
     try:
-        pairs = bj.next_comparisons(idata, args.k, goal=args.goal, k=args.top, pair=pair)
+        pairs = bj.next_comparisons(idata, args.k, goal=args.goal, k=args.top, pair=pair, item=pair_item)
     except ValueError as err:
         raise CLIError(one_line(err)) from err
-    if args.item is not None:
+    if args.item is not None and pair_item is None:
         if "item" in pairs.columns:
             raise CLIError(f"--item: the comparisons chosen from {name} already name their items")
         pairs.insert(0, "item", args.item)

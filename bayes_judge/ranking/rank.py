@@ -248,6 +248,7 @@ def rank(
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; expected one of {list(METHODS)}")
+    _check_options(debias_by, clip, ties, prior, sampler, chains, draws, tune, seed, target_accept)
     data = encode_ranking(df, candidates=candidates)
     from ..diagnose import diagnose_rows
 
@@ -292,6 +293,23 @@ def rank(
     out.attrs["method"] = method
     out.attrs["judge_diagnosis"] = diagnosis
     return out
+
+
+def _check_options(debias_by: str, clip: str, ties: str, prior: object, sampler: str, chains: int, draws: int,
+                   tune: int, seed: int, target_accept: float) -> None:
+    """Every option's value, whether or not this method reads it (a misspelt one was ignored where
+    it did not apply, and came back as a ranking)."""
+    from ..inference.settings import Sampling
+
+    if debias_by not in ("item", "judge"):
+        raise ValueError(f"debias_by must be 'item' or 'judge', got {debias_by!r}")
+    if clip not in ("warn", "error", "none"):
+        raise ValueError(f"clip must be 'warn', 'error' or 'none', got {clip!r}")
+    if ties not in ("davidson", "half"):
+        raise ValueError(f"ties must be 'davidson' or 'half', got {ties!r}")
+    if prior != "paper" and (isinstance(prior, bool) or not isinstance(prior, int | float) or not prior >= 0):
+        raise ValueError(f"prior must be 'paper' or a number of prior wins >= 0, got {prior!r}")
+    Sampling(sampler, chains, draws, tune, seed, target_accept)  # its own checks, named
 
 
 class PositionNotDebiasedWarning(UserWarning):

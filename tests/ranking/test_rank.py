@@ -195,3 +195,18 @@ def test_position_imbalance_of_known_designs():
     d = encode_ranking(pd.DataFrame(alpha + both + one))
     np.testing.assert_allclose(position_imbalance(d), [0.6, 0.0, 1.0])  # items in their sorted order
     assert d.items == ["alpha", "both", "one"]
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(method="bt", debias_by="bogus"), "debias_by must be"),
+    (dict(debias=False, debias_by="bogus"), "debias_by must be"),
+    (dict(sampler="bogus"), "sampler must be one of"),
+    (dict(method="bt", ties="bogus"), "ties must be"),
+    (dict(method="bt", clip="bogus"), "clip must be"),
+    (dict(method="win-ratio", prior=-1), "prior must be"),
+])
+def test_option_values_are_checked_where_the_method_does_not_read_them(kw, match):
+    """A misspelt option was ignored where the method does not read it and came back as a ranking."""
+    df = pd.DataFrame({"item": "q", "a": ["x", "y"], "b": ["y", "x"], "p_a": [0.7, 0.4]})
+    with pytest.raises(ValueError, match=match):
+        rank(df, **kw)
