@@ -189,9 +189,18 @@ def _candidate_index(candidates: int | Sequence) -> pd.Index:
     ids = pd.Index(list(candidates))
     if len(ids) < 2:
         raise ValueError(f"candidates: need at least 2 candidates to compare, got {len(ids)}")
+    if ids.isna().any():
+        raise ValueError(f"candidates: missing id(s) at position(s) {[int(i) for i in np.flatnonzero(ids.isna())][:8]}")
     if ids.has_duplicates:
         dup = list(dict.fromkeys(ids[ids.duplicated()]))[:8]
         raise ValueError(f"candidates: duplicate candidate id(s) {dup}")
+    from .schema import ids_as_text
+
+    text = pd.Index(ids_as_text(pd.Series(list(ids), dtype=object)))
+    if text.has_duplicates:  # 1 and "1" (or 1.0): one candidate once judged, as validate_judgments reads ids
+        dup = [c for c in ids if text[list(ids).index(c)] in set(text[text.duplicated()])][:8]
+        raise ValueError(f"candidates: ids {dup} are one candidate once written in a judgments table "
+                         "(ids are read as text, 1.0 as '1'); keep one of each")
     return ids
 
 

@@ -356,3 +356,17 @@ def test_greedy_balanced_orientation_spreads_positions():
     assert np.abs(lead_idx).max() >= 4  # what balancing fixes: the earliest ids always first
     with pytest.raises(ValueError, match="orient='sorted' is not one of"):
         select_comparisons(n, k, orient="sorted")
+
+
+def test_candidates_that_a_judgments_table_would_merge_or_refuse_are_refused():
+    """NaN was returned in a pair, and 1 beside "1" gave the pair [1, '1'], refused once judged as
+    'a candidate compared with itself'."""
+    import numpy as np
+
+    import bayes_judge as bj
+
+    with pytest.raises(ValueError, match=r"missing id\(s\) at position\(s\) \[2\]"):
+        bj.select_comparisons(["x", "y", np.nan], 2)
+    with pytest.raises(ValueError, match=r"ids \[1, '1'\] are one candidate"):
+        bj.select_comparisons([1, "1", 2], 2)
+    assert len(bj.select_comparisons([1, 2, 3], 2)) == 2
