@@ -165,7 +165,13 @@ def plot_score_forest(
 
         table = score_summary(data)
     all_items = list(pd.unique(table["item"]))
+    if items is None and (isinstance(max_items, bool) or not isinstance(max_items, int | np.integer) or max_items < 1):
+        raise ValueError(f"max_items must be a positive number of panels, got {max_items!r}")
     chosen = list(items) if items is not None else all_items[:max_items]
+    unknown = [i for i in chosen if str(i) not in {str(a) for a in all_items}]
+    if not chosen or unknown:
+        raise ValueError(f"items: {'none given' if not chosen else f'{unknown[:5]} not in the ranking'}; "
+                         f"its items are {[str(a) for a in all_items[:10]]}" + ("..." if len(all_items) > 10 else ""))
     blocks = [table[table["item"].astype(str) == str(i)] for i in chosen]
     heights = [0.6 + 0.32 * len(b) for b in blocks]
     fig = new_figure(9.0, 0.4 + sum(heights))
@@ -539,8 +545,9 @@ def plot_leaderboard_forest(
         tiers = table["tier"].to_numpy()
         for k in np.flatnonzero(tiers % 2 == 0):
             ax.axhspan(y[k] - 0.5, y[k] + 0.5, color=_GREY, alpha=0.12, lw=0)
+    mass = table.attrs.get("hdi_prob") if isinstance(data, pd.DataFrame) else hdi_prob  # a table's own mass
     ax.hlines(y, table["hdi_low"], table["hdi_high"], color=_BLUE, lw=2.5,
-              label=f"{hdi_prob:.0%} interval of the score")
+              label=f"{mass:.0%} interval of the score" if mass is not None else "interval of the score")
     ax.plot(table["mean"], y, "o", color=_BLUE, ms=5, label="posterior mean")
     ax.axvline(0.0, color=_GREY, ls=":", lw=1)
     ax.set_ylim(-0.7, n - 0.3)
@@ -572,7 +579,9 @@ def _preference_table(data: az.InferenceData | pd.DataFrame, max_systems: int) -
                              "as rows and columns (bj.pairwise_prob)")
         strength = data.mean(axis=1, skipna=True).sort_values(ascending=False, kind="stable")
         order = list(strength.index[:max_systems])
-        return data.loc[order, order], len(data)
+        out = data.loc[order, order]
+        out.attrs = dict(data.attrs)
+        return out, len(data)
     from .leaderboard.summary import pairwise_prob
 
     s = data["posterior"]["s"]
@@ -629,7 +638,9 @@ def plot_preference_matrix(
                 if np.isfinite(values[i, j]):
                     ax.text(j, i, f"{values[i, j]:.2f}", ha="center", va="center", fontsize="x-small",
                             color="white" if abs(values[i, j] - 0.5) > 0.3 else "black")
-    title = "P(a person prefers row i's answer to column j's)"
+    kind = table.attrs.get("kind", "preference") if isinstance(data, pd.DataFrame) else "preference"
+    title = {"preference": "P(a person prefers row i's answer to column j's)",
+             "order": "P(row i's score is above column j's): how sure the order is"}.get(kind, "P(i ≻ j)")
     if n < n_all:
         title += f": the best {n} of {n_all} systems"
     ax.set_title(title, loc="left", fontsize="medium")

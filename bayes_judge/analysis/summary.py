@@ -386,7 +386,9 @@ def pairwise_prob(idata: az.InferenceData, *, item: str | None = None, kind: str
         prob[r : r + step] = (x[:, r : r + step, None] > x[:, None, :]).mean(axis=0)
     np.fill_diagonal(prob, np.nan)
     names = [str(c) for c in cands[cols]]
-    return pd.DataFrame(prob, index=pd.Index(names, name="i"), columns=pd.Index(names, name="j"))
+    out = pd.DataFrame(prob, index=pd.Index(names, name="i"), columns=pd.Index(names, name="j"))
+    out.attrs["kind"] = "order"
+    return out
 
 
 def compare_systems(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB) -> pd.DataFrame:

@@ -94,6 +94,7 @@ def leaderboard_summary(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB, 
         "r_hat": summ["r_hat"].to_numpy(), "ess_bulk": summ["ess_bulk"].to_numpy(),
     })
     out = out.iloc[order].reset_index(drop=True)
+    out.attrs["hdi_prob"] = float(hdi_prob)  # the mass of its intervals (plot_leaderboard_forest labels them)
     out.attrs["estimand"] = str((idata.attrs or {}).get("estimand", "human"))
     for key in ("estimand_note", "score_bridge"):  # which scores, and the prior that widened them
         if (idata.attrs or {}).get(key):
@@ -122,7 +123,9 @@ def pairwise_prob(idata: az.InferenceData, *, kind: str = "preference") -> pd.Da
     else:
         raise ValueError(f"kind must be 'preference' or 'order', not {kind!r}")
     np.fill_diagonal(val, np.nan)
-    return pd.DataFrame(val, index=pd.Index(systems, name="system"), columns=systems)
+    out = pd.DataFrame(val, index=pd.Index(systems, name="system"), columns=systems)
+    out.attrs["kind"] = kind  # what its values are (plot_preference_matrix titles it by this)
+    return out
 
 
 def judge_table(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB) -> pd.DataFrame:

@@ -225,6 +225,12 @@ def test_plots_of_a_fit(board):
     assert len(fig.axes[0].texts) == 6 * 5  # annotated off the diagonal
     with pytest.raises(ValueError, match="no q_\\* or beta_\\* columns"):
         plots.plot_judges(table[["judge"]])
+    # the title says what a table holds, the legend its own interval mass
+    order = bj.pairwise_prob(board, kind="order")
+    assert plots.plot_preference_matrix(order).axes[0].get_title(loc="left").startswith("P(row i's score is above")
+    assert plots.plot_preference_matrix(pp).axes[0].get_title(loc="left").startswith("P(a person prefers")
+    half = plots.plot_leaderboard_forest(bj.leaderboard_summary(board, hdi_prob=0.5))
+    assert "50% interval of the score" in [t.get_text() for t in half.legends[0].get_texts()]
 
 
 def test_most_likely_best_is_the_system_of_highest_p_best(board):

@@ -41,6 +41,10 @@ def test_plot_score_forest(ranking_fit):
     items = list(bj.score_summary(ranking_fit)["item"].unique())
     fig = plots.plot_score_forest(bj.score_summary(ranking_fit), items=items)
     assert len(fig.axes) == 2 * len(items)
+    for kw, match in ((dict(items=["nope"]), r"\['nope'\] not in the ranking"), (dict(items=[]), "none given"),
+                      (dict(max_items=0), "max_items must be"), (dict(max_items=-1), "max_items must be")):
+        with pytest.raises(ValueError, match=match):  # an empty panel, a matplotlib error, the last item dropped
+            plots.plot_score_forest(ranking_fit, **kw)
 
 
 def test_plot_ppc_marks_outside_values_red():
