@@ -50,6 +50,10 @@ MAX_DRAWS = 1000
 
 def _scores(idata: az.InferenceData) -> tuple[np.ndarray, list[str], np.ndarray]:
     """Score draws (S, N), the names, and the group (item) of each score."""
+    if not hasattr(idata, "groups") or "posterior" not in idata.groups():
+        raise ValueError(f"next_comparisons needs a posterior (bj.leaderboard(...) or bj.rank(..., bayesian=True)), "
+                         f"not a {type(idata).__name__}" + (" such as a point ranking's table" if
+                                                            isinstance(idata, pd.DataFrame) else ""))
     post = idata["posterior"]
     if "s" not in post:
         raise ValueError("next_comparisons needs a fit with scores s: bj.leaderboard(...) or "

@@ -160,6 +160,8 @@ def plot_score_forest(
     """
     if isinstance(data, pd.DataFrame):
         table = data
+        _need_columns(table, ("item", "candidate", "mean", "hdi_low", "hdi_high", "mean_rank", "rank_low",
+                              "rank_high", "p_best"), "plot_score_forest", "bj.score_summary of a Bayesian ranking")
     else:
         from .analysis.summary import score_summary
 
@@ -498,8 +500,17 @@ def plot_trace_rank(params: dict[str, np.ndarray]) -> Figure:
 # ---------------------------------------------------------------- leaderboards
 
 
+def _need_columns(table: pd.DataFrame, cols: Sequence[str], where: str, what: str) -> None:
+    """A table passed to a plot has the columns the plot reads, or an error names them."""
+    missing = [c for c in cols if c not in table.columns]
+    if missing:
+        raise ValueError(f"{where}: the table lacks column(s) {missing}; pass {what}")
+
+
 def _leaderboard_table(data: az.InferenceData | pd.DataFrame, hdi_prob: float) -> pd.DataFrame:
     if isinstance(data, pd.DataFrame):
+        _need_columns(data, ("system", "mean", "hdi_low", "hdi_high", "rank_mean", "rank_low", "rank_high", "p_best"),
+                      "plot_leaderboard_forest", "bj.leaderboard_summary of a leaderboard fit")
         return data
     from .leaderboard.summary import leaderboard_summary
 
@@ -584,6 +595,9 @@ def _preference_table(data: az.InferenceData | pd.DataFrame, max_systems: int) -
         return out, len(data)
     from .leaderboard.summary import pairwise_prob
 
+    if "posterior" not in data.groups() or "s" not in data["posterior"] or "system" not in data["posterior"]["s"].coords:
+        raise ValueError("plot_preference_matrix: pass a leaderboard fit (scores over systems) or a square table "
+                         "such as bj.pairwise_prob's; a within-item ranking is drawn by plot_score_forest")
     s = data["posterior"]["s"]
     mean = s.mean(("chain", "draw")).to_numpy()
     systems = [str(x) for x in s["system"].to_numpy()]

@@ -16,6 +16,9 @@ __all__ = ["leaderboard_summary", "pairwise_prob", "judge_table"]
 
 
 def _check(idata: az.InferenceData) -> None:
+    if not hasattr(idata, "groups") or "posterior" not in idata.groups():
+        raise ValueError(f"not a leaderboard fit but a {type(idata).__name__}; pass what bj.leaderboard(...) returns "
+                         "(or bj.load_run of a saved one)")
     if getattr(idata, "attrs", {}).get("task") != "leaderboard" and "posterior" in idata.groups():
         if idata["posterior"].attrs.get("task") != "leaderboard":
             raise ValueError("not a leaderboard fit (attrs task != 'leaderboard'); use bj.leaderboard(...)")

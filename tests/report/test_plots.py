@@ -94,3 +94,19 @@ def test_rank_bars_show_a_chain_in_another_region():
 def test_shorten_keeps_both_ends():
     s = plots._shorten("dm-test-8764fb95bfad8ee849274873a92fb8d6b400eee2 | M14", 24)
     assert len(s) == 24 and s.startswith("dm-test") and s.endswith("| M14")
+
+
+def test_the_wrong_object_is_named(ranking_fit):
+    """A point ranking's table, a ranking fit where a leaderboard is read, and the other way round
+    ended in KeyError / AttributeError tracebacks from inside pandas."""
+    import pandas as pd
+
+    point = bj.rank(pd.DataFrame({"item": "q", "a": ["x", "y"], "b": ["y", "x"], "p_a": [0.7, 0.4]}),
+                    method="win-ratio")
+    for call, match in ((lambda: bj.next_comparisons(point, 2), "needs a posterior"),
+                        (lambda: plots.plot_score_forest(point), "lacks column"),
+                        (lambda: bj.leaderboard_summary(point), "not a leaderboard fit"),
+                        (lambda: plots.plot_preference_matrix(ranking_fit), "pass a leaderboard fit"),
+                        (lambda: plots.plot_leaderboard_forest(bj.score_summary(ranking_fit)), "lacks column")):
+        with pytest.raises(ValueError, match=match):
+            call()
