@@ -198,7 +198,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     # -- report ---------------------------------------------------------------------------------
     rep = _sub(sub, "report", cmd_report, "HTML diagnostics report of saved runs",
-               "bayes-judge report models/demo/mtbench_observed_k models/fit --out report.html --compare")
+               "bayes-judge report models/demo/mtbench_observed_k models/fit --out report.html   |   "
+               "bayes-judge report models/pbt models/bt --out compare.html --compare  (two fits of one table "
+               "with --task rank --method poe-bt / bt: --compare needs likelihood fits of the same judgments)")
     rep.add_argument("runs", nargs="+", metavar="RUN", help="saved runs (NAME, NAME.nc or NAME.json)")
     rep.add_argument("--out", required=True, metavar="HTML", help="the report file to write (.html)")
     rep.add_argument("--compare", action="store_true",
