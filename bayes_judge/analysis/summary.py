@@ -43,7 +43,10 @@ def win_rate_summary(
             interval would then drop the lower tail that the prior is there to keep), and for the
             judges' rate (``"panel"``: with few items its bootstrap density is flat)
         prob_gt_half : P(p > 0.5 | data), the probability that system_a is the better system
-        k_observed : observed win rate (eq. 4) averaged over judges
+        k_observed : observed win rate (eq. 4) averaged over judges, with ties as the fit encoded
+            them: left out (``ties="skip"``, the default of the label regression, the bridge and
+            PPI) or resolved by coin flips (``ties="random"``: observed, BWRS, Dawid-Skene), so
+            one table's k differs by method where it has ties (MT-Bench: 0.73 against 0.65)
         r_hat, ess_bulk : convergence diagnostics of p (NaN-free only for MCMC fits)
         frac_outside_unit : share of p draws outside [0, 1] (BWRS, eq. 14)
         frac_q_sum_le_1 : share of (q0, q1) draws with q0 + q1 <= 1 (eq. 14)
