@@ -251,12 +251,27 @@ def _read_file(path: Path, fmt: str, text_columns: Iterable[str] = _TEXT_COLUMNS
                 rows = [int(i) for i in np.flatnonzero((extra != "").to_numpy())[:5]]
                 raise ValueError(f"{path}: row(s) {rows} hold one value more than the header's {len(header)} "
                                  f"columns (e.g. {extra[extra != ''].iloc[0]!r})")
-        return df
+        return _float_written_ids(df, text_columns)
     if fmt == "parquet":
         return pd.read_parquet(path)
     if fmt == "jsonl":
         return _read_jsonl(path)
     return _read_json(path)
+
+
+def _float_written_ids(df: pd.DataFrame, text_columns: Iterable[str]) -> pd.DataFrame:
+    """An id column that pandas wrote as floats (every value ``1.0``, ``2.0``, …: an integer column
+    with a missing value, or after a merge) reads as the integers it holds, as the same table in
+    memory or in Parquet does (``schema.ids_as_text``); read as text, system ``1.0`` was another
+    system than ``1`` and labels keyed ``1`` matched nothing. A column with any other value keeps
+    its text (``007``, ``v1.0``)."""
+    for c in ("item", "a", "b", "judge", "question_id", "model_a", "model_b"):
+        if c not in df.columns or c not in set(text_columns):
+            continue
+        vals = df[c].dropna().astype(str)
+        if len(vals) and vals.str.fullmatch(r"-?\d+\.0").all():
+            df[c] = df[c].where(df[c].isna(), df[c].astype(str).str[:-2])
+    return df
 
 
 def _check_complete(path: Path, gzipped: bool = False) -> None:

@@ -460,3 +460,19 @@ def test_a_delimiter_ending_every_row_does_not_shift_the_columns(tmp_path):
     path.write_text("item,a,b,judge,winner\n1,x,y,j,a,zz,ww\n")
     with pytest.raises(ValueError, match="two or more values beyond the header"):
         bj.read_judgments(path)
+
+
+def test_ids_pandas_wrote_as_floats_read_as_in_memory(tmp_path):
+    """A CSV of float-written ids (1.0, 2.0) named system "1.0" where the same table in memory or in
+    Parquet has "1"; labels keyed 1 then matched no system. Other text ids keep their text."""
+    df = pd.DataFrame({"item": [1, 2, 3, 4], "a": [1.0, 2.0, 1.0, 2.0], "b": [2.0, 1.0, 2.0, 1.0],
+                       "winner": list("abaa")})
+    df.to_csv(tmp_path / "f.csv", index=False)
+    df.to_parquet(tmp_path / "f.parquet", index=False)
+    csv, pq = bj.read_judgments(tmp_path / "f.csv"), bj.read_judgments(tmp_path / "f.parquet")
+    assert csv[["a", "b"]].values.tolist() == bj.validate_judgments(pq)[["a", "b"]].values.tolist()
+    assert set(csv["a"]) == {"1", "2"}
+    other = pd.DataFrame({"item": ["007", "008"], "a": ["v1.0", "x"], "b": ["y", "1.0"], "winner": ["a", "b"]})
+    other.to_csv(tmp_path / "g.csv", index=False)
+    got = bj.read_judgments(tmp_path / "g.csv")
+    assert got[["item", "a", "b"]].values.tolist() == [["007", "v1.0", "y"], ["008", "x", "1.0"]]
