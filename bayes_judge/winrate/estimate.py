@@ -385,6 +385,11 @@ def win_rate(
         method, prior, labelled = method or "panel", "none", False
     elif method == "panel":
         raise ValueError("method='panel' estimates the judges' rate: pass estimand='judges'")
+    if method is None and labelled and ood is not None and prior is None:
+        raise ValueError(
+            "the table has human labels and ood= names other labelled sets: the default with labels is the label "
+            "regression on this set's own labels, which reads no ood=. Drop ood=, or pass method='transfer' to "
+            "calibrate the judges on the other sets (this set's labels then enter only as known items)")
     if method is None:  # the recommended estimator: honest on real judges (benchmarks/natural_pairs.py)
         several = ood is not None and not isinstance(ood, pd.DataFrame)  # labelled sets to transfer from
         method = ("regression" if (labelled and prior in (None, "in-distribution") and ood is None)
@@ -445,6 +450,10 @@ def win_rate(
         raise ValueError(f"method='observed' uses no human knowledge; got prior={prior!r} (use prior='none')")
     if ood is not None and prior != "ood":
         raise ValueError(f"ood= is only read with prior='ood' (got prior={prior!r}); drop it or set prior='ood'")
+    if labelled and prior == "ood" and method != "transfer":
+        raise ValueError(f"the table's human column holds labels, which prior='ood' does not read ({method!r} takes its "
+                         "judges' accuracies from ood=): use them with prior='in-distribution' (without ood=), or "
+                         "empty the column to fit from ood= alone")
     if human is not None and (prior != "in-distribution" or method == "observed"):
         raise ValueError(
             f"human= labels are only read with prior='in-distribution' by 'regression', 'ppi', 'bwrs', 'dawid-skene' or 'independent' "

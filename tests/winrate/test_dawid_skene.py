@@ -235,7 +235,7 @@ def test_bad_arguments(sim):
         bj.win_rate(sim.assign(human=None), prior="in-distribution")
     other = sim.assign(judge="someone else")
     with pytest.raises(ValueError, match="no judge of the data"):
-        bj.win_rate(sim, prior="ood", ood=other.drop_duplicates(["item", "a", "b", "judge"]))
+        bj.win_rate(sim.assign(human=None), prior="ood", ood=other.drop_duplicates(["item", "a", "b", "judge"]))
 
 
 @pytest.mark.parametrize("sampler", ["nutpie", "pymc", "numpyro"])
@@ -281,3 +281,16 @@ def test_ood_prior_end_to_end(sim):
     np.testing.assert_allclose(fit.constant_data["beta_q0"].isel(pair=0), b0)
     s = bj.win_rate_summary(fit)
     assert s["hdi_low"].iloc[0] < sim.attrs["truth"]["p_hat"] < s["hdi_high"].iloc[0]
+
+
+def test_labels_beside_ood_are_used_or_refused_never_ignored():
+    """A filled human column beside ood= was silently ignored by BWRS and Dawid-Skene's OOD prior (the
+    same answer with or without 60 labels), and the default switched to transfer, which does not
+    learn this set's judges from its own labels."""
+    src = bj.simulate_win_rate(200, p=0.5, q0=[0.9, 0.85, 0.8], seed=10)
+    tgt = bj.simulate_win_rate(200, p=0.8, q0=[0.65, 0.6, 0.6], seed=11)
+    lab = tgt.assign(human=tgt["human"].where(tgt["item"].astype(int) < 60))
+    with pytest.raises(ValueError, match="human column holds labels, which prior='ood' does not read"):
+        bj.win_rate(lab, method="bwrs", ood=src)
+    with pytest.raises(ValueError, match="the default with labels is the label regression"):
+        bj.win_rate(lab, ood=[src])
