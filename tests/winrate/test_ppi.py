@@ -185,11 +185,21 @@ def test_labels_of_one_class_are_refused_not_collapsed():
     with pytest.raises(ValueError, match="all 3 labels are 1"):
         ppi_mean(np.ones(3), np.ones(3), np.ones(10))
     df = bj.simulate_win_rate(60, p=0.95, q0=[0.9, 0.9], seed=1)
-    df = df.assign(human=df["human"].where(df["item"].astype(int) < 6))
+    df = df.assign(human=df["human"].where(df["item"].astype(int) < 12))
     if df.loc[df["human"].notna(), "human"].nunique() > 1:  # make the few labels one class
         df.loc[df["human"].notna(), "human"] = np.where(df.loc[df["human"].notna(), "a"] == "G0", "a", "b")
     with pytest.raises(ValueError, match="ppi, pair G0 vs G1: ppi_mean: all"):
         bj.win_rate(df, method="ppi")
+
+
+def test_ppi_with_a_few_labels_is_refused():
+    """Two labels the judges happened to match gave PPI 0.650 [0.621, 0.681] for a truth of 0.80."""
+    import bayes_judge as bj
+
+    df = bj.simulate_win_rate(300, p=0.85, q0=[0.75] * 3, seed=4)
+    two = df.assign(human=df["human"].where(df["item"].astype(int).isin([0, 6])))
+    with pytest.raises(ValueError, match="has 2 human label.*needs at least 10"):
+        bj.win_rate(two, method="ppi")
 
 
 def test_the_ppi_interval_stays_within_zero_and_one():
@@ -205,3 +215,5 @@ def test_the_ppi_interval_stays_within_zero_and_one():
     assert est + 1.645 * se > 1.0  # the normal interval itself leaves [0, 1]
     s = bj.win_rate_summary(fit, hdi_prob=0.9)
     assert 0.0 <= s["hdi_low"].iloc[0] <= s["hdi_high"].iloc[0] <= 1.0
+    # equal tails: the lower end is PPI's own (an HDI of the clipped draws moved it up, 0.927 -> 0.937)
+    assert s["hdi_low"].iloc[0] == pytest.approx(est - 1.645 * se, abs=0.01)
