@@ -367,6 +367,14 @@ def encode_win_rate(
         )
     silent = [judges[e] for e in range(E) if (n_first[:, e] + n_second[:, e]).sum() == 0]
     if silent:
+        decided = rows.loc[rows["judge"].isin(silent) & (rows["score"] != 0.5), "judge"].unique().tolist()
+        if swap == "sum" and decided:  # rows that decide, cancelled by the other order of their items
+            raise ValueError(
+                f"judge(s) {decided} gave verdicts, but on every item its two presentation orders disagree (or it "
+                "called a tie), so "
+                "swap='sum' (each item's orders added up) leaves a tie on every item: the verdicts follow the "
+                f"position. Leave them out with judges=[...], or read each order on its own with swap='none'{because}"
+            )
         raise ValueError(
             f"judge(s) {silent} never gave a verdict: every one of their rows is a tie or "
             f"missing; leave them out with judges=[...]{because}"

@@ -377,9 +377,14 @@ def win_rate(
         raise ValueError(f"estimand must be one of {ESTIMANDS}, got {estimand!r}")
     labelled = human is not None or ("human" in df.columns and df["human"].notna().any())
     if estimand == "judges":
-        if method not in (None, "panel", "observed"):  # observed: the judges' pooled share k, eq. 4
-            raise ValueError(f"estimand='judges' is the panel's own rate (method='panel', or 'observed'); "
-                             f"method={method!r} estimates the human rate (estimand='human')")
+        if method == "observed":
+            raise ValueError("estimand='judges' is the panel's rate over items, whose verdicts move together "
+                             "(method='panel', the default for it); method='observed' is Gao et al. 2024's k with a "
+                             "Beta posterior over independent verdicts, too narrow for that rate (3 items x 20 "
+                             "judges: width 0.14 against the panel's 0.43). Leave method unset")
+        if method not in (None, "panel"):
+            raise ValueError(f"estimand='judges' is the panel's own rate (method='panel'); method={method!r} "
+                             "estimates the human rate (estimand='human')")
         if human is not None or ood is not None or prior not in (None, "none"):
             raise ValueError("estimand='judges' reads the verdicts only: drop human=, ood= and prior=")
         method, prior, labelled = method or "panel", "none", False
@@ -539,7 +544,9 @@ def win_rate(
     attrs["estimand"] = "judges" if method == "observed" else estimand  # k (eq. 4) is what the judges say
     if method == "observed":
         attrs["estimand_note"] = ("the judges' pooled share k (Gao et al. 2024, eq. 4) with its Beta posterior; "
-                                  "biased for people's rate wherever the judges err (eq. 9)")
+                                  "biased for people's rate wherever the judges err (eq. 9), and its interval "
+                                  "treats every verdict as independent while an item's verdicts move together: "
+                                  "for the judges' rate over items use estimand='judges'")
     elif method == "regression":  # a finite population: the labelled items count as observed
         n_items = int(data.n_units)
         n_lab = int((np.asarray(data.label) >= 0).sum())

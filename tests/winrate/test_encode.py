@@ -151,3 +151,15 @@ def test_pair_labels_stay_distinct_when_names_hold_vs():
     labels = bj.encode_win_rate(pd.DataFrame(rows)).pair_labels
     assert len(set(labels)) == 2 and "'x vs y' vs 'z'" in labels
     assert bj.encode_win_rate(pd.DataFrame(rows[::2])).pair_labels == ["x vs y vs z"]  # no clash: unquoted
+
+
+def test_a_judge_whose_orders_cancel_is_named_as_such():
+    """A judge whose two orders disagree on every item was refused as one that "never gave a verdict:
+    every one of their rows is a tie or missing", for a table with no tie."""
+    rows = [dict(item=i, a=a, b=b, judge="j1", winner=w)
+            for i, a, b, w in [(0, "X", "Y", "a"), (0, "Y", "X", "a"), (1, "X", "Y", "b"), (1, "Y", "X", "b")]]
+    rows += [dict(item=i, a=a, b=b, judge="j2", winner="a" if a == "X" else "b")
+             for i in (0, 1) for a, b in (("X", "Y"), ("Y", "X"))]
+    with pytest.raises(ValueError, match=r"\['j1'\] gave verdicts, but on every item its two presentation orders "
+                                         r"disagree.*swap='none'"):
+        bj.win_rate(pd.DataFrame(rows))
