@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 
 import arviz as az
@@ -554,6 +555,14 @@ def win_rate(
                                   "them labelled (their labels count as known; the interval is the unlabelled "
                                   "items' uncertainty" + (", none here: every item is labelled" if n_lab == n_items
                                                            else "") + "), not a rate over new items")
+        per_pair = np.bincount(data.unit_pair[np.asarray(data.label) >= 0], minlength=len(data.pairs))
+        bare = [lab for lab, k in zip(data.pair_labels, per_pair, strict=True) if k == 0]
+        if bare:  # its judges are read through the other pairs' labels: say so, it may not carry over
+            why = (f"pair(s) {bare[:5]}{' ...' if len(bare) > 5 else ''} have no human label of their own: their "
+                   "rates read the judges as the other pairs' labels calibrate them, which holds only if the "
+                   "judges err alike on every pair")
+            attrs["estimand_note"] += f"; {why}"
+            warnings.warn(f"win_rate: {why}", UserWarning, stacklevel=2)
     attrs["judge_diagnosis"] = json.dumps(diagnosis)
     attrs.update(extra.get("no_label", {}))
     if method == "dawid-skene":

@@ -312,3 +312,16 @@ def test_the_labelled_default_says_its_rate_is_over_the_items_at_hand():
     fit = bj.win_rate(df, chains=2, draws=100, tune=100)
     assert fit.attrs["method"] == "regression"
     assert "these 30 items" in fit.attrs["estimand_note"] and "every item is labelled" in fit.attrs["estimand_note"]
+
+
+def test_a_pair_without_labels_of_its_own_is_said_so():
+    """The label regression read an unlabelled pair's judges through the other pairs' labels (0.26
+    [0.0, 0.5] for a truth of 0.9 where the judges err otherwise) with a note pooling the labels."""
+    d1 = bj.simulate_win_rate(300, p=0.6, q0=[0.85, 0.8, 0.8], seed=1, systems=("A", "B"))
+    d2 = bj.simulate_win_rate(20, p=0.8, q0=[0.25, 0.2, 0.3], q1=[0.95, 0.95, 0.9], seed=2, systems=("A", "C"))
+    d2["item"] += 1000
+    x = pd.concat([d1, d2])
+    x["human"] = x["human"].where(x["item"].astype(int) < 30)
+    with pytest.warns(UserWarning, match=r"\['A vs C'\] have no human label of their own"):
+        fit = bj.win_rate(x, chains=2, draws=200, tune=200, seed=0)
+    assert "no human label of their own" in fit.attrs["estimand_note"]
