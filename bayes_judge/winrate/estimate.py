@@ -745,6 +745,13 @@ def transfer_sources(ood, *, swap: str = "sum", ties: str = "skip", seed: int = 
             raise ValueError(f"ood: source {name!r} has no human labels ('human' column empty); a source must be labelled")
         votes = net_vote(d.n_first, d.n_second, d.n_tie, missing=np.nan)[lab]
         out.append(TransferSource(name=name, judges=tuple(d.judges), votes=votes, label=d.label[lab]))
+    seen: dict[tuple, str] = {}
+    for src in out:  # one set twice would count as two agreeing sets: their spread collapses (0.84-0.995, truth 0.8)
+        key = (src.judges, np.nan_to_num(src.votes, nan=9.0).tobytes(), np.asarray(src.label).tobytes())
+        if key in seen:
+            raise ValueError(f"ood: sources {seen[key]!r} and {src.name!r} hold the same judgments and labels; "
+                             "transfer reads the spread between sets, so pass each set once")
+        seen[key] = src.name
     return out
 
 
