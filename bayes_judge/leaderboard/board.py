@@ -279,6 +279,11 @@ def leaderboard(
         prev_post = previous["posterior"]
         sampling = sampling.replace(tune=min(tune, 300))
     people = data.judges == ["human"]
+    if "human" in data.judges and not people:  # votes fitted as one more LLM judge (q 0.96), "no labels" said
+        raise ValueError(
+            f"the table mixes people's votes (judge 'human') with LLM judges {[j for j in data.judges if j != 'human']}: "
+            "people's votes are the preference itself, not a judge of it. Pass them as human= labels (one per "
+            "comparison: item, a, b, human) beside the judges' rows, or fit the votes alone")
     if model is None:
         model = "bt" if (people or estimand == "judges") else "bt-judges"
     if estimand == "judges" and model != "bt":
