@@ -527,7 +527,7 @@ def test_a_leaderboard_says_when_a_judge_follows_the_position(tmp_path, capsys):
 def test_people_s_votes_beside_llm_judges_are_refused_with_the_way_to_pass_them():
     """Votes of judge 'human' beside an LLM judge were fitted as one more LLM judge (q 0.96) and the
     note said the fit had no labels."""
-    df, _ = simulate_leaderboard(5, 400, design="one-judge", seed=2)
+    df, _ = simulate_leaderboard(5, 400, design="one-judge", label_share=1.0, seed=2)
     votes = df.assign(judge="human", winner=df["human"]).drop(columns="human")
     mixed = pd.concat([votes.iloc[:200], df.drop(columns="human").iloc[200:]], ignore_index=True)
     with pytest.raises(ValueError, match="mixes people's votes .* Pass them as human= labels"):
