@@ -219,8 +219,13 @@ def next_comparisons(idata: az.InferenceData, n: int, *, goal: str = "ranking", 
         sc = cov @ c
         cov = cov - fisher[best] * np.outer(sc, sc) / (1.0 + fisher[best] * float(c @ sc))
     if not chosen:
-        empty.attrs["reason"] = ("every pair is already decided for this goal (no comparison changes its "
-                                 "posterior by more than 1e-6 nats)")
+        bridged = "s_judges" in idata["posterior"]
+        empty.attrs["reason"] = (
+            "the judges' reading is settled for this goal (no judged comparison changes it by more than 1e-6 "
+            "nats), but people's scores still carry the score bridge's spread: only human labels narrow that "
+            "(bj.compare_systems says which pairs it leaves open)" if bridged else
+            "every pair is already decided for this goal (no comparison changes its posterior by more than "
+            "1e-6 nats)")
         return empty
     sel = np.asarray(chosen)
     mean_diff = diff[:, sel].mean(axis=0)

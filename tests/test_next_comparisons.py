@@ -164,3 +164,23 @@ def test_options_of_other_goals_are_refused():
                       (dict(n=2, item="q"), "item= says which item")):
         with pytest.raises(ValueError, match=match):
             bj.next_comparisons(fit, **kw)
+
+
+def test_a_bridged_leaderboard_says_only_labels_can_decide_what_is_left():
+    """On a leaderboard bridged to people's scores, next_comparisons read the judges' settled reading
+    and said 'every pair is already decided' while compare_systems left half the pairs open."""
+    import arviz as az
+    import numpy as np
+    import xarray as xr
+
+    import bayes_judge as bj
+
+    rng = np.random.default_rng(0)
+    reading = np.array([3.0, 0.0, -3.0]) + 1e-4 * rng.standard_normal((2, 200, 3))  # decided
+    people = np.array([0.5, 0.0, -0.5]) + rng.standard_normal((2, 200, 3))          # open
+    post = xr.Dataset({"s": (("chain", "draw", "system"), people), "s_judges": (("chain", "draw", "system"), reading)},
+                      coords={"chain": [0, 1], "draw": np.arange(200), "system": ["A", "B", "C"]})
+    idata = az.InferenceData(posterior=post)
+    idata.attrs.update(task="leaderboard", model="bt-judges")
+    out = bj.next_comparisons(idata, 2)
+    assert out.empty and "only human labels narrow that" in out.attrs["reason"]

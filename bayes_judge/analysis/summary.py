@@ -339,7 +339,8 @@ def score_summary(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB) -> pd.
     )
     # items in the fit's order (numeric ids numerically: 9 before 10), not as text
     out["_at"] = pd.Index(pd.unique(items)).get_indexer(items)
-    return out.sort_values(["_at", "mean_rank"], kind="stable").drop(columns="_at").reset_index(drop=True)
+    return _approximate_note(idata, out.sort_values(["_at", "mean_rank"], kind="stable").drop(columns="_at")
+                             .reset_index(drop=True))
 
 
 def pairwise_prob(idata: az.InferenceData, *, item: str | None = None, kind: str = "order") -> pd.DataFrame:
@@ -394,7 +395,7 @@ def pairwise_prob(idata: az.InferenceData, *, item: str | None = None, kind: str
     return out
 
 
-def compare_systems(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB) -> pd.DataFrame:
+def compare_systems(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB, max_pairs: int = 5000) -> pd.DataFrame:
     """Which system (or candidate) is better, and how sure we are.
 
     For a win-rate fit (:func:`bayes_judge.win_rate`): one row per pair with the posterior of
@@ -404,6 +405,8 @@ def compare_systems(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB) -> p
     difference s_a − s_b, P(a ≻ b) and the verdict at 0.  For a leaderboard
     (:func:`bayes_judge.leaderboard`): the same per pair of systems, plus ``p_prefer``, the
     probability that a person prefers system_a's answer (posterior mean of σ(s_a − s_b)).
+    ``max_pairs`` (leaderboards): the most pairs tabled (N(N−1)/2 of them); larger boards are
+    refused unless it is raised.  A Laplace fit's ``attrs["approximate"]`` is carried over.
 
     Returns
     -------
@@ -416,9 +419,21 @@ def compare_systems(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB) -> p
     >>> bj.compare_systems(idata)      # P(a better), with "cannot tell apart" where the interval covers it  # doctest: +SKIP
     """
     check_hdi_prob(hdi_prob, "compare_systems: ")  # every branch (the ranking and leaderboard ones read it raw)
+    return _approximate_note(idata, _compare_table(idata, hdi_prob, max_pairs))
+
+
+def _approximate_note(idata: az.InferenceData, out: pd.DataFrame) -> pd.DataFrame:
+    """A summary table keeps a Laplace fit's ``attrs["approximate"]`` (what its draws approximate)."""
+    note = (idata.attrs or {}).get("approximate") or idata["posterior"].attrs.get("approximate")
+    if note:
+        out.attrs["approximate"] = str(note)
+    return out
+
+
+def _compare_table(idata: az.InferenceData, hdi_prob: float, max_pairs: int) -> pd.DataFrame:
     post = getattr(idata, "posterior", None)
     if idata.attrs.get("task") == "leaderboard":
-        return _compare_leaderboard(idata, hdi_prob=hdi_prob)
+        return _compare_leaderboard(idata, hdi_prob=hdi_prob, max_pairs=max_pairs)
     if post is not None and "p" in post and "pair" in post["p"].dims:
         s = win_rate_summary(idata, hdi_prob=hdi_prob)
         return pd.DataFrame(

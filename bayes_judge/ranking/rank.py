@@ -198,9 +198,11 @@ def rank(
         InferenceData (read it with :func:`bayes_judge.score_summary`; ``attrs["method"]`` names
         the method); fits of different methods on one table compare by PSIS-LOO on the hard
         decisions with :func:`bayes_judge.compare_models`.
-    sampler : {"nutpie", "pymc", "numpyro"}
+    sampler : {"nutpie", "pymc", "numpyro", "laplace"}
         ``bayesian=True`` only: the NUTS implementation running the model's declaration
-        (:mod:`bayes_judge.generative.ranking_models`); nutpie uses its registered fast path.
+        (:mod:`bayes_judge.generative.ranking_models`; nutpie uses its registered fast path), or the
+        Laplace approximation (``attrs["approximate"]`` says what its draws approximate; the
+        summaries carry it).
     priors : Priors, optional
         ``bayesian=True`` only: the model's priors (default the declaration's; see
         :func:`~bayes_judge.ranking.bayesian.fit_scores`).

@@ -357,3 +357,17 @@ def test_the_latent_position_shift_is_left_out_where_positions_are_unbalanced():
     assert kendalltau(means, truth)[0] > 0.8
     with pytest.raises(ValueError, match="debias=True"):
         bj.rank(df, method="poe-bt", bayesian=True, debias=True, chains=1, draws=50, tune=50)
+
+
+def test_summaries_of_a_laplace_ranking_keep_its_note():
+    """rank(..., sampler='laplace') said its draws were approximate; score_summary and compare_systems
+    dropped the note."""
+    import itertools
+
+    import bayes_judge as bj
+
+    rows = [dict(item="q", a=a, b=b, p_a=0.7 if a < b else 0.3) for a, b in itertools.permutations("xyz", 2)]
+    post = bj.rank(pd.DataFrame(rows), method="poe-bt", bayesian=True, sampler="laplace", chains=2, draws=200)
+    assert post.attrs["approximate"]
+    assert bj.score_summary(post).attrs["approximate"] == post.attrs["approximate"]
+    assert bj.compare_systems(post).attrs["approximate"] == post.attrs["approximate"]
