@@ -44,7 +44,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["UninformativeJudgeWarning", "diagnose_judgments", "diagnose_table", "diagnose_rows",
+__all__ = ["UninformativeJudgeWarning", "DuplicateJudgesWarning", "diagnose_judgments", "diagnose_table",
+           "diagnose_rows", "identical_judges", "duplicate_message",
            "warn_if_uninformative", "uninformative_judges", "uninformative_message"]
 
 
@@ -186,7 +187,67 @@ def diagnose_table(df: pd.DataFrame, **thresholds: Any) -> dict[str, dict[str, A
                     f"all {d['n']} of its verdicts are {v.get(float(g['p_a'].iloc[0]), 'the same')}: "
                     "they do not depend on the texts")
         out[str(name)] = {k: d[k] for k in _KEEP}
+    for name, same in identical_judges(t).items():  # copies: the models that count judges apart overcount them
+        out[name]["identical_to"] = same
     return out
+
+
+IDENTICAL_MIN = 20  # comparisons two judges must share before their verdicts are called identical
+IDENTICAL_VARIED = 5  # ... of which at least this many differ from the commonest verdict: two good judges of
+# a plain pair agree on every item by chance (98% one way), copies agree on their rarer verdicts too
+
+
+def identical_judges(t: pd.DataFrame) -> dict[str, list[str]]:
+    """Judge → the other judges whose verdicts equal its own on every comparison both judged (at
+    least ``IDENTICAL_MIN`` of them, ``IDENTICAL_VARIED`` of those away from the commonest verdict):
+    one judge under two names, or a panel that never disagrees.
+    ``t`` holds ``item``, ``a``, ``b``, ``judge`` and the verdict ``p_a``; a share of the items
+    (fixed seed) is read when there are more than ``MAX_ROWS``."""
+    if t["judge"].nunique() < 2 or not {"item", "a", "b"} <= set(t.columns):
+        return {}
+    if len(t) > MAX_ROWS:
+        items = np.asarray(pd.unique(t["item"]), dtype=object)
+        keep = np.random.default_rng(0).choice(items, max(1, int(len(items) * MAX_ROWS / len(t))), replace=False)
+        t = t[t["item"].isin(keep)]
+    # each verdict for the same system of the pair (the lower-sorted one), whatever the order shown: the
+    # commonest verdict is then a system, not a position, and both orders of an item count once each
+    a, b = t["a"].astype(str).to_numpy(), t["b"].astype(str).to_numpy()
+    first_low = a <= b
+    t = t.assign(lo=np.where(first_low, a, b), hi=np.where(first_low, b, a), shown=first_low,
+                 p_lo=np.where(first_low, t["p_a"].to_numpy(float), 1.0 - t["p_a"].to_numpy(float)))
+    wide = t.pivot_table(index=["item", "lo", "hi", "shown"], columns="judge", values="p_lo", aggfunc="first")
+    v = wide.to_numpy(dtype=float)
+    names = [str(c) for c in wide.columns]
+    out: dict[str, list[str]] = {}
+    for i in range(len(names)):
+        for j in range(i + 1, len(names)):
+            both = ~np.isnan(v[:, i]) & ~np.isnan(v[:, j])
+            if both.sum() < IDENTICAL_MIN or not np.allclose(v[both, i], v[both, j], rtol=0, atol=1e-9):
+                continue
+            _, counts = np.unique(np.round(v[both, i], 9), return_counts=True)
+            if both.sum() - counts.max() >= IDENTICAL_VARIED:  # not two strong judges of a plain pair
+                out.setdefault(names[i], []).append(names[j])
+                out.setdefault(names[j], []).append(names[i])
+    return out
+
+
+def duplicate_message(diagnosis: dict[str, dict[str, Any]] | str) -> str | None:
+    """One sentence naming judges whose verdicts are identical, or None."""
+    import json
+
+    diag = json.loads(diagnosis or "{}") if isinstance(diagnosis, str) else diagnosis
+    groups = sorted({tuple(sorted([j, *d["identical_to"]])) for j, d in diag.items() if d.get("identical_to")})
+    if not groups:
+        return None
+    listed = "; ".join(" = ".join(g) for g in groups)
+    return (f"judges with identical verdicts on every comparison they share: {listed}. A model that counts judges "
+            "as independent evidence (Dawid-Skene, BWRS, the observed share, a leaderboard's judges) counts "
+            "them several times and narrows its intervals as if they were (5 copies of one judge: coverage "
+            "0.92 -> 0.50); keep one of each, or judges= only the distinct ones")
+
+
+class DuplicateJudgesWarning(UserWarning):
+    """Two or more judges gave identical verdicts on every comparison they share."""
 
 
 def uninformative_judges(diagnosis: dict[str, dict[str, Any]] | str) -> dict[str, str]:
@@ -280,4 +341,7 @@ def diagnose_rows(df: pd.DataFrame, where: str) -> str:
     why = uninformative_message(diagnosis, judges_option=False)
     if why:
         warnings.warn(f"{where}: {why}", UninformativeJudgeWarning, stacklevel=3)
+    same = duplicate_message(diagnosis)
+    if same:
+        warnings.warn(f"{where}: {same}", DuplicateJudgesWarning, stacklevel=3)
     return json.dumps(diagnosis)

@@ -97,3 +97,22 @@ def test_diagnose_table_reads_a_large_judge_on_a_share_of_its_items():
     d = diagnose_table(df)
     assert d["judge0"]["n"] <= MAX_ROWS and d["judge0"]["informative"] is True
     assert d["judge1"]["informative"] is False and "position-determined" in d["judge1"]["flags"]
+
+
+def test_identical_judges_are_found_and_agreeing_strong_judges_are_not():
+    """Copies of one judge (5 of them narrowed Dawid-Skene's interval to [0.61, 0.73] for a truth of
+    0.86) are named; two accurate judges of a plain pair that agree on every item by chance are not."""
+    import bayes_judge as bj
+    from bayes_judge.diagnose import DuplicateJudgesWarning, identical_judges
+
+    base = bj.simulate_win_rate(200, p=0.85, q0=[0.7], seed=5)
+    copies = pd.concat([base.assign(judge=f"j{i}") for i in range(3)], ignore_index=True)
+    t = copies.assign(p_a=np.where(copies["winner"] == "a", 1.0, np.where(copies["winner"] == "b", 0.0, 0.5)))
+    assert identical_judges(t[["item", "a", "b", "judge", "p_a"]]) == {"j0": ["j1", "j2"], "j1": ["j0", "j2"],
+                                                                      "j2": ["j0", "j1"]}
+    plain = bj.simulate_win_rate(100, p=1.0, q0=[1.0, 1.0], seed=1)  # both always right on a one-sided pair
+    tp = plain.assign(p_a=(plain["winner"] == "a").astype(float))
+    assert identical_judges(tp[["item", "a", "b", "judge", "p_a"]]) == {}
+    with pytest.warns(DuplicateJudgesWarning, match="j0 = j1 = j2"):
+        bj.leaderboard(copies.drop(columns="human"), estimand="judges", position_bias=False, sampler="laplace",
+                       chains=2, draws=100)

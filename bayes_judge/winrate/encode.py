@@ -382,6 +382,12 @@ def encode_win_rate(
 
     if why:  # the caller's warning: every judge whose verdicts do not depend on the texts
         warnings.warn(f"win_rate: {why}", UninformativeJudgeWarning, stacklevel=3)
+    if diagnose:
+        from ..diagnose import DuplicateJudgesWarning, duplicate_message
+
+        same = duplicate_message(meta["diagnosis"])
+        if same:
+            warnings.warn(f"win_rate: {same}", DuplicateJudgesWarning, stacklevel=3)
     return WinRateData(
         systems=list(systems),
         pairs=pairs,

@@ -445,10 +445,10 @@ def test_an_update_counts_each_row_and_label_once_and_keeps_the_fit_s_settings(t
     # new battles between old systems only, in two groups that the earlier fit connects
     systems = sorted(set(df["a"]))
     judges = sorted(set(df["judge"]))
-    two = pd.DataFrame([{"item": f"n{i}", "a": x, "b": y, "judge": j,
-                         "winner": "a" if (x == p) == bool((i + k) % 3) else "b"}  # the same text wins both orders
+    two = pd.DataFrame([{"item": f"n{i}", "a": x, "b": y, "judge": j,  # the same text wins both orders,
+                         "winner": "a" if (x == p) == bool((i + k + e) % 3) else "b"}  # each judge its own
                         for i in range(5) for k, (p, q) in enumerate(((systems[0], systems[1]), (systems[2], systems[3])))
-                        for x, y in ((p, q), (q, p)) for j in judges])
+                        for x, y in ((p, q), (q, p)) for e, j in enumerate(judges)])
     upd = bj.leaderboard(two, previous=first, bridge=False, **lap)
     assert upd.attrs["n_rows"] == first.attrs["n_rows"] + len(two)
     # the earlier fit's settings carry over; contradicting them is refused

@@ -257,7 +257,10 @@ def test_a_position_driven_judge_beside_an_informative_one_is_warned_and_recorde
 def test_single_judge_and_unanimous_judges_give_an_honest_interval():
     one = bj.win_rate_summary(bj.win_rate(_pairs_table(80, 1, 0.7, 1)), hdi_prob=0.9).iloc[0]
     same = np.repeat((np.random.default_rng(2).random((80, 1)) < 0.7).astype(float), 6, axis=1)
-    agree = bj.win_rate_summary(bj.win_rate(_table(same)), hdi_prob=0.9).iloc[0]
+    from bayes_judge.diagnose import DuplicateJudgesWarning
+
+    with pytest.warns(DuplicateJudgesWarning, match="j0 = j1 = j2 = j3 = j4 = j5"):  # issue 30: judges that always agree
+        agree = bj.win_rate_summary(bj.win_rate(_table(same)), hdi_prob=0.9).iloc[0]
     for s in (one, agree):  # neither certain nor [0, 1]
         assert 0.25 < s["hdi_high"] - s["hdi_low"] < 0.6 and s["hdi_low"] < 0.7 < s["hdi_high"]
 
