@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,11 @@ LEADERBOARD_MODELS = ("bt-judges", "bt")
 
 class PositionBiasNotIdentifiedError(ValueError):
     """A judge's position bias cannot be told apart from the systems' strengths in this design."""
+
+
+class CountedTwiceWarning(UserWarning):
+    """The joint model (labels without the score bridge) reads several judgments of one comparison
+    as independent draws of the human preference: its intervals are too narrow."""
 
 
 def _settings_of(previous: Any, position_bias: bool | None, system_bias: bool | None,
@@ -408,6 +414,18 @@ def leaderboard(
             "the judges' reading of people's scores (bridge=False): without human labels a preference all "
             "judges share is not in the intervals (on SummEval and HANNA coherence they cover 0-9% of the "
             "experts' Bradley-Terry scores); add labels (human=) before reading these as people's")
+    elif judged_people and n_labels > 0:  # the joint model: each judgment draws its own human preference
+        per = data.meta["n_rows"] / max(data.meta["n_comparisons"], 1)
+        attrs["estimand_note"] = (
+            f"people's scores from one model of the judges and {n_labels} human label(s) (no score bridge: "
+            + ("sampler='laplace'" if sampler == "laplace" else "bridge=False") + ")")
+        if per > 1.2:  # several judges / both orders of one comparison counted as independent human draws
+            why = (f"the comparisons carry {per:.1f} judgments each, and this model gives each judgment its own "
+                   "draw of the human preference, so it counts one comparison's judgments as independent "
+                   "evidence about people: its intervals are too narrow (two judges in both orders: 69% "
+                   "coverage of 90% intervals); fit with NUTS and the default score bridge")
+            attrs["estimand_note"] += "; " + why
+            warnings.warn(f"leaderboard: {why}", CountedTwiceWarning, stacklevel=2)
     idata = build_idata(
         task="leaderboard", model=spec.name, seed=seed,
         sampler=sampler if sampler == "laplace" else ("nutpie (fast path)" if fit.fast else sampler),

@@ -19,6 +19,9 @@ from bayes_judge.leaderboard import (
 )
 from bayes_judge.leaderboard.simulate import simulate_leaderboard
 
+# the joint model's fixtures judge each comparison several times: its warning is asserted in its own test
+pytestmark = pytest.mark.filterwarnings("ignore::bayes_judge.leaderboard.board.CountedTwiceWarning")
+
 FAST = dict(chains=2, draws=400, tune=400)
 
 
@@ -532,3 +535,18 @@ def test_people_s_votes_beside_llm_judges_are_refused_with_the_way_to_pass_them(
     mixed = pd.concat([votes.iloc[:200], df.drop(columns="human").iloc[200:]], ignore_index=True)
     with pytest.raises(ValueError, match="mixes people's votes .* Pass them as human= labels"):
         bj.leaderboard(mixed, sampler="laplace")
+
+
+def test_the_joint_model_says_when_it_counts_one_comparison_s_judgments_apart():
+    """With labels and no score bridge (bridge=False, or Laplace's default), each judgment draws its own
+    human preference: two judges in both orders covered 69% of 90% intervals, with no word."""
+    from bayes_judge.leaderboard.board import CountedTwiceWarning
+
+    df, _ = simulate_leaderboard(6, 300, label_share=0.2, seed=3)  # two judges, both orders
+    with pytest.warns(CountedTwiceWarning, match="carry 4.0 judgments each"):
+        fit = bj.leaderboard(df, sampler="laplace", chains=2, draws=200, seed=0)
+    assert "too narrow" in fit.attrs["estimand_note"]
+    one, _ = simulate_leaderboard(6, 600, label_share=0.2, design="one-judge", seed=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CountedTwiceWarning)  # one judgment a comparison: the model's own design
+        bj.leaderboard(one, sampler="laplace", chains=2, draws=200, seed=0)

@@ -21,6 +21,9 @@ from bayes_judge.leaderboard.simulate import simulate_leaderboard as simulate
 from bayes_judge.report import inputs
 from bayes_judge.report.sections import leaderboard_position_share
 
+# the joint model's fixtures judge each comparison several times: its warning is asserted in its own test
+pytestmark = pytest.mark.filterwarnings("ignore::bayes_judge.leaderboard.board.CountedTwiceWarning")
+
 FAST = {"chains": 2, "draws": 200, "tune": 200, "seed": 0}
 SYSTEMS = [f"sys-{k}" for k in range(6)]
 STRENGTH = np.linspace(1.2, -1.2, len(SYSTEMS))  # sys-0 best
