@@ -27,6 +27,33 @@ class PositionBiasNotIdentifiedError(ValueError):
     """A judge's position bias cannot be told apart from the systems' strengths in this design."""
 
 
+def _warn_contradicted(data: LeaderboardData, min_labelled: int = 20) -> None:
+    """Warn of a judge that people's labels contradict: on the labelled comparisons it names the
+    answer people did not prefer more often than the one they did (its accuracy as the judges-only
+    reading reports it, q, says otherwise: 0.79 for a judge agreeing with 21% of 159 labels)."""
+    from .encode import H_A, H_B
+
+    if not len(data.judges) or data.judges == ["human"]:
+        return
+    with_a, with_b = data.h == H_A, data.h == H_B
+    agree = np.where(with_a, data.n[:, 0] + data.n[:, 3], 0.0) + np.where(with_b, data.n[:, 1] + data.n[:, 4], 0.0)
+    against = np.where(with_a, data.n[:, 1] + data.n[:, 4], 0.0) + np.where(with_b, data.n[:, 0] + data.n[:, 3], 0.0)
+    E = len(data.judges)
+    a, d = np.bincount(data.judge, agree, E), np.bincount(data.judge, against, E)
+    n = a + d
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(n > 0, a / np.where(n > 0, n, 1), np.nan)
+        upper = share + 1.96 * np.sqrt(share * (1 - share) / np.where(n > 0, n, 1))
+    # below chance beyond its sampling error: a weak judge's 40% of 80 is not (its 95% bound reaches 0.51)
+    bad = [(data.judges[e], share[e], int(round(n[e]))) for e in range(E) if n[e] >= min_labelled and upper[e] < 0.5]
+    if bad:
+        listed = ", ".join(f"{j!r} agrees with {share:.0%} of {n}" for j, share, n in bad)
+        warnings.warn(f"leaderboard: people's labels contradict judge(s): {listed} labelled verdicts. Its accuracy "
+                      "in judge_table (q) is the judges-only reading's and does not say this; the scores take the "
+                      "labels' side only as far as the score bridge lets them: check the judge, or leave it out",
+                      UserWarning, stacklevel=3)
+
+
 class CountedTwiceWarning(UserWarning):
     """The joint model (labels without the score bridge) reads several judgments of one comparison
     as independent draws of the human preference: its intervals are too narrow."""
@@ -284,6 +311,7 @@ def leaderboard(
         data = merge_data(data_of_run(previous), data)
         prev_post = previous["posterior"]
         sampling = sampling.replace(tune=min(tune, 300))
+    _warn_contradicted(data)
     people = data.judges == ["human"]
     if "human" in data.judges and not people:  # votes fitted as one more LLM judge (q 0.96), "no labels" said
         raise ValueError(

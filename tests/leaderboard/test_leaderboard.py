@@ -550,3 +550,12 @@ def test_the_joint_model_says_when_it_counts_one_comparison_s_judgments_apart():
     with warnings.catch_warnings():
         warnings.simplefilter("error", CountedTwiceWarning)  # one judgment a comparison: the model's own design
         bj.leaderboard(one, sampler="laplace", chains=2, draws=200, seed=0)
+
+
+def test_a_judge_that_people_s_labels_contradict_is_named():
+    """Judges agreeing with 21% and 32% of people's labels were reported accurate (q 0.79) by the
+    judges-only reading, with no word."""
+    df, _ = simulate_leaderboard(10, 1500, design="one-judge", alpha=(-1.5, -1.0), beta=(0.3, -0.2), label_share=0.1,
+                                 seed=41)
+    with pytest.warns(UserWarning, match=r"labels contradict judge\(s\): 'j0' agrees with 21% of 80"):
+        bj.leaderboard(df, sampler="laplace", chains=2, draws=100, seed=0)
