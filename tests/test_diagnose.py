@@ -116,3 +116,19 @@ def test_identical_judges_are_found_and_agreeing_strong_judges_are_not():
     with pytest.warns(DuplicateJudgesWarning, match="j0 = j1 = j2"):
         bj.leaderboard(copies.drop(columns="human"), estimand="judges", position_bias=False, sampler="laplace",
                        chains=2, draws=100)
+
+
+def test_a_table_judged_in_one_order_says_its_position_bias_is_not_measured(tmp_path, capsys):
+    """Judges naming position A 66% of the time, seen in one order only: the default said 0.70 [0.45,
+    0.91] for a truth of 0.23, and nothing said the position bias could not be measured."""
+    import bayes_judge as bj
+    from bayes_judge.cli import main
+    from bayes_judge.diagnose import one_order_message
+
+    one = bj.simulate_win_rate(60, p=0.3, q0=[0.8, 0.75], seed=1)  # G0 always shown first
+    fit = bj.win_rate(one.assign(human=None), seed=0)
+    assert one_order_message(fit.attrs["judge_diagnosis"])
+    assert main(["summary", str(bj.save_run(fit, tmp_path / "r"))]) == 0
+    assert "POSITION BIAS NOT MEASURED" in capsys.readouterr().out
+    both = bj.simulate_win_rate(60, p=0.3, q0=[0.8, 0.75], seed=1, swap=True)
+    assert one_order_message(bj.win_rate(both.assign(human=None), seed=0).attrs["judge_diagnosis"]) is None

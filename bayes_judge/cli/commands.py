@@ -263,10 +263,14 @@ def run_notes(idata) -> list[str]:
     out = [f"NOT CONVERGED: {attrs['convergence']}"] if attrs.get("convergence") else []
     if attrs.get("approximate"):
         out.append(f"APPROXIMATE: {attrs['approximate']}")
-    from ..diagnose import uninformative_judges
+    from ..diagnose import one_order_message, uninformative_judges
 
+    diagnosis = str(attrs.get("judge_diagnosis", "{}"))
     flagged = [f"UNINFORMATIVE JUDGE {judge}: {why}"  # every kind of run: win rates, rankings, leaderboards
-               for judge, why in uninformative_judges(str(attrs.get("judge_diagnosis", "{}"))).items()]
+               for judge, why in uninformative_judges(diagnosis).items()]
+    one_order = one_order_message(diagnosis)
+    if one_order:
+        flagged.append(f"POSITION BIAS NOT MEASURED: {one_order}")
     if attrs.get("task") != "win-rate":
         if attrs.get("estimand_note"):
             out.append(f"estimand: {attrs.get('estimand', 'human')} ({attrs['estimand_note']})")
