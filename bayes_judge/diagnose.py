@@ -163,9 +163,10 @@ def diagnose_table(df: pd.DataFrame, **thresholds: Any) -> dict[str, dict[str, A
     soft = "p_a" in df.columns and pd.to_numeric(df["p_a"], errors="coerce").notna().any()
     if soft:
         p = pd.to_numeric(df["p_a"], errors="coerce")
-    elif "winner" in df.columns:
-        w = df["winner"].astype(str).str.strip().str.lower()
-        p = w.map({"a": 1.0, "b": 0.0, "tie": 0.5})
+    elif "winner" in df.columns:  # the few distinct spellings read once, not a million strings
+        codes, uniq = pd.factorize(df["winner"])
+        val = pd.Series(uniq).astype(str).str.strip().str.lower().map({"a": 1.0, "b": 0.0, "tie": 0.5})
+        p = pd.Series(np.where(codes >= 0, np.r_[val.to_numpy(float), np.nan][codes], np.nan), index=df.index)
     else:
         return {}
     judge = df["judge"].astype(str) if "judge" in df.columns else pd.Series("judge", index=df.index)
@@ -174,9 +175,7 @@ def diagnose_table(df: pd.DataFrame, **thresholds: Any) -> dict[str, dict[str, A
     out = {}
     for name, g in t.groupby("judge", sort=True):
         if len(g) > MAX_ROWS and "item" in g.columns:  # a screening check: a seeded share of the items
-            items = np.asarray(pd.unique(g["item"]), dtype=object)
-            chosen = np.random.default_rng(0).choice(items, max(1, int(len(items) * MAX_ROWS / len(g))), replace=False)
-            g = g[g["item"].isin(chosen)]
+            g = g[_item_share(g["item"], len(g))]
         d = diagnose_judgments(g, **thresholds)
         if not soft:  # hard verdicts: meant to be hard, and "constant" said in their terms
             keep = [i for i, f in enumerate(d["flags"]) if f != "saturated"]
@@ -197,6 +196,16 @@ IDENTICAL_VARIED = 5  # ... of which at least this many differ from the commones
 # a plain pair agree on every item by chance (98% one way), copies agree on their rarer verdicts too
 
 
+def _item_share(item: pd.Series, n_rows: int) -> np.ndarray:
+    """(n,) bool: the rows of a fixed-seed share of the items, about ``MAX_ROWS`` rows of ``n_rows``
+    (items in order of first appearance, chosen by index: no string comparison per row)."""
+    codes, uniq = pd.factorize(item)
+    chosen = np.random.default_rng(0).choice(len(uniq), max(1, int(len(uniq) * MAX_ROWS / n_rows)), replace=False)
+    keep = np.zeros(len(uniq) + 1, dtype=bool)  # the last: a missing item (code -1), never kept
+    keep[chosen] = True
+    return keep[codes]
+
+
 def identical_judges(t: pd.DataFrame) -> dict[str, list[str]]:
     """Judge → the other judges whose verdicts equal its own on every comparison both judged (at
     least ``IDENTICAL_MIN`` of them, ``IDENTICAL_VARIED`` of those away from the commonest verdict):
@@ -206,9 +215,7 @@ def identical_judges(t: pd.DataFrame) -> dict[str, list[str]]:
     if t["judge"].nunique() < 2 or not {"item", "a", "b"} <= set(t.columns):
         return {}
     if len(t) > MAX_ROWS:
-        items = np.asarray(pd.unique(t["item"]), dtype=object)
-        keep = np.random.default_rng(0).choice(items, max(1, int(len(items) * MAX_ROWS / len(t))), replace=False)
-        t = t[t["item"].isin(keep)]
+        t = t[_item_share(t["item"], len(t))]
     # each verdict for the same system of the pair (the lower-sorted one), whatever the order shown: the
     # commonest verdict is then a system, not a position, and both orders of an item count once each
     a, b = t["a"].astype(str).to_numpy(), t["b"].astype(str).to_numpy()

@@ -42,6 +42,9 @@ def _rows(index: Iterable, limit: int = 8) -> str:
     return f"row(s) {shown}{more}"
 
 
+_BY_VALUE = 10_000  # longer id columns are read value by value (ids_as_text)
+
+
 def ids_as_text(col: pd.Series) -> pd.Series:
     """Candidate / judge / item ids as plain Python strings (object dtype).
 
@@ -52,6 +55,20 @@ def ids_as_text(col: pd.Series) -> pd.Series:
     """
     kind = col.dtype.kind
     inferred = pd.api.types.infer_dtype(col, skipna=True) if kind == "O" else ""
+    if len(col) > _BY_VALUE and (kind in "iuf" or inferred == "string" or (
+            kind != "O" and pd.api.types.is_string_dtype(col.dtype))):
+        # each distinct id read once and the rows pointed at it: the same strings as row by row
+        # (where no two distinct values can hash alike: numbers, or text only), without making a
+        # million Python strings from an Arrow column or formatting a float per row
+        codes, uniq = pd.factorize(col)
+        if (codes >= 0).all():
+            text = _ids_as_text(pd.Series(uniq, dtype=col.dtype), kind, inferred).to_numpy(dtype=object)
+            return pd.Series(text[codes], index=col.index, dtype=object)
+    return _ids_as_text(col, kind, inferred)
+
+
+def _ids_as_text(col: pd.Series, kind: str, inferred: str) -> pd.Series:
+    """:func:`ids_as_text` row by row."""
     if inferred in ("mixed", "mixed-integer"):  # texts beside floats (2.0 and "y"): the floats read as numbers
         is_float = np.fromiter((isinstance(v, float | np.floating) for v in col), dtype=bool, count=len(col))
         if is_float.any():

@@ -118,3 +118,24 @@ def test_ids_mixing_texts_and_whole_floats_stay_one_id():
     two = pd.concat([pd.DataFrame({"item": [1, 1], "a": ["x", "y"], "b": ["y", "z"], "p_a": [0.6, 0.7]}),
                      pd.DataFrame({"item": ["2", 1.0], "a": ["x", "x"], "b": ["y", "z"], "p_a": [0.6, 0.8]})])
     assert sorted(bj.validate_judgments(two)["item"].unique()) == ["1", "2"]
+
+
+@pytest.mark.parametrize("col", [
+    pd.Series(np.r_[np.arange(20_000) % 300, 7].astype(float) + np.r_[np.zeros(20_000), 0.5]),  # floats, one not whole
+    pd.Series(np.r_[np.arange(20_000) % 300, -0.0, 2.0**60]),
+    pd.Series(np.arange(20_000) % 300, dtype=np.uint16),
+    pd.Series([f"s{i % 300}" for i in range(20_000)], dtype="str"),
+    pd.Series([f"s{i % 300}" for i in range(20_000)], dtype=object),
+    pd.Series(np.r_[np.arange(20_000) % 300, np.nan]),  # a missing id: read row by row
+])
+def test_long_id_columns_read_value_by_value_give_the_rows_strings(col):
+    """A long id column is read once per distinct value (no million Python strings from an Arrow
+    column, no float formatted per row): the very strings of the row-by-row reading."""
+    from bayes_judge.schema import _ids_as_text, ids_as_text
+
+    kind = col.dtype.kind
+    inferred = pd.api.types.infer_dtype(col, skipna=True) if kind == "O" else ""
+    fast, slow = ids_as_text(col), _ids_as_text(col, kind, inferred)
+    assert fast.dtype == object and fast.index.equals(col.index)
+    assert fast.fillna("<NA>").tolist() == slow.fillna("<NA>").tolist()
+    assert fast.iloc[301] in ("1", "s1")  # whole floats as integers
