@@ -562,3 +562,44 @@ def test_a_bad_row_is_named_by_its_file_line(tmp_path, capsys):
     path.write_text("item,a,b,winner\nq1,x,y,a\nq2,x,z,b\nq3,y,y,a\n")
     msg = _error(capsys, ["fit", str(path), "--task", "winrate", "--out", str(tmp_path / "r")])
     assert "j.csv" in msg and "compared with itself in line(s) 4" in msg
+
+
+def test_compare_refuses_what_it_would_judge_wrongly_before_judging(tmp_path, capsys):
+    """A second text column judged the word "text" against itself (--text-col beside a 'text'
+    column, or --map onto an existing column); a missing item dropped its rows; --out onto the
+    texts or the store overwrote them; a .json --out failed after all the judging; pairs without
+    an item column named no text."""
+    texts = pd.DataFrame({"item": ["q1", "q1"], "candidate": ["x", "y"], "text": ["LONG X", "LONG Y"],
+                          "summary": ["The cat sat on the mat.", "Mat cat the on sat."]})
+    path = tmp_path / "t.csv"
+    texts.to_csv(path, index=False)
+    out = ["--out", str(tmp_path / "o.csv")]
+    assert "--text-col 'summary' while the file also has a column 'text'" in _error(
+        capsys, ["compare", str(path), "--text-col", "summary", *out])
+    assert "would rename onto a column" in _error(capsys, ["compare", str(path), "--map", "text=summary", *out])
+    assert "is the TEXTS file" in _error(capsys, ["compare", str(path), "--out", str(path)])
+    store = tmp_path / "s.csv"  # a store may have any name
+    store.write_bytes(b"")
+    assert "is the --store file" in _error(capsys, ["compare", str(path), "--store", str(store), "--out", str(store)])
+    assert "unsupported file type '.json'" in _error(capsys, ["compare", str(path), "--out", str(tmp_path / "o.json")])
+    gap = tmp_path / "gap.csv"
+    pd.DataFrame({"item": ["q1", "q1", None, None], "candidate": ["x", "y", "x", "y"],
+                  "text": ["a b", "c d", "e f", "g h"]}).to_csv(gap, index=False)
+    assert "missing item on line(s) [4, 5]" in _error(capsys, ["compare", str(gap), *out])
+    two = tmp_path / "two.csv"
+    pd.DataFrame({"item": ["q1", "q1", "q2", "q2"], "candidate": ["x", "y", "x", "y"],
+                  "text": ["a b", "c d", "e f", "g h"]}).to_csv(two, index=False)
+    pairs = tmp_path / "pairs.csv"
+    pd.DataFrame({"a": ["x"], "b": ["y"]}).to_csv(pairs, index=False)
+    assert "the pairs name no item, and" in _error(capsys, ["compare", str(two), "--pairs", str(pairs), *out])
+    assert "'all' takes no K" in _error(capsys, ["compare", str(two), "--pairs", "all:5", *out])
+    assert "item 'q1': " in _error(capsys, ["compare", str(two), "--pairs", "greedy-d-optimal:3", *out])
+    assert not (tmp_path / "o.csv").exists() and path.read_text().startswith("item,candidate,text,summary")
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "x"])
+def test_max_rows_must_be_a_positive_number(value, tmp_path, capsys):
+    """--max-rows 0 printed an empty table with "(5 more rows)"; a negative one cut rows silently."""
+    with pytest.raises(SystemExit) as exc:
+        main(["summary", str(tmp_path / "run"), "--max-rows", value])
+    assert exc.value.code == 2 and "--max-rows: must be" in capsys.readouterr().err

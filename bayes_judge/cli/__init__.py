@@ -43,6 +43,17 @@ __all__ = ["main", "build_parser"]
 _FMT = argparse.RawDescriptionHelpFormatter
 
 
+def _rows(value: str) -> int:
+    """``--max-rows``: a whole number of rows, at least 1."""
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {value!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
+
 def _fill(text: str) -> str:
     return textwrap.fill(" ".join(text.replace("``", "").split()), 92)
 
@@ -142,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="winrate: human labels in a file of their own: item, a, b, human ('a' / 'b' in that row's order)")
     fit.add_argument("--human-map", metavar="COL=FILECOL,...", help="rename the columns of --human")
     fit.add_argument("--hdi-prob", type=float, default=HDI_PROB, help=f"mass of the intervals printed (default {HDI_PROB})")
-    fit.add_argument("--max-rows", type=int, default=30, help="rows of the summary printed (default 30)")
+    fit.add_argument("--max-rows", type=_rows, default=30, help="rows of the summary printed (default 30)")
     fit.add_argument("--out", required=True, metavar="RUN",
                      help="the run to write: RUN.nc (InferenceData) and RUN.json (manifest)")
 
@@ -185,7 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "approximation, importance-corrected: seconds at a million comparisons; it says when it fails)")
     lb.add_argument("--hdi-prob", type=float, default=HDI_PROB, help=f"mass of the intervals (default {HDI_PROB})")
     lb.add_argument("--csv", metavar="FILE", help="also write the leaderboard table (.csv or .parquet)")
-    lb.add_argument("--max-rows", type=int, default=50, help="rows printed (default 50)")
+    lb.add_argument("--max-rows", type=_rows, default=50, help="rows printed (default 50)")
     lb.add_argument("--out", required=True, metavar="RUN", help="the run to write: RUN.nc and RUN.json")
 
     # -- summary --------------------------------------------------------------------------------
@@ -194,7 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     summ.add_argument("runs", nargs="+", metavar="RUN", help="saved runs (NAME, NAME.nc or NAME.json)")
     summ.add_argument("--csv", metavar="FILE", help="also write all rows to this CSV (or .parquet) file")
     summ.add_argument("--hdi-prob", type=float, default=HDI_PROB, help=f"mass of the intervals (default {HDI_PROB})")
-    summ.add_argument("--max-rows", type=int, default=40, help="rows printed per run (default 40)")
+    summ.add_argument("--max-rows", type=_rows, default=40, help="rows printed per run (default 40)")
 
     # -- report ---------------------------------------------------------------------------------
     rep = _sub(sub, "report", cmd_report, "HTML diagnostics report of saved runs",
@@ -238,7 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "e.g. 'a=model_a,b=model_b'")
     sel.add_argument("--item", help="write this item id in an item column (and keep only its rows of --existing)")
     sel.add_argument("--seed", type=int, default=0, help="seed of the random methods (default 0)")
-    sel.add_argument("--max-rows", type=int, default=20, help="rows printed (default 20)")
+    sel.add_argument("--max-rows", type=_rows, default=20, help="rows printed (default 20)")
     sel.add_argument("--out", required=True, metavar="PAIRS", help="the pairs table to write (.csv or .parquet)")
 
     # -- compare --------------------------------------------------------------------------------

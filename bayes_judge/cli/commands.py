@@ -451,10 +451,19 @@ def _count_or_word(value, option: str, words: tuple[str, ...]) -> int | str:
 def cmd_compare(args: argparse.Namespace) -> int:
     """Judge pairs of texts with an LLM (``bayes_judge.comparator.Comparator``) and write the
     judgments table."""
+    import numpy as np
+
     from ..comparator import Comparator
     from ..comparator.planning import plan_pairs
+    from ..schema import ids_as_text
 
-    out = check_output(args.out, "judgments table")
+    out = check_table_output(args.out, "judgments table")  # before the judging, not after it
+    same = [(o, Path(v)) for o, v in (("TEXTS", args.texts), ("--store", args.store),
+                                      ("--pairs", args.pairs)) if v and Path(v).exists()]
+    for option, path in same:
+        if path.resolve() == out.resolve():
+            raise CLIError(f"--out {out} is the {option} file: writing the judgments there would overwrite it; "
+                           "give another --out")
     texts = read_table(args.texts, "texts table")
     if args.map:  # the package's column = the file's column, as --map of the other commands
         from ..readers import _parse_mapping
@@ -467,11 +476,24 @@ def cmd_compare(args: argparse.Namespace) -> int:
         if bad:
             raise CLIError(f"--map {args.map!r}: {bad} name no column of {args.texts} "
                            f"(its columns: {list(texts.columns)}); write COL=FILECOL")
+        onto = [r.entry for r in renames if r.target in texts.columns and r.target != r.source]
+        if onto:
+            raise CLIError(f"--map {args.map!r}: {onto} would rename onto a column {args.texts} already has "
+                           f"(its columns: {list(texts.columns)}); drop or rename that column first")
         texts = texts.rename(columns={r.source: r.target for r in renames})
     missing = {"item", "candidate", args.text_col} - set(texts.columns)
     if missing:
         raise CLIError(f"{args.texts}: missing column(s) {sorted(missing)} (need item, candidate, {args.text_col})")
-    texts = texts.assign(item=texts["item"].astype(str), candidate=texts["candidate"].astype(str))
+    if args.text_col != "text" and "text" in texts.columns:
+        raise CLIError(f"{args.texts}: --text-col {args.text_col!r} while the file also has a column 'text': "
+                       "say which holds the texts by dropping or renaming the other")
+    for col in ("item", "candidate"):
+        na = texts[col].isna().to_numpy()
+        if na.any():
+            lines = (np.flatnonzero(na) + 2).tolist()  # the file's lines: a header, then 1-based rows
+            raise CLIError(f"{args.texts}: missing {col} on line(s) {lines[:8]}"
+                           + (f" and {len(lines) - 8} more" if len(lines) > 8 else ""))
+    texts = texts.assign(item=ids_as_text(texts["item"]), candidate=ids_as_text(texts["candidate"]))
     contexts = None
     if args.context_col:
         if args.context_col not in texts.columns:
@@ -484,12 +506,20 @@ def cmd_compare(args: argparse.Namespace) -> int:
         contexts = per_item.first().to_dict()
     if args.pairs.lower().endswith((".csv", ".parquet", ".pq")):
         pairs = read_table(args.pairs, "pairs table")
+        if "item" not in pairs.columns:  # as `select` writes them without --item
+            items = texts["item"].unique()
+            if len(items) != 1:
+                raise CLIError(f"{args.pairs}: the pairs name no item, and {args.texts} holds {len(items)} items; "
+                               "add an item column (`bayes-judge select --item ITEM` writes one)")
+            pairs = pairs.assign(item=items[0])
     else:
         method, _, k = args.pairs.partition(":")
         try:
             k_int = int(k) if k else None
         except ValueError:
             raise CLIError(f"--pairs {args.pairs!r}: K must be an integer") from None
+        if method == "all" and k:
+            raise CLIError(f"--pairs {args.pairs!r}: 'all' takes no K (it plans every pair of each item)")
         pairs = plan_pairs(texts, method, k=k_int, seed=args.seed)
     if args.endpoint and not args.model:
         raise CLIError("--endpoint needs --model naming the served model (see GET /v1/models on the server)")

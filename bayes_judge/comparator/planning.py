@@ -50,6 +50,9 @@ def plan_pairs(candidates: pd.DataFrame, method: str = "all", *, k: int | None =
         else:
             assert k is not None  # checked above: every selection plan needs k
             # method is one of PLANS other than "all": a selection Method
-            pairs = select_comparisons(cands, k, method=cast("Method", method), seed=seed + n)
+            try:
+                pairs = select_comparisons(cands, k, method=cast("Method", method), seed=seed + n)
+            except ValueError as err:
+                raise ValueError(f"item {item!r}: {err}") from err
         out.append(pairs.assign(item=str(item))[["item", "a", "b"]])
     return pd.concat(out, ignore_index=True)
