@@ -542,12 +542,19 @@ def win_rate(
         )
         dims.update(extra.pop("dims"))
 
-    attrs["estimand"] = "judges" if method == "observed" else estimand  # k (eq. 4) is what the judges say
+    # k (eq. 4) and the independent raters' mean rate are what the judges say, not people
+    attrs["estimand"] = "judges" if method in ("observed", "independent") else estimand
     if method == "observed":
-        attrs["estimand_note"] = ("the judges' pooled share k (Gao et al. 2024, eq. 4) with its Beta posterior; "
+        attrs["estimand_note"] = ("the mean over judges of each judge's share k (Gao et al. 2024, eq. 4) with its "
+                                  "Beta posterior, every judge weighted alike however many verdicts it gave; "
                                   "biased for people's rate wherever the judges err (eq. 9), and its interval "
                                   "treats every verdict as independent while an item's verdicts move together: "
                                   "for the judges' rate over items use estimand='judges'")
+    elif method == "independent":
+        attrs["estimand_note"] = ("the mean of the judges' own rates (independent raters, no latent truth; every "
+                                  "judge weighted alike), people's labels counted as one more rater of that rate: "
+                                  "the judges' rate, biased for people's wherever the judges err; for people's "
+                                  "rate use the default method")
     elif method == "regression":  # a finite population: the labelled items count as observed
         n_items = int(data.n_units)
         n_lab = int((np.asarray(data.label) >= 0).sum())
@@ -618,8 +625,11 @@ def _no_label_post(data: WinRateData, method: str, priors: BridgePrior | None, *
     P = len(data.pairs)
     n_items = np.bincount(data.unit_pair, minlength=P)
     judged = (data.n_first + data.n_second + data.n_tie).sum(axis=1) > 0
-    if not judged.all():  # encode_win_rate keeps only judged units; a guard, not a case
-        raise ValueError(f"{method}: {int((~judged).sum())} item(s) have no verdict")
+    if not judged.all():  # items whose only verdicts came from judges left out by judges=
+        bare = [data.unit_labels[i] for i in np.flatnonzero(~judged)]
+        raise ValueError(f"{int((~judged).sum())} item(s) have no verdict from the judges kept (e.g. "
+                         f"{bare[:5]}): judges= left out the only judges of them; keep those judges, or drop "
+                         "these items from the table")
     if method == "panel":
         s = panel_scores(data.n_first, data.n_second, data.n_tie)
         p = judges_draws(s, data.unit_pair, P, chains=chains, draws=draws, seed=seed)

@@ -337,3 +337,21 @@ def test_one_source_set_twice_is_refused_by_transfer():
     tgt = bj.simulate_win_rate(60, p=0.8, q0=[0.8, 0.7], seed=4).assign(human=None)
     with pytest.raises(ValueError, match="sources 'a' and 'b' hold the same judgments and labels"):
         bj.win_rate(tgt, ood={"a": src, "b": src.copy()})
+
+
+def test_the_judges_own_rates_are_named_the_judges_and_bare_items_named():
+    """method='independent' (the mean of the judges' rates) was labelled people's rate, 0.646 for
+    people's 0.75 with a verdict; 'observed' said "pooled share" of an unweighted mean over judges;
+    items left without verdicts by judges= ended in "bridge: 5 item(s) have no verdict"."""
+    rng = np.random.default_rng(3)
+    votes = (rng.random((40, 3)) < 0.7).astype(float)
+    df = _table(votes)
+    ind = bj.win_rate(df, method="independent", chains=2, draws=200, tune=200, seed=0)
+    assert ind.attrs["estimand"] == "judges" and "the mean of the judges' own rates" in ind.attrs["estimand_note"]
+    assert bj.win_rate_summary(ind)["estimand"].iloc[0] == "judges"
+    obs = bj.win_rate(df, method="observed", seed=0)
+    assert "every judge weighted alike however many verdicts it gave" in obs.attrs["estimand_note"]
+    bare = df[~((df["judge"] != "j2") & (df["item"] < 5))]  # items 0-4 judged by j2 only
+    for kw in ({}, {"estimand": "judges"}):
+        with pytest.raises(ValueError, match=r"5 item\(s\) have no verdict from the judges kept .*judges= left out"):
+            bj.win_rate(bare, judges=["j0", "j1"], seed=0, **kw)
