@@ -160,20 +160,24 @@ def diagnose_table(df: pd.DataFrame, **thresholds: Any) -> dict[str, dict[str, A
     """
     if df.empty:
         return {}
-    soft = "p_a" in df.columns and pd.to_numeric(df["p_a"], errors="coerce").notna().any()
-    if soft:
-        p = pd.to_numeric(df["p_a"], errors="coerce")
-    elif "winner" in df.columns:  # the few distinct spellings read once, not a million strings
+    if "p_a" not in df.columns and "winner" not in df.columns:
+        return {}
+    # each row's p_a where given, else its hard verdict: a table may mix judges of both kinds
+    p = (pd.to_numeric(df["p_a"], errors="coerce").to_numpy(float) if "p_a" in df.columns
+         else np.full(len(df), np.nan))
+    given = ~np.isnan(p)
+    if "winner" in df.columns and not given.all():  # the few distinct spellings read once, not a million strings
         codes, uniq = pd.factorize(df["winner"])
         val = pd.Series(uniq).astype(str).str.strip().str.lower().map({"a": 1.0, "b": 0.0, "tie": 0.5})
-        p = pd.Series(np.where(codes >= 0, np.r_[val.to_numpy(float), np.nan][codes], np.nan), index=df.index)
-    else:
-        return {}
+        hard = np.where(codes >= 0, np.r_[val.to_numpy(float), np.nan][codes], np.nan)
+        p = np.where(given, p, hard)
     judge = df["judge"].astype(str) if "judge" in df.columns else pd.Series("judge", index=df.index)
     cols = [c for c in ("item", "a", "b") if c in df.columns]
-    t = df[cols].assign(p_a=p.to_numpy(), judge=judge.to_numpy())
+    t = df[cols].assign(p_a=p, judge=judge.to_numpy(), _soft=given)
     out = {}
     for name, g in t.groupby("judge", sort=True):
+        soft = bool(g["_soft"].any())
+        g = g.drop(columns="_soft")
         if len(g) > MAX_ROWS and "item" in g.columns:  # a screening check: a seeded share of the items
             g = g[_item_share(g["item"], len(g))]
         d = diagnose_judgments(g, **thresholds)
@@ -186,7 +190,7 @@ def diagnose_table(df: pd.DataFrame, **thresholds: Any) -> dict[str, dict[str, A
                     f"all {d['n']} of its verdicts are {v.get(float(g['p_a'].iloc[0]), 'the same')}: "
                     "they do not depend on the texts")
         out[str(name)] = {k: d[k] for k in _KEEP}
-    for name, same in identical_judges(t).items():  # copies: the models that count judges apart overcount them
+    for name, same in identical_judges(t.drop(columns="_soft")).items():  # copies: counted several times
         out[name]["identical_to"] = same
     return out
 

@@ -132,3 +132,20 @@ def test_a_table_judged_in_one_order_says_its_position_bias_is_not_measured(tmp_
     assert "POSITION BIAS NOT MEASURED" in capsys.readouterr().out
     both = bj.simulate_win_rate(60, p=0.3, q0=[0.8, 0.75], seed=1, swap=True)
     assert one_order_message(bj.win_rate(both.assign(human=None), seed=0).attrs["judge_diagnosis"]) is None
+
+
+def test_a_winner_only_judge_beside_soft_judges_is_diagnosed():
+    """A table with p_a for some judges read every judge's p_a: a judge that gave only winners
+    (always 'a', both orders) had no p_a, was scored on nothing and passed as informative."""
+    from bayes_judge.diagnose import diagnose_table
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for i in range(60):
+        for a, b in (("x", "y"), ("y", "x")):
+            p = float(np.clip(rng.normal(0.7 if a == "x" else 0.3, 0.1), 0.01, 0.99))
+            rows.append(dict(item=i, a=a, b=b, judge="soft", p_a=p, winner=None))
+            rows.append(dict(item=i, a=a, b=b, judge="hard", p_a=np.nan, winner="a"))
+    d = diagnose_table(pd.DataFrame(rows))
+    assert "constant" in d["hard"]["flags"] and not d["hard"]["informative"]
+    assert d["soft"]["informative"] and d["hard"]["n"] == 120

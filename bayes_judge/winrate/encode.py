@@ -315,8 +315,8 @@ def encode_win_rate(
             uninformative_message,
         )
 
-        verdict_col = "p_a" if "p_a" in v.columns and v["p_a"].notna().any() else "winner"
-        meta["diagnosis"] = diagnose_table(v.loc[keep, ["item", "a", "b", "judge", verdict_col]])
+        verdicts = [c for c in ("p_a", "winner") if c in v.columns]  # p_a where given, else the winner
+        meta["diagnosis"] = diagnose_table(v.loc[keep, ["item", "a", "b", "judge", *verdicts]])
         why = uninformative_message(meta["diagnosis"])
         if (meta["diagnosis"] and all("constant" in d.get("flags", []) for d in meta["diagnosis"].values())
                 and not (label >= 0).any()):
