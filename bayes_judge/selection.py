@@ -225,8 +225,12 @@ def _existing_indices(
     missing = [c for c in ("a", "b") if c not in existing.columns]
     if missing:
         raise ValueError(f"existing: missing column(s) {missing}; expected columns a, b")
-    ea = ids.get_indexer(pd.Index(existing["a"]))
-    eb = ids.get_indexer(pd.Index(existing["b"]))
+    from .schema import ids_as_text
+
+    # matched as text, as a judgments table reads ids (candidate 1 is the validated table's "1")
+    text = pd.Index(ids_as_text(pd.Series(list(ids), dtype=object)))
+    ea = text.get_indexer(pd.Index(ids_as_text(existing["a"].reset_index(drop=True))))
+    eb = text.get_indexer(pd.Index(ids_as_text(existing["b"].reset_index(drop=True))))
     for col, pos in (("a", ea), ("b", eb)):
         bad = pos < 0
         if bad.any():

@@ -97,3 +97,13 @@ def test_the_namespace_and_its_top_level_aliases():
 def test_aliases_name_the_same_set():
     pd.testing.assert_frame_equal(bj.load_dataset("llmbar_mtbench"), bj.load_dataset("mtbench"))
     pd.testing.assert_frame_equal(bj.load_items("natural"), bj.load_items("llmbar_natural"))
+
+
+@pytest.mark.parametrize("share", [1.5, -0.2, float("nan"), "0.8"])
+def test_assign_generators_refuses_a_share_outside_zero_one(share):
+    """share=-0.2 recorded p_true -0.18 while 82% of the items went to G0 (perm[:-2])."""
+    df = bj.load_dataset("mtbench")
+    with pytest.raises(ValueError, match=r"share is the true win rate of 'G0', a number in \[0, 1\]"):
+        bj.assign_generators(df, share=share)
+    with pytest.raises(ValueError, match="two different names"):
+        bj.assign_generators(df, systems=("X", "X"))

@@ -370,3 +370,14 @@ def test_candidates_that_a_judgments_table_would_merge_or_refuse_are_refused():
     with pytest.raises(ValueError, match=r"ids \[1, '1'\] are one candidate"):
         bj.select_comparisons([1, "1", 2], 2)
     assert len(bj.select_comparisons([1, 2, 3], 2)) == 2
+
+
+def test_existing_comparisons_from_a_validated_table_match_integer_candidates():
+    """A validated judgments table holds ids as text: existing=bj.validate_judgments(t) beside
+    candidates 0..3 was refused as "unknown candidate(s) ['0', '1']"."""
+    import bayes_judge as bj
+
+    t = pd.DataFrame({"item": "q", "a": [0, 1], "b": [1, 2], "winner": ["a", "b"]})
+    fresh = bj.select_comparisons(4, 3, method="greedy-d-optimal", existing=bj.validate_judgments(t))
+    done = {frozenset(p) for p in [(0, 1), (1, 2)]}
+    assert len(fresh) == 3 and not any(frozenset((a, b)) in done for a, b in zip(fresh["a"], fresh["b"], strict=True))

@@ -42,6 +42,10 @@ def assign_generators(
     """
     from ..schema import validate_judgments
 
+    if isinstance(share, bool) or not isinstance(share, int | float | np.integer | np.floating) or not 0 <= share <= 1:
+        raise ValueError(f"share is the true win rate of {systems[0]!r}, a number in [0, 1]; got {share!r}")
+    if len(systems) != 2 or str(systems[0]) == str(systems[1]):
+        raise ValueError(f"systems must be two different names, got {systems!r}")
     v = validate_judgments(df)
     if v["human"].isna().any():
         rows = list(v.index[v["human"].isna()][:8])
