@@ -197,8 +197,16 @@ def test_fit_names_the_estimand_and_an_uninformative_judge(tmp_path, capsys):
     assert "estimand: human" in text and "prior: logit p* = λ·logit π + α" in text
     assert "UNINFORMATIVE JUDGE stuck" in text and "follows the position" in text
     assert "UNINFORMATIVE JUDGE judge0" not in text
+    # the prior's sensitivity for every pair, and the labels that would decide it
+    fit = bj.load_run(out)
+    sens = json.loads(fit.attrs["prior_sensitivity"])
+    pair = str(fit.posterior["pair"].to_numpy()[0])
+    assert "prior sensitivity (90% equal-tailed intervals: as fitted; with the bridge prior's spreads 0.5x and 2x):" in text
+    assert f"  {pair}: [" in text and f"[{sens['x2'][0][0]:.3f}, {sens['x2'][0][1]:.3f}]" in text
+    assert "labels_to_decide" in text
     assert main(["summary", str(out)]) == 0
-    assert "UNINFORMATIVE JUDGE stuck" in capsys.readouterr().out
+    again = capsys.readouterr().out
+    assert "UNINFORMATIVE JUDGE stuck" in again and "labels_to_decide" in again
     assert main(["fit", str(path), "--task", "winrate", "--estimand", "judges", "--out", str(tmp_path / "j2"),
                  "--draws", "100", "--chains", "2"]) == 0
     assert "estimand: judges" in capsys.readouterr().out

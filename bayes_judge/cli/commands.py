@@ -45,7 +45,7 @@ TIE_MODES = ("random", "skip")
 SELECT_METHODS = ("greedy-d-optimal", "random", "no-repeat", "symmetric")
 
 WINRATE_COLUMNS = ["system_a", "system_b", "p_mean", "hdi_low", "hdi_high", "prob_gt_half", "k_observed",
-                   "r_hat", "ess_bulk"]
+                   "labels_to_decide", "r_hat", "ess_bulk"]  # labels_to_decide: no-label human rates only
 SCORE_COLUMNS = ["item", "candidate", "mean", "hdi_low", "hdi_high", "mean_rank", "p_best", "r_hat", "ess_bulk"]
 
 
@@ -120,7 +120,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
         idata = bj.win_rate(df, method=method, prior=args.prior, ood=ood, ds_model=args.ds_model,
                             systems=_split_list(args.systems), swap=args.swap or "sum",
                             ties=args.ties, estimand=args.estimand, human=human, **kw)
-        table = bj.win_rate_summary(idata, hdi_prob=args.hdi_prob)[WINRATE_COLUMNS]
+        table = bj.win_rate_summary(idata, hdi_prob=args.hdi_prob)
+        table = table[[c for c in WINRATE_COLUMNS if c in table.columns]]
         what = f"win rate, {idata.attrs['method']} (prior {idata.attrs['prior']})"
     else:
         # method is one of RANK_METHODS (checked above)
@@ -286,9 +287,19 @@ def run_notes(idata) -> list[str]:
         out.append(f"prior: {attrs['bridge_prior']}")
         sens = json.loads(str(attrs.get("prior_sensitivity", "{}")) or "{}")
         if sens:
-            first = {k: v[0] for k, v in sens.items()}
-            out.append("prior sensitivity (first pair, 90% interval): "
-                       + ", ".join(f"spreads {k[1:]}x: [{lo:.3f}, {hi:.3f}]" for k, (lo, hi) in first.items()))
+            import numpy as np
+
+            pairs = [str(x) for x in idata.posterior["p"]["pair"].to_numpy()]
+            p = idata.posterior["p"].to_numpy().reshape(-1, len(pairs))
+            q = np.quantile(p, [0.05, 0.95], axis=0)
+            out.append("prior sensitivity (90% equal-tailed intervals: as fitted; with the bridge prior's spreads "
+                       + " and ".join(f"{k[1:]}x" for k in sens) + "):")
+            shown = min(len(pairs), 10)
+            for j in range(shown):
+                out.append(f"  {pairs[j]}: [{q[0, j]:.3f}, {q[1, j]:.3f}]; "
+                           + "; ".join(f"[{v[j][0]:.3f}, {v[j][1]:.3f}]" for v in sens.values()))
+            if shown < len(pairs):
+                out.append(f"  ... and {len(pairs) - shown} more pairs (idata.attrs['prior_sensitivity'])")
     return out + flagged
 
 

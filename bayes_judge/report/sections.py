@@ -23,6 +23,7 @@ __all__ = ["build_sections", "Context"]
 
 PPP_LOW, PPP_HIGH = 0.025, 0.975  # posterior predictive p-values outside flag a misfit
 POSITION_WARN = 0.1  # |P(A) - 0.5| above this is highlighted
+FEW_ITEMS = 10  # a win-rate pair judged on fewer items is named as a problem
 PREFERENCE_MAX = 40  # systems shown in a leaderboard's P(i ≻ j) heat map
 FOREST_MAX = 50  # systems drawn in a leaderboard's score forest
 
@@ -400,8 +401,53 @@ def win_rate_section(ctx: Context) -> Section:
                    "median; add labels, or use the default estimator (method=None).")
             sec.blocks.append(Text(msg, cls="fail"))
             ctx.problems.append(msg)
+    if "labels_to_decide" in summ.columns:  # a no-label human rate: what would decide an undecided pair
+        cols.insert(cols.index("verdict") + 1, "labels_to_decide")
+        undecided = summ["labels_to_decide"] > 0
+        summ.loc[undecided, "verdict"] = [
+            f"{v}; about {int(n)} labels would decide" for v, n in
+            zip(summ.loc[undecided, "verdict"], summ.loc[undecided, "labels_to_decide"], strict=True)]
     sec.blocks.append(table_from_frame(summ[cols], caption="bj.win_rate_summary", cell_cls=_diag_cell_cls))
+    sec.blocks.extend(_win_rate_limits(ctx, summ))
     return sec
+
+
+def _win_rate_limits(ctx: Context, summ: pd.DataFrame) -> list:
+    """What bounds a win rate's interval, said beside it: the no-label prior's sensitivity, one
+    judge alone, pairs judged on few items."""
+    out: list = []
+    sens = json.loads(str(ctx.attrs.get("prior_sensitivity") or "{}"))
+    p = ctx.idata["posterior"]["p"]
+    pairs = [str(x) for x in p["pair"].to_numpy()]
+    if sens:
+        q = np.quantile(p.to_numpy().reshape(-1, len(pairs)), [0.05, 0.95], axis=0)
+        rows = {"pair": pairs, "as fitted": [f"[{lo:.3f}, {hi:.3f}]" for lo, hi in q.T]}
+        for k, v in sens.items():
+            rows[f"prior's spreads {k[1:]}×"] = [f"[{lo:.3f}, {hi:.3f}]" for lo, hi in v]
+        out.append(table_from_frame(
+            pd.DataFrame(rows), index=False,
+            caption="Prior sensitivity: 90% equal-tailed interval of p as fitted, and with the bridge prior's "
+            "spreads halved and doubled",
+            note="Without labels the interval is as wide as the prior says the judges' consensus can lie from "
+            "people's; a conclusion that changes across these columns rests on the prior, not on the verdicts."))
+    n_items = ctx.attrs.get("n_items")
+    if isinstance(n_items, str):
+        n_items = json.loads(n_items)
+    if n_items is not None and len(n_items) == len(pairs):
+        few = [(pr, int(n)) for pr, n in zip(pairs, n_items, strict=True) if int(n) < FEW_ITEMS]
+        if few:
+            msg = ("Judged on few items: " + ", ".join(f"{pr} ({n})" for pr, n in few[:8])
+                   + (f" and {len(few) - 8} more" if len(few) > 8 else "")
+                   + f"; with under {FEW_ITEMS} items a pair's interval is wide for want of items, whatever the "
+                   "judges say: judge more of its items.")
+            out.append(Text(msg, cls="fail"))
+            ctx.problems.append(msg)
+    judges = ctx.idata["posterior"].coords.get("judge")
+    n_judges = len(judges) if judges is not None else len(json.loads(str(ctx.attrs.get("judge_diagnosis") or "{}")))
+    if n_judges == 1 and ctx.attrs.get("estimand") == "human" and int(ctx.attrs.get("n_labels", 0) or 0) == 0:
+        out.append(Text("One judge and no human label: nothing in the verdicts says how often it errs, so the "
+                        "interval of people's rate is the bridge prior's spread around its rate.", cls="note"))
+    return out
 
 
 def score_section(ctx: Context) -> Section:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from html.parser import HTMLParser
 
@@ -213,3 +214,33 @@ def test_a_laplace_fit_is_reported_by_its_own_check(tmp_path):
     html = (bj.report({"lap": fit}, tmp_path / "r.html")).read_text()
     assert "all checks pass" not in html and "All convergence diagnostics pass" not in html
     assert "far from this posterior" in html and "Sampler, per chain" not in html
+
+
+def test_a_no_label_win_rate_shows_its_prior_sensitivity_labels_to_decide_and_limits(tmp_path):
+    """Issue 30: without labels the report shows how the interval moves with the bridge prior,
+    how many labels would decide an undecided pair, names a pair judged on 3 items as a problem,
+    and says why one judge's interval is the prior's."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for i in range(40):
+        for j in range(3):
+            w = "a" if rng.random() < 0.7 else "b"
+            rows += [dict(item=i, a="A", b="B", judge=f"j{j}", winner=w),
+                     dict(item=i, a="B", b="A", judge=f"j{j}", winner="b" if w == "a" else "a")]
+    for i in range(3):
+        for j, w in (("j0", "a"), ("j1", "b")):
+            rows += [dict(item=100 + i, a="C", b="D", judge=j, winner=w),
+                     dict(item=100 + i, a="D", b="C", judge=j, winner="b" if w == "a" else "a")]
+    df = pd.DataFrame(rows)
+    fit = bj.win_rate(df, seed=0)
+    sens = json.loads(fit.attrs["prior_sensitivity"])
+    block = bj.report({"nolabel": fit}, tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "Prior sensitivity: 90% equal-tailed interval" in block
+    lo, hi = sens["x2"][0]
+    assert f"[{lo:.3f}, {hi:.3f}]" in block  # the A vs B row, prior twice as wide
+    n = int(bj.win_rate_summary(fit).loc["C vs D", "labels_to_decide"])
+    assert f"cannot tell apart; about {n} labels would decide" in block
+    assert "Judged on few items: C vs D (3)" in block and 'class="badge fail"' in block
+    assert "One judge and no human label" not in block
+    one = bj.win_rate(df[df["judge"] == "j0"], seed=0)
+    assert "One judge and no human label" in bj.report({"one": one}, tmp_path / "o.html").read_text(encoding="utf-8")
