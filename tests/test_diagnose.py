@@ -99,7 +99,7 @@ def test_diagnose_table_reads_a_large_judge_on_a_share_of_its_items():
     assert d["judge1"]["informative"] is False and "position-determined" in d["judge1"]["flags"]
 
 
-def test_identical_judges_are_found_and_agreeing_strong_judges_are_not():
+def test_identical_judges_are_found_and_agreeing_strong_judges_are_not(tmp_path):
     """Copies of one judge (5 of them narrowed Dawid-Skene's interval to [0.61, 0.73] for a truth of
     0.86) are named; two accurate judges of a plain pair that agree on every item by chance are not."""
     import bayes_judge as bj
@@ -114,8 +114,14 @@ def test_identical_judges_are_found_and_agreeing_strong_judges_are_not():
     tp = plain.assign(p_a=(plain["winner"] == "a").astype(float))
     assert identical_judges(tp[["item", "a", "b", "judge", "p_a"]]) == {}
     with pytest.warns(DuplicateJudgesWarning, match="j0 = j1 = j2"):
-        bj.leaderboard(copies.drop(columns="human"), estimand="judges", position_bias=False, sampler="laplace",
-                       chains=2, draws=100)
+        fit = bj.leaderboard(copies.drop(columns="human"), estimand="judges", position_bias=False,
+                             sampler="laplace", chains=2, draws=100)
+    # kept with the run: the CLI's notes and the report say it after the warning is gone
+    from bayes_judge.cli.commands import run_notes
+
+    assert any(line.startswith("IDENTICAL JUDGES: judges with identical verdicts") for line in run_notes(fit))
+    html = bj.report(fit, tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "Identical judges: judges with identical verdicts on every comparison they share: j0 = j1 = j2" in html
 
 
 def test_a_table_judged_in_one_order_says_its_position_bias_is_not_measured(tmp_path, capsys):

@@ -264,7 +264,7 @@ def run_notes(idata) -> list[str]:
     out = [f"NOT CONVERGED: {attrs['convergence']}"] if attrs.get("convergence") else []
     if attrs.get("approximate"):
         out.append(f"APPROXIMATE: {attrs['approximate']}")
-    from ..diagnose import one_order_message, uninformative_judges
+    from ..diagnose import duplicate_message, one_order_message, uninformative_judges
 
     diagnosis = str(attrs.get("judge_diagnosis", "{}"))
     flagged = [f"UNINFORMATIVE JUDGE {judge}: {why}"  # every kind of run: win rates, rankings, leaderboards
@@ -272,6 +272,9 @@ def run_notes(idata) -> list[str]:
     one_order = one_order_message(diagnosis)
     if one_order:
         flagged.append(f"POSITION BIAS NOT MEASURED: {one_order}")
+    same = duplicate_message(diagnosis)
+    if same:
+        flagged.append(f"IDENTICAL JUDGES: {same}")
     if attrs.get("task") != "win-rate":
         if attrs.get("estimand_note"):
             out.append(f"estimand: {attrs.get('estimand', 'human')} ({attrs['estimand_note']})")

@@ -248,11 +248,14 @@ def data_section(ctx: Context) -> Section:
     for msg in uninformative_judges(ctx.attrs):  # every kind; from the table itself: survives any round trip
         sec.blocks.append(Text(msg, cls="fail"))
         ctx.problems.append(msg)
-    from ..diagnose import one_order_message
+    from ..diagnose import duplicate_message, one_order_message
 
     one_order = one_order_message(str(ctx.attrs.get("judge_diagnosis", "{}")))
     if one_order:
         sec.blocks.append(Text(f"Position bias not measured: {one_order}.", cls="note"))
+    same = duplicate_message(str(ctx.attrs.get("judge_diagnosis", "{}")))
+    if same:
+        sec.blocks.append(Text(f"Identical judges: {same}.", cls="note"))
     if ctx.kind == LEADERBOARD:
         note = ctx.attrs.get("estimand_note")
         estimand = str(ctx.attrs.get("estimand", "human"))
