@@ -70,8 +70,10 @@ def next_labels(idata: az.InferenceData, n: int) -> pd.DataFrame:
     )
     # items sharing a verdict pattern share their h_prob draws exactly: group by them
     group = np.unique(draws.T, axis=0, return_inverse=True)[1].reshape(-1)
-    df = pd.DataFrame({"item": items, "pair": [pair_names[j] for j in pair], "h_mean": mean,
-                       "score": score, "group": group})[unl]
+    pairs_of = [pair_names[j] for j in pair]
+    # several pairs: the fit's item coordinate is "pair | item"; the item to label is the item id
+    items = [i[len(pr) + 3:] if i.startswith(f"{pr} | ") else i for i, pr in zip(items, pairs_of, strict=True)]
+    df = pd.DataFrame({"item": items, "pair": pairs_of, "h_mean": mean, "score": score, "group": group})[unl]
     df = df.sort_values("score", ascending=False, kind="stable")
     df["round"] = df.groupby("group").cumcount()
     df = df.sort_values(["round", "score"], ascending=[True, False], kind="stable")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import arviz as az
 import numpy as np
+import pandas as pd
 
 import bayes_judge as bj
 
@@ -47,3 +48,21 @@ def test_score_is_the_expected_variance_drop():
     assert out.loc["i1", "score"] > out.loc["i2", "score"] > out.loc["i3", "score"]
     assert out.loc["i0", "score"] > out.loc["i3", "score"]  # a coin's own variance still counts
     assert not {"i4", "i5"} & set(out.index)  # labelled items are never proposed
+
+
+def test_items_of_a_several_pair_fit_are_named_by_their_own_ids():
+    """A fit of several pairs holds items as "pair | item": next_labels gave that string as the item
+    to label, which matches no row of the user's table."""
+    rng = np.random.default_rng(1)
+    rows = []
+    for a, b in (("A", "B"), ("A", "C")):
+        for i in range(30):
+            human = ("a" if rng.random() < 0.7 else "b") if i < 6 else None  # q0-q5 labelled
+            for j in range(3):
+                w = "a" if rng.random() < 0.7 else "b"
+                rows.append(dict(item=f"q{i}", a=a, b=b, judge=f"j{j}", winner=w, human=human))
+    fit = bj.win_rate(pd.DataFrame(rows), method="dawid-skene", chains=2, draws=200, tune=200, seed=0)
+    out = bj.next_labels(fit, 6)
+    assert set(out["pair"]) <= {"A vs B", "A vs C"}
+    assert all(i.startswith("q") and " | " not in i for i in out["item"])
+    assert not set(out["item"]) & {f"q{i}" for i in range(6)}  # labelled already
