@@ -170,6 +170,43 @@ def test_runs_without_a_comparable_log_likelihood(asym, two_coin, rankings):
         bj.compare_models({"ds": two_coin, "ds2": two_coin}, var_name="y")
 
 
+def test_a_likelihood_model_fitted_without_pointwise_is_told_to_refit(asym, two_coin):
+    """A Dawid-Skene fit with pointwise=False has no log_likelihood group: the message says to
+    refit with pointwise=True, not that Dawid-Skene is no likelihood model."""
+    lean = bj.win_rate(asym, method="dawid-skene", prior="none", pointwise=False, **FAST)
+    assert "log_likelihood" not in lean.groups()
+    with pytest.raises(ValueError, match=r"'lean'.*pointwise=False.*refit it with pointwise=True") as err:
+        bj.compare_models({"ds": two_coin, "lean": lean})
+    assert "not a likelihood model" not in str(err.value)
+
+
+def _fixed_runs(gap_per_point, n=200, noise=0.3, seed=0):
+    """Two runs scoring n observations, the second worse by ``gap_per_point`` per observation
+    (plus noise), with log-likelihoods that barely vary over the draws (LOO ≈ the
+    log-likelihood, Pareto k small)."""
+    rng = np.random.default_rng(seed)
+    base = np.log(rng.uniform(0.3, 0.7, n))
+    worse = base - gap_per_point + rng.normal(0.0, noise * gap_per_point, n)
+    runs = {}
+    for name, ll in (("good", base), ("bad", worse)):
+        draws = ll + rng.normal(0.0, 1e-3, (2, 300, n))
+        runs[name] = az.from_dict(posterior={"theta": rng.normal(size=(2, 300))},
+                                  log_likelihood={"t": draws}, dims={"t": ["obs"]})
+    return runs
+
+
+def test_a_small_elpd_difference_is_not_called_worse():
+    """elpd_diff 1.5 with dse 0.04 (beyond 2 dse) was called "worse"; below 4 the difference is
+    small and its se unreliable (Sivula et al. 2022), so it is not called.  From 4 on the
+    2-dse rule stands."""
+    small = bj.compare_models(_fixed_runs(1.5 / 200))
+    large = bj.compare_models(_fixed_runs(6.0 / 200))
+    assert small.loc["bad", "elpd_diff"] == pytest.approx(1.5, abs=0.2)
+    assert small.loc["bad", "elpd_diff"] > 2 * small.loc["bad", "dse"]
+    assert small.loc["bad", "verdict"] == "cannot tell apart from best (elpd_diff < 4: too small to call)"
+    assert large.loc["bad", "elpd_diff"] > 4 and large.loc["bad", "verdict"] == "worse"
+
+
 def test_bad_arguments(two_coin):
     with pytest.raises(ValueError, match="at least 2 runs"):
         bj.compare_models({"only": two_coin})

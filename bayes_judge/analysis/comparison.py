@@ -45,6 +45,8 @@ RunLike = az.InferenceData | str | os.PathLike
 ICS = ("loo", "waic")
 SCALES = ("log", "negative_log", "deviance")
 _PRIOR_CONST = ("alpha_", "beta_", "bwrs_weight")  # options, not data (as in runs.data_hash)
+#: elpd differences below this are too small to call (Sivula et al. 2022; the LOO-CV FAQ)
+SMALL_ELPD_DIFF = 4.0
 
 
 def _as_runs(runs: Mapping[str, RunLike] | Sequence[RunLike]) -> dict[str, az.InferenceData]:
@@ -89,12 +91,34 @@ def _loglik(name: str, idata: az.InferenceData) -> xr.Dataset:
     if ll is not None:  # a variable of no observations (a leaderboard's human labels, where there are none)
         ll = ll[[v for v in ll.data_vars if ll[v].size > 0]]
     if ll is None or not ll.data_vars:
-        method = (idata.attrs or {}).get("method", "?")
+        attrs = idata.attrs or {}
+        method = attrs.get("method", "?")
+        if _is_likelihood_model(attrs):
+            raise ValueError(
+                f"run {name!r} (method {method!r}) has no log_likelihood group: it was fitted with "
+                "pointwise=False, which leaves out the pointwise log-likelihoods (the default for "
+                "large data); refit it with pointwise=True to compare it"
+            )
         raise ValueError(
             f"run {name!r} (method {method!r}) has no log_likelihood group: it is not a likelihood "
             "model (win rates: 'observed' and 'bwrs' are not; fit 'dawid-skene' or 'independent')"
         )
     return ll
+
+
+def _is_likelihood_model(attrs: Mapping) -> bool:
+    """Whether a run's model has a likelihood, so that a missing log_likelihood group means
+    ``pointwise=False``: a Bayesian ranking or leaderboard, or a declared win-rate model (not
+    one of the estimators of :data:`bayes_judge.winrate.estimate.ESTIMATORS`)."""
+    task = attrs.get("task")
+    if task in ("ranking", "leaderboard"):
+        return True
+    if task != "win-rate":
+        return False
+    from ..winrate.estimate import ESTIMATORS, METHODS
+
+    method = str(attrs.get("method", ""))
+    return method in METHODS and method not in ESTIMATORS
 
 
 def _scores(ll: xr.Dataset, var: str) -> str | None:
@@ -306,14 +330,19 @@ def compare_models(
         ``se``, ``dse`` (standard error of the difference), ``warning``, ``scale``; plus
         ``pareto_k_max`` and ``n_pareto_k_high`` (observations with Pareto k above
         ``min(1 - 1 / log10 S, 0.7)`` for S draws: PSIS-LOO is unreliable there) and
-        ``verdict``: ``"best"``, ``"cannot tell apart from best"`` (``elpd_diff <= 2 dse``) or
-        ``"worse"``, with ``"; LOO unreliable (...)"`` appended where a run has high Pareto k.
+        ``verdict``: ``"best"``, ``"cannot tell apart from best"`` (``elpd_diff <= 2 dse``),
+        ``"cannot tell apart from best (elpd_diff < 4: too small to call)"`` (a difference
+        beyond 2 dse but below 4, where the normal approximation of the difference, and so
+        ``dse``, is unreliable: Sivula et al. 2022) or ``"worse"`` (``elpd_diff > 2 dse`` and
+        ``elpd_diff >= 4``), with ``"; LOO unreliable (...)"`` appended where a run has high
+        Pareto k.
         ``attrs``: ``var_name``, ``scores`` (what was compared), ``ic``.
 
     Raises
     ------
     ValueError
-        Fewer than two runs; a run without a log_likelihood group (``"observed"``, ``"bwrs"``);
+        Fewer than two runs; a run without a log_likelihood group (``"observed"``, ``"bwrs"``,
+        or a likelihood model fitted with ``pointwise=False``: the message says to refit it);
         no shared log-likelihood variable, or ``var_name`` missing from a run or scoring
         different observations in different runs (e.g. the ranking models' own ``"c"``); runs
         fitted to different data (different sizes, coordinates or data hash).
@@ -329,6 +358,8 @@ def compare_models(
     ----------
     Vehtari, Gelman, Gabry (2017). Practical Bayesian model evaluation using leave-one-out
     cross-validation and WAIC.  Vehtari et al. (2024). Pareto smoothed importance sampling.
+    Sivula, Magnusson, Matamoros, Vehtari (2022). Uncertainty in Bayesian leave-one-out
+    cross-validation based model comparison (an elpd difference below 4 is small).
 
     Examples
     --------
@@ -375,9 +406,14 @@ def compare_models(
             k_high.append(0)
     table["pareto_k_max"] = k_max
     table["n_pareto_k_high"] = k_high
+    # an elpd difference below 4 is small and its standard error unreliable (Sivula et al. 2022;
+    # Vehtari's cross-validation FAQ): no call, however small dse is
+    diff = table["elpd_diff"].to_numpy(dtype=float)
     verdict = np.where(
         table["rank"] == 0, "best",
-        np.where(table["elpd_diff"] <= 2 * table["dse"], "cannot tell apart from best", "worse"),
+        np.where(diff <= 2 * table["dse"].to_numpy(dtype=float), "cannot tell apart from best",
+                 np.where(np.abs(diff) < SMALL_ELPD_DIFF, f"cannot tell apart from best (elpd_diff < "
+                          f"{SMALL_ELPD_DIFF:g}: too small to call)", "worse")),
     ).astype(object)
     for i, n in enumerate(table["n_pareto_k_high"]):
         if n:

@@ -27,7 +27,10 @@ def win_rate_summary(
         Mass of the interval (default 0.9, as everywhere in the package).
     by_judge : bool
         For BWRS and observed fits: one row per (pair, judge) from the per-judge estimates
-        (``p_judge`` / ``k``), as the seed reports them per evaluator mode.
+        (``p_judge`` / ``k``), as the seed reports them per evaluator mode, with columns p_mean,
+        p_median, p_mode, hdi_low, hdi_high, prob_gt_half, k_observed, frac_outside_unit.  A
+        BWRS judge's rows follow the pooled rule below: ``p_mean`` is the median of its eq. 11
+        draws and the interval is clipped to [0, 1].
 
     Returns
     -------
@@ -47,9 +50,13 @@ def win_rate_summary(
             them: left out (``ties="skip"``, the default of the label regression, the bridge and
             PPI) or resolved by coin flips (``ties="random"``: observed, BWRS, Dawid-Skene), so
             one table's k differs by method where it has ties (MT-Bench: 0.73 against 0.65)
-        r_hat, ess_bulk : convergence diagnostics of p (NaN-free only for MCMC fits)
+        r_hat, ess_bulk : convergence diagnostics of p across chains; ``r_hat`` is NaN with a single
+            chain or where p's draws do not vary.  For the estimators that draw independent samples
+            (bridge, BWRS, observed, PPI) ``r_hat`` is about 1 by construction and says nothing
+            about convergence: it checks MCMC fits only
         frac_outside_unit : share of p draws outside [0, 1] (BWRS, eq. 14)
-        frac_q_sum_le_1 : share of (q0, q1) draws with q0 + q1 <= 1 (eq. 14)
+        frac_q_sum_le_1 : share of (q0, q1) draws with q0 + q1 <= 1 (eq. 14), over the judges that
+            gave a verdict on the pair (a judge's q0, q1 on a pair it never judged are its prior)
         method, prior : from the fit
         estimand : ``"human"`` (p is the rate people would give) or ``"judges"`` (the panel's own
             rate), as :func:`bayes_judge.win_rate` was asked
@@ -87,8 +94,12 @@ def win_rate_summary(
         ess = az.ess(p, method="bulk")["p"].to_numpy()
     q_le = np.full(len(pairs), np.nan)
     if "q0" in post and "q1" in post:
-        s = (post["q0"] + post["q1"]).to_numpy()
-        q_le = (s <= 1).mean(axis=(0, 1, 3))
+        s = (post["q0"] + post["q1"]).transpose("chain", "draw", "pair", "judge").to_numpy()
+        le = (s <= 1).mean(axis=(0, 1))  # (pair, judge)
+        cells = _verdict_cells(idata, post)
+        judged = np.ones(le.shape, dtype=bool) if cells is None else cells > 0
+        n_judged = judged.sum(axis=1)
+        q_le = np.where(n_judged > 0, (le * judged).sum(axis=1) / np.maximum(n_judged, 1), np.nan)
     k_obs = (
         idata.constant_data["k_observed"].to_numpy()
         if hasattr(idata, "constant_data") and "k_observed" in idata.constant_data
@@ -133,6 +144,31 @@ def win_rate_summary(
     return out
 
 
+def _verdict_cells(idata: az.InferenceData, post) -> np.ndarray | None:
+    """Verdicts of every (pair, judge) of a win-rate fit, shape (P, E), in the posterior's order.
+
+    Summed from ``observed_data`` ``n_first + n_second`` (item, judge) over the items of each pair
+    (``constant_data["item_pair"]``); else 1 where ``constant_data["k_judge"]`` is finite (a judge
+    with verdicts on the pair) and 0 where it is NaN; None where the fit stores neither.
+    """
+    pairs, judges = post["pair"].to_numpy(), post["judge"].to_numpy()
+    P, E = len(pairs), len(judges)
+    obs = idata["observed_data"] if "observed_data" in idata.groups() else None
+    const = idata["constant_data"] if "constant_data" in idata.groups() else None
+    if const is None:
+        return None
+    if obs is not None and "n_first" in obs and "n_second" in obs and "item_pair" in const:
+        tot = (obs["n_first"] + obs["n_second"]).transpose("item", "judge")
+        if [str(j) for j in tot["judge"].to_numpy()] == [str(j) for j in judges]:
+            pair = const["item_pair"].to_numpy().astype(int)
+            out = np.zeros((P, E))
+            np.add.at(out, pair, tot.to_numpy())
+            return out
+    if "k_judge" in const and const["k_judge"].shape == (P, E):
+        return np.isfinite(const["k_judge"].transpose("pair", "judge").to_numpy()).astype(float)
+    return None
+
+
 def _beta_interval(k: np.ndarray, n: np.ndarray, prob: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean and equal-tailed interval of Beta(1 + k, 1 + n − k): a share with a uniform prior."""
     from scipy import stats
@@ -156,7 +192,9 @@ def judge_summary(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB) -> pd.
     -------
     pandas.DataFrame indexed by judge, with columns
         acc_g0, acc_g0_low, acc_g0_high : accuracy on items a human prefers G0 (q0 of Gao et al. 2024
-            eq. 5): the posterior of q0 where the model has it (pooled over pairs), else the
+            eq. 5): the posterior of q0 where the model has it (pooled over pairs, each pair weighted
+            by the judge's verdicts on it: a pair the judge never judged, whose q0 is its prior, does
+            not count), else the
             Beta(1 + agree, 1 + disagree) posterior from the labelled items; for the consensus
             model (``ds_model="consensus"``) ``q c + (1 − q)(1 − c)``, its accuracy on the
             consensus ``q`` carried through the consensus's agreement ``c`` with a human
@@ -167,7 +205,8 @@ def judge_summary(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB) -> pd.
             orders (NaN where it saw none: a system always shown first makes that share its win
             rate, not a position bias)
         agreement, agreement_low, agreement_high : share of items on which the judge's verdict
-            agrees with the majority of the other judges (items with a decided majority)
+            agrees with the majority of the other judges (items with a decided majority); NaN where
+            the judge shares no such item with the other judges (one judge alone, say)
         source : "posterior" (accuracies from the model's q), "labels", or "none" (no model
             accuracy and no labelled verdict: the accuracies are NaN; fit ``method="dawid-skene"``
             or add labels)
@@ -197,9 +236,13 @@ def judge_summary(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB) -> pd.
     z1, z0 = lab == 1, lab == 0
     for cls, qv, sel, agree in (("g0", q0, z1, n1), ("g1", q1, z0, n0)):
         if qv is not None:
-            x = qv.mean("pair").to_numpy().reshape(-1, len(judges)) if "pair" in qv.dims else qv.to_numpy().reshape(-1, len(judges))
-            out[f"acc_{cls}"] = x.mean(axis=0)
-            out[f"acc_{cls}_low"], out[f"acc_{cls}_high"] = np.quantile(x, [tail, 1 - tail], axis=0)
+            x = _pooled_accuracy(idata, qv, len(judges))
+            ok = np.isfinite(x).all(axis=0)  # a judge with no verdict on any pair: unknown
+            m, lo, hi = (np.full(len(judges), np.nan) for _ in range(3))
+            if ok.any():
+                m[ok] = x[:, ok].mean(axis=0)
+                lo[ok], hi[ok] = np.quantile(x[:, ok], [tail, 1 - tail], axis=0)
+            out[f"acc_{cls}"], out[f"acc_{cls}_low"], out[f"acc_{cls}_high"] = m, lo, hi
         else:
             k, n = agree[sel].sum(axis=0), (n1 + n0)[sel].sum(axis=0)
             m, lo, hi = (np.where(n > 0, x, np.nan) for x in _beta_interval(k, n, hdi_prob))  # no label: unknown
@@ -217,9 +260,29 @@ def judge_summary(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB) -> pd.
     has = (vote != 0) & (others != 0)
     k = ((np.sign(others) == vote) & has).sum(axis=0).astype(float)
     n = has.sum(axis=0).astype(float)
-    out["agreement"], out["agreement_low"], out["agreement_high"] = _beta_interval(k, n, hdi_prob)
+    out["agreement"], out["agreement_low"], out["agreement_high"] = (
+        np.where(n > 0, x, np.nan) for x in _beta_interval(k, n, hdi_prob))  # nothing shared: unknown
     out["source"] = "posterior" if q0 is not None else np.where(out["n_labelled_verdicts"] > 0, "labels", "none")
     return out
+
+
+def _pooled_accuracy(idata: az.InferenceData, qv, n_judges: int) -> np.ndarray:
+    """Draws of each judge's accuracy pooled over pairs, shape (draws, E).
+
+    Each pair counts by the judge's verdicts on it (:func:`_verdict_cells`), so a pair it never
+    judged, where its accuracy is the prior's, counts nothing; NaN for a judge with no verdict.
+    Without the counts (a fit that stores none) the pairs count equally.
+    """
+    if "pair" not in qv.dims:
+        return qv.to_numpy().reshape(-1, n_judges)
+    q = qv.transpose("chain", "draw", "pair", "judge").to_numpy()
+    q = q.reshape(-1, q.shape[-2], q.shape[-1])  # (draws, P, E)
+    cells = _verdict_cells(idata, qv)
+    w = np.ones(q.shape[1:]) if cells is None else cells
+    total = w.sum(axis=0)  # (E,)
+    x = np.einsum("dpe,pe->de", q, w) / np.where(total > 0, total, 1.0)
+    x[:, total <= 0] = np.nan
+    return x
 
 
 def _by_judge(idata: az.InferenceData, hdi_prob: float) -> pd.DataFrame:
@@ -232,17 +295,23 @@ def _by_judge(idata: az.InferenceData, hdi_prob: float) -> pd.DataFrame:
         )
     rows = []
     k_judge = idata["constant_data"]["k_judge"]
+    attrs = idata.attrs if idata.attrs else post.attrs
+    is_bwrs = attrs.get("method", "") == "bwrs"
     for pair in post["pair"].to_numpy():
         for judge in post["judge"].to_numpy():
             x = post[var].sel(pair=pair, judge=judge).to_numpy().ravel()
             if not np.isfinite(x).any():
                 continue
             lo, hi = az.hdi(x, hdi_prob=hdi_prob)
+            median = float(np.median(x))
+            if is_bwrs:  # the pooled rule: eq. 11's ratio has heavy tails, its mean need not exist
+                lo, hi = float(np.clip(lo, 0.0, 1.0)), float(np.clip(hi, 0.0, 1.0))
             rows.append(
                 {
                     "pair": pair,
                     "judge": judge,
-                    "p_mean": x.mean(),
+                    "p_mean": median if is_bwrs else x.mean(),
+                    "p_median": median,
                     "p_mode": kde_mode(x),
                     "hdi_low": lo,
                     "hdi_high": hi,

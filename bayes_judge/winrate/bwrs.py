@@ -50,7 +50,9 @@ def bwrs_draws(
         p  = (k + q1 - 1) / (q0 + q1 - 1)              (line 17, eq. 11)
 
     Draws with p outside [0, 1] or q0 + q1 <= 1 (eq. 14) are kept, counted in the summary and
-    warned about: dropping them would bias the estimate silently.
+    warned about: dropping them would bias the estimate silently.  The share of q0 + q1 <= 1
+    counts only the (pair, judge) cells with verdicts: a judge that never judged a pair has no
+    ``p_judge`` there (NaN) and its ``q0``, ``q1`` there are prior draws.
 
     Algorithm 1 calibrates one evaluator; the seed reports each evaluator mode separately
     (``win_rate_summary(..., by_judge=True)``).  To give one ``p`` per pair the judges' draws are
@@ -68,10 +70,13 @@ def bwrs_draws(
     q1 = rng.beta(s1 + 1, n1 - s1 + 1, size=size)
     k = rng.beta(sk + 1, nk - sk + 1, size=size)
     p_judge = (k + q1 - 1) / (q0 + q1 - 1)
-    p_judge = np.where(nk > 0, p_judge, np.nan)
-    q25, q75 = np.nanquantile(p_judge, [0.25, 0.75], axis=(0, 1))  # (P, E)
-    scale = (q75 - q25) / 1.349
     judged = nk > 0
+    p_judge = np.where(judged, p_judge, np.nan)
+    # a robust scale of every judged cell (a cell without verdicts has no draws: all NaN)
+    scale = np.full((P, E), np.nan)
+    if judged.any():
+        q25, q75 = np.nanquantile(p_judge[:, :, judged], [0.25, 0.75], axis=(0, 1))
+        scale[judged] = (q75 - q25) / 1.349
     weight = np.where(judged & np.isfinite(scale) & (scale > 0), 1.0 / np.maximum(scale, 1e-12) ** 2, 0.0)
     # no usable spread (e.g. a single draw): equal weights over the judges that judged the pair
     flat = weight.sum(axis=-1, keepdims=True) == 0
@@ -79,7 +84,9 @@ def bwrs_draws(
     weight = weight / weight.sum(axis=-1, keepdims=True)
     p = (np.where(judged, p_judge, 0.0) * weight).sum(axis=-1)
     outside = float(np.mean((p < 0) | (p > 1)))
-    low_q = float(np.mean((q0 + q1) <= 1))
+    # eq. 14 over the cells with verdicts: a judge's (q0, q1) on a pair it never judged are
+    # not used by p and are its prior there (Beta(1, 1) without OOD counts)
+    low_q = float(np.mean(((q0 + q1) <= 1)[:, :, judged])) if judged.any() else 0.0
     if outside > 0 or low_q > 0:
         warnings.warn(
             f"BWRS: {outside:.1%} of the pooled p draws lie outside [0, 1] and {low_q:.1%} of the "

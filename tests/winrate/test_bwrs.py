@@ -158,9 +158,32 @@ def test_summary_by_judge(labelled):
     s = bj.win_rate_summary(idata, by_judge=True)
     assert list(s.index.get_level_values("judge")) == ["judge0", "judge1"]
     x = idata.posterior["p_judge"].isel(pair=0, judge=1).to_numpy()
-    assert s["p_mean"].iloc[1] == pytest.approx(x.mean())
+    assert s["p_mean"].iloc[1] == pytest.approx(np.median(x)) == s["p_median"].iloc[1]  # the pooled rule
     with pytest.raises(ValueError, match="by_judge=True needs per-judge"):
         bj.win_rate_summary(bj.win_rate(labelled, draws=50, tune=50, chains=2), by_judge=True)
+
+
+def test_summary_by_judge_follows_the_pooled_rule_for_a_weak_judge():
+    """A weak judge's eq. 11 ratio has heavy tails (draws from about -140 to 40): its row gives
+    the median and the interval clipped to [0, 1], as the pooled row does, not a mean of 0.44
+    for a median of 0.87.  An observed fit's k stays in [0, 1] and keeps its mean."""
+    df = bj.simulate_win_rate(120, p=0.7, q0=[0.85, 0.55], seed=8)
+    df = df.assign(human=np.where(df["item"] % 4 == 0, df["human"], None))
+    with pytest.warns(BWRSWarning):
+        idata = bj.win_rate(df, method="bwrs", chains=2, draws=300, seed=1)
+    s = bj.win_rate_summary(idata, by_judge=True)
+    for e, judge in enumerate(("judge0", "judge1")):
+        x = idata.posterior["p_judge"].isel(pair=0, judge=e).to_numpy()
+        row = s.loc[("G0 vs G1", judge)]
+        assert row["p_mean"] == pytest.approx(np.median(x)) == row["p_median"]
+        assert 0.0 <= row["hdi_low"] <= row["hdi_high"] <= 1.0
+    weak = idata.posterior["p_judge"].isel(pair=0, judge=1).to_numpy()
+    assert abs(weak.mean() - np.median(weak)) > 0.1  # the mean would have been off
+    pooled = bj.win_rate_summary(idata)
+    assert pooled["p_mean"].iloc[0] == pytest.approx(np.median(idata.posterior["p"]))
+    obs = bj.win_rate(df, method="observed", draws=300, seed=1)
+    k = obs.posterior["k"].isel(pair=0, judge=1).to_numpy()
+    assert bj.win_rate_summary(obs, by_judge=True)["p_mean"].iloc[1] == pytest.approx(k.mean())
 
 
 def test_compare_systems_on_win_rates():
