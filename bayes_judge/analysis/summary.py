@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import arviz as az
@@ -60,6 +61,10 @@ def win_rate_summary(
         method, prior : from the fit
         estimand : ``"human"`` (p is the rate people would give) or ``"judges"`` (the panel's own
             rate), as :func:`bayes_judge.win_rate` was asked
+        low_prior_x0.5, high_prior_x0.5, low_prior_x2, high_prior_x2 : no-label human-rate fits
+            (``"bridge"``) only: the 90% equal-tailed interval with the bridge prior's spreads halved
+            and doubled (its sensitivity); the table's ``attrs`` hold ``estimand_note`` and
+            ``bridge_prior`` (the prior, in words)
         labels_to_decide : no-label human-rate fits (``"bridge"``) only: where the interval holds
             ½, the human labels that would decide the pair on their own (0 where it is decided;
             :func:`bayes_judge.next_labels` says which items to label)
@@ -141,6 +146,14 @@ def win_rate_summary(
 
         z = float(norm.ppf(1 - (1 - hdi_prob) / 2))  # decided at the summary's own interval mass
         out["labels_to_decide"] = np.where(undecided, labels_to_decide(out["p_mean"].to_numpy(), n_items, z=z), 0.0)
+    # what a no-label human rate rests on, with the table: the bridge prior and how the 90% interval
+    # moves when its spreads are halved / doubled
+    sens = json.loads(str(attrs.get("prior_sensitivity") or "{}"))
+    for key, bounds in sens.items():
+        b = np.asarray(bounds, dtype=float).reshape(-1, 2)
+        if len(b) == len(pairs):
+            out[f"low_prior_{key}"], out[f"high_prior_{key}"] = b[:, 0], b[:, 1]
+    out.attrs.update({k: str(attrs[k]) for k in ("estimand_note", "bridge_prior") if attrs.get(k)})
     return out
 
 

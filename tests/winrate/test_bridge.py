@@ -9,6 +9,8 @@ what it cannot answer; real natural pairs (SummEval) cover.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -120,6 +122,11 @@ def test_default_names_its_estimand_and_reproduces():
     assert "λ ~ LogNormal" in fit.attrs["bridge_prior"]
     s = bj.win_rate_summary(fit, hdi_prob=0.9)
     assert s["estimand"].iloc[0] == "human" and "labels_to_decide" in s
+    # the table carries what the answer rests on: the prior and its sensitivity
+    assert "λ ~ LogNormal" in s.attrs["bridge_prior"] and "bridged to people's" in s.attrs["estimand_note"]
+    sens = json.loads(fit.attrs["prior_sensitivity"])
+    assert s["low_prior_x2"].iloc[0] == sens["x2"][0][0] and s["high_prior_x0.5"].iloc[0] == sens["x0.5"][0][1]
+    assert s["low_prior_x2"].iloc[0] < s["low_prior_x0.5"].iloc[0]  # a wider prior, a wider interval
     again = bj.win_rate(df, seed=4)
     np.testing.assert_array_equal(fit.posterior["p"].to_numpy(), again.posterior["p"].to_numpy())
     other = bj.win_rate(df, seed=5)
