@@ -5,10 +5,14 @@ Works on any judgments table with ``p_a`` (the comparator's output, or a loaded 
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
 __all__ = ["position_bias", "debias_position"]
+
+MIN_DEBIAS = 20  # fewer comparisons in a group: its median p_a is too noisy a threshold (a warning)
 
 
 def position_bias(df: pd.DataFrame) -> dict:
@@ -46,7 +50,15 @@ def debias_position(df: pd.DataFrame, method: str = "reweight", *, by: str | Non
     p̂ > 0.5 ⇔ p > tau: the soft probabilities themselves are debiased, and ``winner`` follows.
 
     The input's ``p_a`` is kept as ``p_a_raw``; ``df.attrs["debias"]`` records per group what was
-    done (method, tau, alpha, P(A) before and after).
+    done (method, tau, alpha, P(A) before and after, ``n`` and ``n_both_orders``).
+
+    Taking the median as the threshold assumes a balanced set: every pair judged in both orders
+    (``compare(..., symmetric=True)``), so that half the verdicts *should* go to each position. On
+    a set judged in one order only, the median also moves the candidates' real differences (a
+    better candidate shown first more often becomes a tie or loses), and on a few comparisons it
+    is noise: a UserWarning names each group with no comparison judged in both orders (``a``/``b``
+    read as shown first / second, within ``item`` when there is one) or fewer than
+    ``MIN_DEBIAS`` = 20 comparisons.
 
     Parameters
     ----------
@@ -60,9 +72,13 @@ def debias_position(df: pd.DataFrame, method: str = "reweight", *, by: str | Non
     out = df.copy()
     out["p_a_raw"] = out["p_a"].astype(float)
     groups = [(None, out.index)] if by is None or by not in out.columns else list(out.groupby(by, sort=False).groups.items())
-    record = {}
+    record, unsound = {}, []
     for key, idx in groups:
         p = out.loc[idx, "p_a_raw"].to_numpy(dtype=float)
+        both = _both_orders(out.loc[idx])
+        if both == 0 or p.size < MIN_DEBIAS:
+            unsound.append(f"{'all' if key is None else repr(key)}: {p.size} comparison(s), "
+                           f"{'?' if both is None else both} judged in both orders")
         before = position_bias(pd.DataFrame({"p_a": p}))["P(A)"]
         tau = float(np.median(p))
         tau = min(max(tau, 1e-6), 1 - 1e-6)
@@ -79,6 +95,25 @@ def debias_position(df: pd.DataFrame, method: str = "reweight", *, by: str | Non
         record[str(key) if key is not None else "all"] = {
             "method": method, "equation": "Liusie, Manakul & Gales 2024 eq. 9" if method == "reweight" else "Liusie, Manakul & Gales 2024 eq. 10",
             "tau": tau, "alpha": alpha, "P(A) before": before, "P(A) after": float(y.mean()), "n": int(p.size),
+            "n_both_orders": both,
         }
+    if unsound:
+        warnings.warn(
+            f"debias={method!r} sets the decision threshold to the median p_a, which assumes a balanced set (every "
+            f"pair judged in both orders, at least {MIN_DEBIAS} comparisons); {len(unsound)} group(s) are not: "
+            f"{'; '.join(unsound[:5])}{' ...' if len(unsound) > 5 else ''}. There the threshold also moves the "
+            "candidates' real differences (verdicts become ties or flip) or is noise: judge both orders "
+            "(symmetric=True) and more comparisons, or leave debias off", UserWarning, stacklevel=2)
     out.attrs = {**df.attrs, "debias": record}
     return out
+
+
+def _both_orders(df: pd.DataFrame) -> int | None:
+    """How many rows of ``df`` have their pair judged in the other order too (a row (a, b) beside a
+    row (b, a), of the same ``item`` where there is one); None without ``a`` / ``b`` columns."""
+    if not {"a", "b"} <= set(df.columns):
+        return None
+    item = df["item"].astype(str).tolist() if "item" in df.columns else [""] * len(df)
+    a, b = df["a"].astype(str).tolist(), df["b"].astype(str).tolist()
+    shown = set(zip(item, a, b, strict=True))
+    return sum((i, y, x) in shown for i, x, y in zip(item, a, b, strict=True))

@@ -9,7 +9,8 @@ Four judgment modes, all returning ``p_a`` = P(the candidate shown first is bett
 ``"prob"``     prompt-based classifier, p = P(w_A) / (P(w_A) + P(w_B)) from the next-token
                distribution after the prompt (Liusie, Manakul & Gales 2024 eq. 3);
 ``"sample"``   ``n_samples`` sampled answers parsed to A / B / tie, p = share choosing A, ties
-               counting half (Liusie, Manakul & Gales 2024 eq. 4-5); unparseable answers are counted, never guessed;
+               counting half (Liusie, Manakul & Gales 2024 eq. 4-5); unparseable answers are counted, never guessed
+               (none parseable: p_a = NaN, status "unparsed", a warning);
 ``"likert"``   pointwise probability-weighted Likert scores s = Σ_k k P(k) / Σ_k P(k) (Jeong et al. 2024
                §3.1, G-Eval), one per (item, candidate), then p = sigmoid((s_a − s_b) / tau);
 ``"prepair"``  PRePair (Jeong et al. 2024 §4): a pointwise analysis of each output, generated once per
@@ -26,7 +27,9 @@ from __future__ import annotations
 import json
 import math
 import os
+import string
 import warnings
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, cast
@@ -40,7 +43,7 @@ from .bias import debias_position, position_bias
 from .models import LoadedModel, load_model
 from .parse import parse_choice
 from .progress import progress_bar
-from .store import JudgmentStore, StoreChangedWarning, fingerprint, likert_table
+from .store import MISSING_P, JudgmentStore, StoreChangedWarning, fingerprint, likert_table
 from .templates import PromptTemplate, get_template
 
 if TYPE_CHECKING:
@@ -49,10 +52,30 @@ if TYPE_CHECKING:
 __all__ = ["Comparator", "MODES", "ContextTooLongWarning"]
 
 MODES = ("prob", "sample", "likert", "prepair")
+LOW_LABEL_MASS = 0.05  # median probability of the label words below which a classifier's p_a is mostly noise
 
 
 class ContextTooLongWarning(UserWarning):
     """A context was truncated so that the prompts fit the model."""
+
+
+def _unique_columns(df: pd.DataFrame, what: str) -> None:
+    """Refuse a table with two columns of one name (``df["text"]`` would be a table, not a column)."""
+    dup = list(dict.fromkeys(df.columns[df.columns.duplicated()]))
+    if dup:
+        raise ValueError(f"{what} has more than one column named {dup}; keep one column of each name "
+                         "(drop or rename the others)")
+
+
+def _refuse_missing_ids(df: pd.DataFrame, cols: Sequence[str], what: str) -> None:
+    """Refuse rows whose id is missing (NaN, None): they would be judged under the id 'nan' and
+    never found again."""
+    bad = df[list(cols)].isna()
+    rows = np.flatnonzero(bad.any(axis=1).to_numpy())
+    if len(rows):
+        named = [c for c in cols if bad[c].any()]
+        raise ValueError(f"{what}: {len(rows)} row(s) have no {' / '.join(named)} id (NaN or None): row(s) "
+                         f"{rows[:8].tolist()} (counted from 0); fill in the ids or drop those rows")
 
 
 class Comparator:
@@ -223,15 +246,29 @@ class Comparator:
 
     def _store_variants(self) -> dict[str, str]:
         """The settings that change a mode's results, kept with them in the store (a run of 6 samples
-        a comparison does not read a run of 2 as done; see :class:`.store.JudgmentStore`)."""
-        return {"sample": f"n={self.n_samples},T={self.temperature},seed={self.seed},new={self.max_new_tokens}",
-                "likert": f"tau={self.tau}",
-                "prepair": f"analysis={self.analysis_tokens}",  # its verdicts read the analyses
-                "point:analysis": f"tokens={self.analysis_tokens}"}
+        a comparison does not read a run of 2 as done; see :class:`.store.JudgmentStore`).
+
+        A local judge's prompts rendered otherwise than the model's default (``chat`` on a model
+        whose default is off, or off where it is on) mark every mode and pointwise kind; the
+        default adds no mark, so that stores written before ``chat`` counted are still read. (The
+        context cut that ``max_length`` makes is in the fingerprint of what was judged, see
+        :meth:`_expect`; the dtype is in the model's fingerprint; the sampled answers' words in the
+        template's key.)"""
+        variants = {"sample": f"n={self.n_samples},T={self.temperature},seed={self.seed},new={self.max_new_tokens}",
+                    "likert": f"tau={self.tau}",
+                    "prepair": f"analysis={self.analysis_tokens}",  # its verdicts read the analyses
+                    "point:analysis": f"tokens={self.analysis_tokens}"}
+        if self.endpoint is None and self.chat != (self.lm.has_chat_template and not self.lm.is_seq2seq):
+            mark = f"chat={'on' if self.chat else 'off'}"
+            for kind in ("prob", "sample", "likert", "prepair", "point:likert", "point:analysis"):
+                variants[kind] = f"{variants[kind]},{mark}" if kind in variants else mark
+        return variants
 
     def _expect(self, st: JudgmentStore, plan: pd.DataFrame, lookup, ctx) -> None:
         """Tell the store what this run judges (texts and contexts), so that results stored from
-        other texts are judged again rather than returned."""
+        other texts are judged again rather than returned. ``ctx`` holds the contexts as judged, cut
+        to fit the model (:meth:`_fit_contexts`): a result made with another cut (another
+        ``max_length``, or an item planned with longer candidates) is judged again too."""
         cols = [plan[c].tolist() for c in ("item", "a", "b", "order", "first", "second")]
         st.expect(self.mode, {(i, a, b, o): fingerprint(lookup(i, f), lookup(i, s), ctx[i])
                               for i, a, b, o, f, s in zip(*cols, strict=True)})
@@ -244,7 +281,8 @@ class Comparator:
         if st.stale:
             n = sum(st.stale.values())
             warnings.warn(f"{n} result(s) in the store {store} were made on other texts or contexts than this run's "
-                          f"({', '.join(f'{k}: {v}' for k, v in st.stale.items())}); they were judged again",
+                          f"({', '.join(f'{k}: {v}' for k, v in st.stale.items())}; a context cut otherwise to fit "
+                          "max_length counts as another); they were judged again",
                           StoreChangedWarning, stacklevel=3)
 
     # -- tokens and prompts -----------------------------------------------------------------
@@ -298,15 +336,32 @@ class Comparator:
         return self.lm.tokenizer.encode(answer_prefix, add_special_tokens=False)
 
     def _fit(self, item: str, context: str | None, render) -> tuple[str | None, list]:
-        """Render an item's prompts; truncate its context when the longest prompt is too long."""
+        """Render an item's prompts; truncate its context when the longest prompt is too long.
+
+        The runs' contexts come cut already (:meth:`_fit_contexts`, on all of an item's planned
+        prompts), so that their prompts fit here as rendered; this cut is a safety net (PRePair
+        analyses longer than their room) and what direct callers of the modes get."""
+        context, prompts, keep = self._cut(item, context, render)
+        if keep is not None:
+            warnings.warn(
+                f"item {item!r}: context truncated to {keep} tokens so that every prompt fits the "
+                f"model's {self.max_length} tokens", ContextTooLongWarning, stacklevel=4,
+            )
+        return context, prompts
+
+    def _cut(self, item: str, context: str | None, render, reserve: int = 0) -> tuple[str | None, list, int | None]:
+        """``render(context)``, the context cut when the longest prompt is longer than ``max_length``
+        less ``reserve`` tokens: the context, its prompts, and how many context tokens were kept
+        (None: not cut)."""
         prompts = render(context)
-        limit = self.max_length
+        limit = self.max_length - reserve
+        room = f" (and {reserve} tokens kept for the PRePair analyses)" if reserve else ""
         longest = max(len(p) for p in prompts)
         if longest <= limit:
-            return context, prompts
+            return context, prompts, None
         if self.on_too_long == "raise" or not context:
             raise ValueError(
-                f"item {item!r}: a prompt has {longest} tokens, more than the model's {limit}"
+                f"item {item!r}: a prompt has {longest} tokens{room}, more than the model's {self.max_length}"
                 + ("" if context else " (the candidate texts alone are too long)")
                 + "; shorten the texts, raise max_length, or use on_too_long='truncate'"
             )
@@ -316,20 +371,104 @@ class Comparator:
             keep = len(ctx_ids) - (longest - limit) - 8
             if keep < 16:
                 raise ValueError(
-                    f"item {item!r}: even with the context truncated the prompts exceed {limit} tokens; "
-                    "the candidate texts are too long for this model"
+                    f"item {item!r}: even with the context truncated the prompts exceed {self.max_length} "
+                    f"tokens{room}; the candidate texts are too long for this model"
                 )
             ctx_ids = ctx_ids[:keep]
             short = tok.decode(ctx_ids) + " ..."
             prompts = render(short)
             longest = max(len(p) for p in prompts)
             if longest <= limit:
-                warnings.warn(
-                    f"item {item!r}: context truncated to {keep} tokens so that every prompt fits the "
-                    f"model's {limit} tokens", ContextTooLongWarning, stacklevel=4,
-                )
-                return short, prompts
-        raise ValueError(f"item {item!r}: could not truncate the context to fit {limit} tokens")
+                return short, prompts, keep
+        raise ValueError(f"item {item!r}: could not truncate the context to fit {self.max_length} tokens{room}")
+
+    def _fit_contexts(self, ctx: Mapping[str, str | None], lookup, kinds: Sequence[str], *,
+                      pairs: pd.DataFrame | None = None, cands: pd.DataFrame | None = None) -> dict[str, str | None]:
+        """The context each item is judged with: its own, or cut once so that every prompt this call
+        plans for the item fits ``max_length``, whichever of them are stored already or judged in
+        another batch (a resumed run, ``budget=``, ``engine="ray"``: all cut it the same way).
+
+        Parameters
+        ----------
+        ctx : item -> context (None: the template has none)
+        lookup : the candidates' texts (:meth:`_text_lookup`)
+        kinds : the prompts to fit: ``"pairwise"``, ``"prepair"`` (``analysis_tokens`` per
+            analysis kept free: the analyses are written later), ``"pointwise"``, ``"analysis"``
+        pairs : the planned comparisons (item, first, second); their candidates are the pointwise
+            prompts' too
+        cands : planned (item, candidate) rows, for the pointwise kinds
+
+        Returns
+        -------
+        item -> context, cut (``"<first tokens> ..."``, one :class:`ContextTooLongWarning` naming
+        the items) or not; a prompt that no cut makes fit raises ValueError before anything is
+        judged. An item's prompts are rendered here only when they could reach the limit: the
+        template's frame (empty context and candidates) plus its context and its longest candidate
+        in each field, each tokenized alone (all items in one call), plus 8 tokens a field for the
+        joins.
+        """
+        if self.endpoint is not None:  # the server takes the whole prompt or says why not
+            return dict(ctx)
+        tpl = self.template
+        by_pair: dict[str, list[tuple[str, str]]] = {}
+        by_cand: dict[str, dict[str, None]] = {}
+        if pairs is not None:
+            for i, f, sec in zip(pairs["item"], pairs["first"], pairs["second"], strict=True):
+                by_pair.setdefault(i, []).append((f, sec))
+                by_cand.setdefault(i, {}).update({f: None, sec: None})
+        if cands is not None:
+            for i, c in zip(cands["item"], cands["candidate"], strict=True):
+                by_cand.setdefault(i, {})[c] = None
+
+        def n_tokens(strings: list[str]) -> list[int]:
+            got = self.lm.tokenizer(strings, add_special_tokens=False)["input_ids"] if strings else []
+            return [len(t) for t in got]
+
+        texts = {(i, c): lookup(i, c) for i, cs in by_cand.items() for c in cs}
+        uniq = list(dict.fromkeys(texts.values()))
+        text_len = dict(zip(uniq, n_tokens(uniq), strict=True))
+        longest = {i: max(text_len[texts[(i, c)]] for c in cs) for i, cs in by_cand.items()}
+        has_ctx = [i for i in by_cand if ctx[i] is not None]
+        ctx_len = dict(zip(has_ctx, n_tokens([cast(str, ctx[i]) for i in has_ctx]), strict=True))
+        specs = {"pairwise": (tpl.pairwise, tpl.answer_prefix), "prepair": (tpl.prepair, tpl.answer_prefix),
+                 "pointwise": (tpl.pointwise, tpl.score_prefix), "analysis": (tpl.analysis, "")}
+        cut: dict[str, tuple[str | None, int]] = {}  # the shortest cut of an item: it fits every kind
+        for kind in kinds:
+            text, prefix = specs[kind]
+            if text is None:
+                continue
+            fields = Counter(name for _, name, _, _ in string.Formatter().parse(text) if name)
+            pointwise = kind in ("pointwise", "analysis")
+            blank = dict.fromkeys(("context", "text") if pointwise else ("context", "a", "b", "analysis_a", "analysis_b"), "")
+            reserve = (self.analysis_tokens + 8) * (fields["analysis_a"] + fields["analysis_b"])
+            frame = len(self._render_many([text.format(**blank)], prefix)[0])
+            n = fields["text"] if pointwise else fields["a"] + fields["b"]
+            for item in by_cand:
+                bound = (frame + fields["context"] * ctx_len.get(item, 0) + n * longest[item] + reserve
+                         + 8 * (n + fields["context"] + 1))
+                if bound <= self.max_length or (not pointwise and item not in by_pair):
+                    continue  # no planned prompt reaches the limit
+
+                def render(c, text=text, prefix=prefix, item=item, pointwise=pointwise, blank=blank):
+                    more = {} if c is None else {"context": c}
+                    if pointwise:
+                        return self._render_many([text.format(text=texts[(item, x)], **more) for x in by_cand[item]],
+                                                 prefix)
+                    return self._render_many([text.format(**{**blank, **more, "a": texts[(item, f)], "b": texts[(item, sec)]})
+                                              for f, sec in by_pair[item]], prefix)
+
+                short, _, keep = self._cut(item, ctx[item], render, reserve)
+                if keep is not None and (item not in cut or keep < cut[item][1]):
+                    cut[item] = (short, keep)
+        if cut:
+            named = ", ".join(f"{i!r} to {k} tokens" for i, (_, k) in list(cut.items())[:5])
+            warnings.warn(
+                f"context truncated for {len(cut)} item(s) so that every prompt planned for them fits the model's "
+                f"{self.max_length} tokens: {named}{f' and {len(cut) - 5} more' if len(cut) > 5 else ''}. The cut "
+                "is made on all of an item's planned prompts (a resumed run and engine='ray' make the same); "
+                "raise max_length up to the model's context size to keep more of it",
+                ContextTooLongWarning, stacklevel=3)
+        return {**ctx, **{i: c for i, (c, _) in cut.items()}}
 
     # -- inputs -----------------------------------------------------------------------------
     @staticmethod
@@ -338,9 +477,11 @@ class Comparator:
         (``name_items=False``: the run's one item is a placeholder the user never wrote)."""
         keyed: dict[tuple[str, ...] | str, Any]
         if isinstance(texts, pd.DataFrame):
+            _unique_columns(texts, "the texts table")
             missing = {"item", "candidate", "text"} - set(texts.columns)
             if missing:
                 raise ValueError(f"texts table is missing column(s) {sorted(missing)}; expected item, candidate, text")
+            _refuse_missing_ids(texts, ("item", "candidate"), "the texts table")
             items, cands = ids_as_text(texts["item"]).tolist(), ids_as_text(texts["candidate"]).tolist()  # 1.0 is item "1"
             keyed = {}
             clash = set()
@@ -371,7 +512,14 @@ class Comparator:
         return lookup
 
     def _contexts(self, contexts, items: Sequence[str]) -> dict[str, str | None]:
+        """item -> context (None for every item of a template without ``{context}``, with a
+        UserWarning when contexts were given anyway: the judge would never see them)."""
         if not self.template.uses_context:
+            if contexts is not None:
+                warnings.warn(
+                    f"contexts were given but template {self.template.name!r} has no {{context}} field, so the "
+                    "judge never sees them (ignored); use a template with {context} (e.g. 'summeval-coherence', "
+                    "or add {context} to your own), or leave contexts out", UserWarning, stacklevel=3)
             return dict.fromkeys(items)
         if contexts is None:
             raise ValueError(f"template {self.template.name!r} uses {{context}}: pass contexts= (item → context text)")
@@ -380,6 +528,7 @@ class Comparator:
         if isinstance(contexts, pd.Series):
             contexts = contexts.to_dict()
         if isinstance(contexts, pd.DataFrame):
+            _unique_columns(contexts, "the contexts table")
             if not {"item", "context"} <= set(contexts.columns):
                 raise ValueError(f"a contexts table needs columns item and context; it has {list(contexts.columns)}")
             contexts = dict(zip(ids_as_text(contexts["item"]), contexts["context"], strict=True))
@@ -398,6 +547,7 @@ class Comparator:
     @staticmethod
     def _plan(pairs, symmetric: bool, budget: int | None, default_item: str | None) -> pd.DataFrame:
         if isinstance(pairs, pd.DataFrame):
+            _unique_columns(pairs, "the pairs table")
             df = pairs.copy()
         else:
             df = pd.DataFrame(list(pairs))
@@ -416,6 +566,7 @@ class Comparator:
         if df.empty:
             raise ValueError("pairs is empty")
         df = df[["item", "a", "b"]].reset_index(drop=True)
+        _refuse_missing_ids(df, ("item", "a", "b"), "pairs")  # before ids_as_text, which keeps NaN
         for c in ("item", "a", "b"):  # ids as the judgments table reads them (1.0 is item "1")
             df[c] = ids_as_text(df[c])
         same = df.index[df["a"] == df["b"]]
@@ -432,12 +583,19 @@ class Comparator:
             hint = " (pairs already holds both orders; pass symmetric=False)" if symmetric else ""
             raise ValueError(f"pairs: the same comparison is planned twice in row(s) {list(df.index[dup][:8])}{hint}")
         df["first"], df["second"] = first, second
-        if budget is not None:
-            if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
-                raise ValueError(f"budget must be a whole number of comparisons, at least 1; got {budget!r}")
-            df = df.iloc[:budget].reset_index(drop=True)
         df.attrs["items_given"] = items_given  # False: the one item is a placeholder (no error names it)
-        return df
+        return Comparator._take_budget(df, budget)
+
+    @staticmethod
+    def _take_budget(plan: pd.DataFrame, budget: int | None) -> pd.DataFrame:
+        """The first ``budget`` comparisons of a plan (all for None)."""
+        if budget is None:
+            return plan
+        if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
+            raise ValueError(f"budget must be a whole number of comparisons, at least 1; got {budget!r}")
+        out = plan.iloc[:budget].reset_index(drop=True)
+        out.attrs = dict(plan.attrs)
+        return out
 
     # -- the public calls -------------------------------------------------------------------
     def compare(
@@ -480,8 +638,9 @@ class Comparator:
         DataFrame with ``item``, ``a``, ``b`` (shown first, second), ``judge``, ``p_a``,
         ``winner``, ``order`` and ``pair_a``, ``pair_b`` (the planned pair), plus per mode
         ``n_a, n_b, n_tie, n_unparsed`` (sample) or ``score_a, score_b`` (likert); endpoint judges
-        add ``status`` (``"ok"``, or why ``p_a`` is NaN: ``"missing"``, ``"missing_a"``,
-        ``"missing_b"``, ``"unparsed"``). ``attrs`` hold ``position_bias`` (P(A), eq. 8, over the
+        and the sample mode add ``status`` (``"ok"``, or why ``p_a`` is NaN: ``"missing"``,
+        ``"missing_a"``, ``"missing_b"``, ``"unparsed"``: no sampled answer named a choice, with
+        a :class:`~.endpoint.MissingLabelsWarning`). ``attrs`` hold ``position_bias`` (P(A), eq. 8, over the
         rows with a probability), ``diagnosis`` (:func:`.diagnose.diagnose_judgments`; an
         :class:`~.diagnose.UninformativeJudgeWarning` when a check fires), ``endpoint``
         (requests, cache hits, retries, tokens, misses) for endpoint judges, ``ray`` (actors,
@@ -497,12 +656,15 @@ class Comparator:
             single = str(next(iter(contexts)))
         elif contexts is None or isinstance(contexts, str):
             single = "0"
-        plan = self._plan(pairs, symmetric, budget, single)
-        lookup = self._text_lookup(texts, name_items=bool(plan.attrs.get("items_given", True)))
-        items = list(dict.fromkeys(plan["item"]))
-        ctx = self._contexts(contexts, items)
-        for i, a, b in zip(plan["item"], plan["a"], plan["b"], strict=True):
+        full = self._plan(pairs, symmetric, None, single)
+        plan = self._take_budget(full, budget)  # a budget stops the plan early; the contexts are cut for all of it
+        lookup = self._text_lookup(texts, name_items=bool(full.attrs.get("items_given", True)))
+        ctx = self._contexts(contexts, list(dict.fromkeys(full["item"])))
+        for i, a, b in zip(full["item"], full["a"], full["b"], strict=True):
             lookup(i, a), lookup(i, b)
+        kinds = {"prob": ("pairwise",), "sample": ("pairwise",), "likert": ("pointwise",),
+                 "prepair": ("analysis", "prepair")}[self.mode]
+        ctx = self._fit_contexts(ctx, lookup, kinds, pairs=full)
         model_id, template_id = self._store_ids()
         st = JudgmentStore(store if store is not None else ":memory:", model=model_id, template=template_id,
                            allow_mixed=allow_mixed, variants=self._store_variants())
@@ -563,11 +725,22 @@ class Comparator:
                     f"{self.endpoint.top_logprobs} log-probabilities (bounds in p_a_low / p_a_high), 'unparsed' "
                     "that no sampled answer named a choice. Drop or re-judge those rows before fitting.",
                     MissingLabelsWarning, stacklevel=3)
+        elif n_missing and self.mode == "sample":  # as the endpoint judges say it: counted, never guessed
+            from .endpoint import MissingLabelsWarning
+
+            warnings.warn(
+                f"{n_missing} of {len(out)} comparisons by {self.judge_name} have no parseable sampled answer "
+                f"(p_a = NaN, status 'unparsed'): none of their {self.n_samples} answers named one of the "
+                f"template's choices {[list(c) for c in self.template.choices]} (the column 'answers' shows up to "
+                "three of them). Raise max_new_tokens, make the prompt ask for one of those words or set "
+                "PromptTemplate(choices=...) to the words the model answers with; drop or re-judge those rows "
+                "before fitting.", MissingLabelsWarning, stacklevel=3)
         elif n_missing:
             raise RuntimeError(f"internal error: {n_missing} comparisons of an in-process judge have no probability")
         ok = out[scored]
         if self.endpoint is None:
             out.attrs["threads"] = getattr(self, "_threads_used", None)  # None: torch's own choice or none run
+            self._warn_label_mass(out)
         out.attrs["position_bias"] = position_bias(ok) if len(ok) else None
         out.attrs["diagnosis"] = diagnose_judgments(out)
         warn_if_uninformative(out.attrs["diagnosis"], self.judge_name, stacklevel=4)
@@ -582,11 +755,34 @@ class Comparator:
                 out = debias_position(out, debias)
         return out
 
+    def _warn_label_mass(self, out: pd.DataFrame) -> None:
+        """A classifier judge (prob, prepair) whose label words get almost none of the next token's
+        probability: P(A) / (P(A) + P(B)) then compares two answers the model does not give."""
+        if self.mode not in ("prob", "prepair") or "label_mass" not in out.columns:
+            return
+        mass = pd.to_numeric(out["label_mass"], errors="coerce").dropna()
+        if len(mass) and (median := float(mass.median())) < LOW_LABEL_MASS:
+            from ..diagnose import UninformativeJudgeWarning
+
+            warnings.warn(
+                f"{self.judge_name}: the label words {[list(w) for w in self.template.labels]} get a median "
+                f"probability of {median:.2g} as the next token (column label_mass, over {len(mass)} comparisons; "
+                f"below {LOW_LABEL_MASS}): the model mostly answers with other tokens, so p_a = P(A) / "
+                "(P(A) + P(B)) compares two answers it does not give and mostly reflects noise. Use label words "
+                "the model answers with (PromptTemplate(labels=...)), an answer_prefix that leads to them, or a "
+                "template that asks for them (e.g. 'Answer with A or B').", UninformativeJudgeWarning, stacklevel=4)
+
     def _collect(self, plan: pd.DataFrame, done: pd.DataFrame) -> pd.DataFrame:
         got = plan.merge(done, on=["item", "a", "b", "order"], how="left", validate="one_to_one")
         if got["p_first"].isna().any():
             raise RuntimeError("internal error: some planned comparisons have no stored result")
         p = got["p_first"].to_numpy(float)
+        extras = [json.loads(e) if isinstance(e, str) else {} for e in got["extra"]]
+        for k, e in enumerate(extras):  # stored by an earlier version as ½ with this note: no probability
+            if e.pop("note", None) == "unparsed":
+                p[k], e["status"] = MISSING_P, "unparsed"
+            elif "n_unparsed" in e:
+                e.setdefault("status", "ok")
         p = np.where(p < 0, np.nan, p)  # stored -1: no probability (see store.py); its extra says why
         winner = np.full(p.shape, None, dtype=object)
         winner[p > 0.5], winner[p < 0.5], winner[p == 0.5] = "a", "b", "tie"
@@ -595,7 +791,6 @@ class Comparator:
             "p_a": p, "winner": winner,
             "order": got["order"], "pair_a": got["a"], "pair_b": got["b"],
         })
-        extras = [json.loads(e) if isinstance(e, str) else {} for e in got["extra"]]
         keys = sorted({k for e in extras for k in e})
         for k in keys:
             out[k] = [e.get(k) for e in extras]
@@ -641,7 +836,7 @@ class Comparator:
             la, lb = lp[:, 0], lp[:, 1]
             p = 1.0 / (1.0 + np.exp(lb - la))  # Liusie, Manakul & Gales 2024 eq. 3
             mass = np.exp(np.logaddexp(la, lb))
-            st.add(self.mode, [(*keys[g][k], float(pp), {"label_mass": round(float(m), 6)})
+            st.add(self.mode, [(*keys[g][k], float(pp), {"label_mass": float(f"{m:.6g}")})  # 6 digits, tiny ones too
                                for k, pp, m in zip(idx.tolist(), p, mass, strict=True)])
             bar.update(len(idx))
 
@@ -688,10 +883,11 @@ class Comparator:
                     parsed = [parse_choice(t, self.template.choices, prefix=self.template.answer_prefix) for t in answers]
                     n = {k: sum(x == k for x in parsed) for k in ("a", "b", "tie")}
                     n_ok = n["a"] + n["b"] + n["tie"]
-                    p = (n["a"] + 0.5 * n["tie"]) / n_ok if n_ok else 0.5  # Liusie, Manakul & Gales 2024 eq. 5
-                    extra: dict[str, Any] = {"n_a": n["a"], "n_b": n["b"], "n_tie": n["tie"], "n_unparsed": len(parsed) - n_ok}
+                    # Liusie, Manakul & Gales 2024 eq. 5; no parseable answer: no probability (NaN), never a guessed ½
+                    p = (n["a"] + 0.5 * n["tie"]) / n_ok if n_ok else MISSING_P
+                    extra: dict[str, Any] = {"n_a": n["a"], "n_b": n["b"], "n_tie": n["tie"],
+                                             "n_unparsed": len(parsed) - n_ok, "status": "ok" if n_ok else "unparsed"}
                     if n_ok == 0:
-                        extra["note"] = "unparsed"
                         extra["answers"] = answers[:3]
                     batch.append((i, a, b, o, p, extra))
                 st.add(self.mode, batch)
@@ -719,7 +915,7 @@ class Comparator:
         cands = cands[["item", "candidate"]].astype(str).drop_duplicates().reset_index(drop=True)
         lookup = self._text_lookup(texts)
         items = list(dict.fromkeys(cands["item"]))
-        ctx = self._contexts(contexts, items)
+        ctx = self._fit_contexts(self._contexts(contexts, items), lookup, ("pointwise",), cands=cands)
         model_id, template_id = self._store_ids()
         st = JudgmentStore(store if store is not None else ":memory:", model=model_id, template=template_id,
                            allow_mixed=allow_mixed, variants=self._store_variants())
@@ -801,7 +997,8 @@ class Comparator:
         cands = cands[["item", "candidate"]].astype(str).drop_duplicates()
         todo = pd.DataFrame({"item": cands["item"], "first": cands["candidate"], "second": cands["candidate"]})
         lookup = self._text_lookup(texts)
-        ctx = self._contexts(contexts, list(dict.fromkeys(cands["item"])))
+        ctx = self._fit_contexts(self._contexts(contexts, list(dict.fromkeys(cands["item"]))), lookup, ("analysis",),
+                                 cands=cands)
         model_id, template_id = self._store_ids()
         st = JudgmentStore(store if store is not None else ":memory:", model=model_id, template=template_id,
                            allow_mixed=allow_mixed, variants=self._store_variants())

@@ -26,7 +26,8 @@ class LoadedModel:
     model, tokenizer : the transformers objects (model in eval mode)
     is_seq2seq : True for encoder-decoder models (first decoder token is the answer)
     name : a short display name (folder or file name, or hub id)
-    fingerprint : sha256 over the config and the weights' file names and sizes; a store written by
+    fingerprint : sha256 over the config and the weights' file names and sizes, and the dtype
+        they were loaded in (``"-bfloat16"`` appended; nothing for float32); a store written by
         another fingerprint is refused unless asked
     max_length : the longest prompt (tokens) the model takes
     device : torch device string
@@ -46,14 +47,18 @@ class LoadedModel:
         return bool(getattr(self.tokenizer, "chat_template", None))
 
 
-def _fingerprint(path: Path | None, name: str, config: Any) -> str:
+def _fingerprint(path: Path | None, name: str, config: Any, dtype: str = "float32") -> str:
+    """sha256 over the name, the config and the weights' file names and sizes, plus the dtype the
+    weights were loaded in: ``"-bfloat16"`` appended (another precision judges differently, and a
+    store refuses it by name). float32 appends nothing, so that fingerprints taken before the dtype
+    counted, all float32 on the CPU, still open their stores."""
     h = hashlib.sha256(name.encode())
     h.update(json.dumps(config.to_dict(), sort_keys=True, default=str).encode())
     if path is not None:
         files = [path] if path.is_file() else sorted(p for p in path.iterdir() if p.is_file())
         for f in files:
             h.update(f.name.encode() + str(f.stat().st_size).encode())
-    return h.hexdigest()[:16]
+    return h.hexdigest()[:16] + ("" if dtype == "float32" else f"-{dtype}")
 
 
 def _resolve_device(device: str, dtype: str | None):
@@ -158,8 +163,9 @@ def load_model(model: str | os.PathLike | None = None, *, device: str = "auto",
     limit = int(max_length or limit or 2048)
     if tok.pad_token_id is None:
         tok.pad_token = tok.eos_token
-    fp = _fingerprint(path if path is not None else None, name, config)
+    dtype_name = str(dt).replace("torch.", "")
+    fp = _fingerprint(path if path is not None else None, name, config, dtype_name)
     return LoadedModel(
         model=mdl, tokenizer=tok, is_seq2seq=seq2seq, name=name, fingerprint=fp, max_length=limit,
-        device=dev, info={"source": source, "gguf_file": gguf_file, "dtype": str(dt).replace("torch.", "")},
+        device=dev, info={"source": source, "gguf_file": gguf_file, "dtype": dtype_name},
     )

@@ -136,7 +136,10 @@ def run_ray(
     ----------
     cmp : the driver's judge (its settings are rebuilt in every actor; see :func:`judge_spec`)
     todo : planned comparisons (item, a, b, order, first, second)
-    lookup, ctx : the candidate texts and item contexts
+    lookup, ctx : the candidate texts and item contexts; the contexts as the driver cut them to fit
+        the model on all of each item's planned prompts (``Comparator._fit_contexts``, which warns),
+        so that a batch holding a few of an item's comparisons renders the prompts of a local run
+        (an actor that cut a context on its own batch judged other prompts, and its warning was lost)
     st : the run's store
     num_actors : actors in the pool (each loads one judge); default: as many as the cluster's
         GPUs hold when ``num_gpus`` > 0 (one judge per GPU with ``num_gpus=1``, two with 0.5),

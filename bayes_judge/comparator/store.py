@@ -8,8 +8,9 @@ is the table's primary key, written with ``INSERT OR IGNORE``). Pointwise result
 PRePair analyses) are cached per ``(model, template, kind, item, candidate)``.
 
 A judgment with no probability (an endpoint judge whose label tokens were missing from the top
-log-probabilities, or whose sampled answers were all unparseable) is stored with ``p_first = -1``
-and its ``extra`` saying why (``status``); the comparator turns it into ``p_a = NaN``, never 0.5.
+log-probabilities, or a sampled judgment, local or endpoint, whose answers were all unparseable) is
+stored with ``p_first = -1`` (:data:`MISSING_P`) and its ``extra`` saying why (``status``); the
+comparator turns it into ``p_a = NaN``, never 0.5.
 
 Endpoint judges (:mod:`.endpoint`) also keep every HTTP response in ``requests``, keyed by a hash
 of the endpoint, the served model, the template and the exact request body (prompt and sampling
@@ -25,8 +26,12 @@ the same texts: one made on other texts or another context is deleted and judged
 :attr:`JudgmentStore.stale` counts them (the comparator warns with
 :class:`StoreChangedWarning`). A result stored before fingerprints existed is kept and adopts
 the run's fingerprint. The settings that change a mode's results (samples, temperature and seed of
-``sample``, ``tau`` of ``likert``, the analyses' length) are kept with them as the mode's variant
-(``variants``): one file holds runs of several settings, and a run reads only its own.
+``sample``, ``tau`` of ``likert``, the analyses' length, a local judge's prompts rendered with or
+without the chat template against the model's default) are kept with them as the mode's variant
+(``variants``): one file holds runs of several settings, and a run reads only its own. The
+comparator fingerprints the context as judged, so a context cut otherwise to fit ``max_length``
+is judged again; the model's dtype is part of its identity (refused), the sampled answers' words
+part of the template's.
 """
 
 from __future__ import annotations
@@ -40,9 +45,10 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["JudgmentStore", "StoreMismatchError", "StoreChangedWarning", "likert_table", "fingerprint"]
+__all__ = ["JudgmentStore", "StoreMismatchError", "StoreChangedWarning", "likert_table", "fingerprint", "MISSING_P"]
 
 _SEP = "\x1f"
+MISSING_P = -1.0  # stored p_first of a judgment with no probability (read back as p_a = NaN)
 
 
 def fingerprint(*parts: str | None) -> str:

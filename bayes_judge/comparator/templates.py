@@ -29,6 +29,7 @@ __all__ = ["PromptTemplate", "PRESETS", "get_template", "template_fields"]
 _PAIR_FIELDS = {"context", "a", "b"}
 _POINT_FIELDS = {"context", "text"}
 _PREPAIR_FIELDS = _PAIR_FIELDS | {"analysis_a", "analysis_b"}
+_DEFAULT_CHOICES = (("a",), ("b",), ("tie", "both", "neither", "equal"))  # PromptTemplate.choices' default
 
 
 def template_fields(text: str) -> set[str]:
@@ -102,7 +103,7 @@ class PromptTemplate:
     system: str | None = None
     choices: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] = (
         ("a",), ("b",), ("tie", "both", "neither", "equal"),
-    )
+    )  # = _DEFAULT_CHOICES
     description: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -122,12 +123,19 @@ class PromptTemplate:
         return any("context" in template_fields(t) for t in (self.pairwise, self.pointwise, self.analysis, self.prepair) if t)
 
     def key(self) -> str:
-        """Identity of the prompts (for the run store): name plus a hash of every prompt field."""
+        """Identity of the prompts (for the run store): name plus a hash of every prompt field and of
+        the sampled answers' words (``choices``). The choices enter the hash only where they differ
+        from the name's own (a preset's, else the class default), so that the keys of stores written
+        before they counted are unchanged; another set of choices is another key."""
         import hashlib
 
-        h = hashlib.sha256(repr((self.pairwise, self.labels, self.answer_prefix, self.pointwise,
-                                 self.scale, self.score_prefix, self.analysis, self.prepair,
-                                 self.system)).encode())
+        fields: tuple = (self.pairwise, self.labels, self.answer_prefix, self.pointwise,
+                         self.scale, self.score_prefix, self.analysis, self.prepair, self.system)
+        own = PRESETS[self.name].choices if self.name in PRESETS else _DEFAULT_CHOICES
+        choices = tuple(tuple(words) for words in self.choices)
+        if choices != own:
+            fields = (*fields, choices)
+        h = hashlib.sha256(repr(fields).encode())
         return f"{self.name}@{h.hexdigest()[:10]}"
 
     def with_(self, **changes) -> PromptTemplate:

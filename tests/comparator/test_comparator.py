@@ -10,6 +10,7 @@ from bayes_judge.comparator import (
     ContextTooLongWarning,
     PromptTemplate,
     StoreMismatchError,
+    get_template,
 )
 
 
@@ -92,7 +93,8 @@ def test_resume_skips_what_is_stored(judges, tiny, tmp_path):
 
 def test_debias_records_what_it_did(judges, tiny):
     texts, pairs, ctx = tiny
-    df = judges["prob"].compare(pairs, texts, ctx, symmetric=True, debias="reweight", progress=False)
+    with pytest.warns(UserWarning, match=r"assumes a balanced set .* 6 comparison\(s\), 6 judged in both orders"):
+        df = judges["prob"].compare(pairs, texts, ctx, symmetric=True, debias="reweight", progress=False)
     rec = df.attrs["debias"][judges["prob"].judge_name]
     assert rec["P(A) after"] == pytest.approx(0.5)
     assert "p_a_raw" in df
@@ -230,3 +232,150 @@ def test_input_forms_are_read_or_refused_by_name(lm):
             judge.compare(pairs, texts, ctx, budget=bad, progress=False)
     with pytest.raises(ValueError, match="debias must be None"):
         judge.compare(pairs, texts, ctx, debias="yes", progress=False)
+
+
+def test_sampled_answers_that_never_parse_give_no_probability(lm, tiny, tmp_path):
+    """Local sample mode: a comparison with no parseable answer is NaN (stored as -1, status
+    'unparsed'), named in a MissingLabelsWarning, never a guessed tie of 0.5."""
+    import sqlite3
+
+    from bayes_judge.comparator.endpoint import MissingLabelsWarning
+
+    texts, pairs, ctx = tiny
+    never = get_template("summeval-coherence").with_(choices=(("qqq",), ("www",), ("eee",)))
+    judge = Comparator(lm, template=never, mode="sample", n_samples=2, max_new_tokens=3)
+    store = tmp_path / "run.sqlite"
+    with pytest.warns(MissingLabelsWarning, match=r"3 of 3 comparisons .* no parseable sampled answer"):
+        df = judge.compare(pairs, texts, ctx, store=store, progress=False)
+    assert df["p_a"].isna().all() and df["winner"].isna().all()
+    assert df["status"].eq("unparsed").all() and df["n_unparsed"].eq(2).all()
+    with sqlite3.connect(store) as con:
+        assert [p for (p,) in con.execute("SELECT p_first FROM judgments")] == [-1.0] * 3
+    with pytest.warns(MissingLabelsWarning, match="3 of 3"):  # read back from the store the same way
+        again = judge.compare(pairs, texts, ctx, store=store, progress=False)
+    assert again["p_a"].isna().all()
+    parsed = Comparator(lm, mode="sample", n_samples=2, max_new_tokens=3).compare(pairs, texts, ctx, progress=False)
+    assert parsed["status"].eq("ok").all() and parsed["p_a"].notna().all()
+
+
+def test_a_store_reused_with_other_settings_judges_again_or_refuses(lm, tiny, tmp_path, monkeypatch):
+    """chat (how the prompts are rendered) is the store's variant: another setting is judged again,
+    kept apart in the same file; the same setting reads the store. Another dtype is another model
+    fingerprint, another set of sampled answers' words another template: both refused."""
+    from bayes_judge.comparator.models import _fingerprint, load_model
+
+    texts, pairs, ctx = tiny
+    store = tmp_path / "run.sqlite"
+    chat = Comparator(lm).compare(pairs, texts, ctx, store=store, progress=False)
+    fresh = Comparator(lm, chat=False).compare(pairs, texts, ctx, progress=False)
+    assert not np.allclose(fresh["p_a"], chat["p_a"], atol=1e-3)
+    again = Comparator(lm, chat=False).compare(pairs, texts, ctx, store=store, progress=False)
+    np.testing.assert_allclose(again["p_a"], fresh["p_a"], atol=1e-5)
+    for setting, want in ((False, fresh), (None, chat), (True, chat)):  # now stored: nothing judged
+        judge = Comparator(lm, chat=setting)
+        monkeypatch.setattr(judge, "_run_prob", lambda *a: pytest.fail("judged what the store holds"))
+        pd.testing.assert_series_equal(judge.compare(pairs, texts, ctx, store=store, progress=False)["p_a"],
+                                       want["p_a"])
+    words = get_template("summeval-coherence").with_(choices=(("first",), ("second",), ("tie",)))
+    with pytest.raises(StoreMismatchError, match="with template 'summeval-coherence@"):
+        Comparator(lm, template=words, mode="sample").compare(pairs, texts, ctx, store=store, progress=False)
+
+    class Config:
+        def to_dict(self):
+            return {"hidden_size": 8}
+
+    assert _fingerprint(None, "m", Config(), "float32") == _fingerprint(None, "m", Config())
+    assert lm.info["dtype"] == "float32" and "-" not in lm.fingerprint  # fingerprints of existing stores
+    half = load_model(dtype="bfloat16")
+    assert half.fingerprint == lm.fingerprint + "-bfloat16"
+    with pytest.raises(StoreMismatchError, match="-bfloat16"):
+        Comparator(half).compare(pairs, texts, ctx, store=store, progress=False)
+
+
+def test_missing_ids_and_doubled_columns_are_refused_before_judging(lm, tiny, monkeypatch):
+    """A NaN / None id in the pairs or the texts table is named up front (it was judged, then lost
+    as 'nan': an internal error after all the work); so is a table with two columns of one name."""
+    texts, pairs, ctx = tiny
+    judge = Comparator(lm)
+    monkeypatch.setattr(judge, "_run_prob", lambda *a: pytest.fail("judged before refusing"))
+    bad_pairs = [
+        (pairs.assign(item=["s", np.nan, "s"]), r"pairs: 1 row\(s\) have no item id .*row\(s\) \[1\]"),
+        (pairs.assign(a=[None, "x", "y"]), r"no a id .*\[0\]"),
+        (pairs.assign(b=["y", "z", np.nan], a=["x", np.nan, "y"]), r"2 row\(s\) have no a / b id .*\[1, 2\]"),
+    ]
+    for bad, msg in bad_pairs:
+        with pytest.raises(ValueError, match=msg):
+            judge.compare(bad, texts, ctx, progress=False)
+    table = pd.DataFrame({"item": ["s", "s", np.nan, "s"], "candidate": ["x", "y", "z", None],
+                          "text": ["The cat sat.", "Mat cat.", "A cat sat.", "Cats."]})
+    with pytest.raises(ValueError, match=r"texts table: 2 row\(s\) have no item / candidate id .*\[2, 3\]"):
+        judge.compare(pairs, table, ctx, progress=False)
+    doubled = pd.DataFrame([["s", "x", "The cat sat.", "other"]], columns=["item", "candidate", "text", "text"])
+    with pytest.raises(ValueError, match=r"texts table has more than one column named \['text'\]"):
+        judge.compare(pairs, doubled, ctx, progress=False)
+    with pytest.raises(ValueError, match=r"pairs table has more than one column named \['a'\]"):
+        judge.compare(pd.concat([pairs, pairs[["a"]]], axis=1), texts, ctx, progress=False)
+
+
+LONG = {"s": " ".join(f"Sentence {i}: the cat sat on the mat all day long." for i in range(40))}
+UNEVEN = {"x": "The cat sat.", "y": "Cat mat sat.",
+          "z": "A cat was sitting on a mat, and it stayed there for a very long time while the sun moved "
+               "across the sky and the birds sang outside the window of the little house."}
+
+
+def test_the_context_cut_depends_on_the_plan_only(lm, tmp_path):
+    """An item's context is cut on all of its planned prompts: a run stopped by budget= and resumed
+    equals one run (the cut was sized on the comparisons judged in each call); a store judged with
+    another max_length (another cut) is judged again, not returned."""
+    from bayes_judge.comparator.store import StoreChangedWarning
+
+    pairs = [("s", "x", "y"), ("s", "x", "z"), ("s", "y", "z")]
+    judge = Comparator(lm, max_length=300)
+    with pytest.warns(ContextTooLongWarning, match="context truncated"):
+        one = judge.compare(pairs, UNEVEN, LONG, progress=False)
+    store = tmp_path / "run.sqlite"
+    with pytest.warns(ContextTooLongWarning):
+        judge.compare(pairs, UNEVEN, LONG, budget=1, store=store, progress=False)
+    with pytest.warns(ContextTooLongWarning):
+        resumed = judge.compare(pairs, UNEVEN, LONG, store=store, progress=False)
+    np.testing.assert_allclose(resumed["p_a"], one["p_a"], atol=1e-5)
+    wide = tmp_path / "wide.sqlite"
+    Comparator(lm).compare(pairs, UNEVEN, LONG, store=wide, progress=False)  # the whole context fits
+    with (pytest.warns(ContextTooLongWarning, match=r"context truncated for 1 item\(s\) .* 's' to \d+ tokens"),
+          pytest.warns(StoreChangedWarning, match=r"3 result\(s\)")):
+        narrow = judge.compare(pairs, UNEVEN, LONG, store=wide, progress=False)
+    np.testing.assert_allclose(narrow["p_a"], one["p_a"], atol=1e-5)
+
+
+def test_contexts_for_a_template_without_context_are_named_as_ignored(lm, tiny):
+    texts, pairs, ctx = tiny
+    judge = Comparator(lm, template="Which is better? A: {a} B: {b}")
+    plain = judge.compare(pairs, texts, progress=False)
+    with pytest.warns(UserWarning, match=r"template 'custom' has no \{context\} field, so the judge never sees them"):
+        given = judge.compare(pairs, texts, ctx, progress=False)
+    pd.testing.assert_series_equal(given["p_a"], plain["p_a"])
+    with pytest.warns(UserWarning, match="has no {context} field"):
+        judge.compare(pairs, texts, "one context for all", progress=False)
+
+
+def test_debiasing_a_run_judged_in_one_order_warns(judges, tiny):
+    texts, pairs, ctx = tiny
+    with pytest.warns(UserWarning, match=r"3 comparison\(s\), 0 judged in both orders.* or leave debias off"):
+        df = judges["prob"].compare(pairs, texts, ctx, debias="threshold", progress=False)
+    assert df["p_a"].isna().all() and df["winner"].notna().all()
+
+
+def test_label_words_the_model_does_not_say_are_named(lm, tiny):
+    """prob mode: label words with almost no next-token probability (median label_mass < 0.05) make
+    p_a noise, said with the median; label_mass keeps its significant digits (6 decimals made them 0)."""
+    from bayes_judge.diagnose import UninformativeJudgeWarning
+
+    texts, pairs, _ = tiny
+    yes_no = PromptTemplate(name="yn", pairwise="Is text one better than text two?\nText one: {a}\nText two: {b}",
+                            labels=((" yes",), (" no",)))
+    with pytest.warns(UninformativeJudgeWarning, match=r"yn/prob: the label words \[\[' yes'\], \[' no'\]\] get a "
+                                                        r"median probability of [0-9.e-]+ .*below 0.05"):
+        df = Comparator(lm, template=yes_no).compare(pairs, texts, progress=False)
+    mass = df["label_mass"].to_numpy()
+    assert (mass > 0).all() and mass.max() < 1e-4
+    assert not np.allclose(mass, mass.round(6), rtol=0, atol=1e-9)  # not cut to 6 decimals

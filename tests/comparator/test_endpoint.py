@@ -376,7 +376,7 @@ def test_debiasing_keeps_rows_without_a_probability():
 
     with FakeServer(by_prompt(answer)) as srv:
         judge = Comparator(endpoint=srv.url, model=SERVED, request_options=FAST)
-        with pytest.warns(MissingLabelsWarning):
+        with pytest.warns(MissingLabelsWarning), pytest.warns(UserWarning, match="assumes a balanced set"):
             df = judge.compare(PAIRS, TEXTS, CTX, symmetric=True, progress=False, debias="threshold")
     ok = df["status"] == "ok"
     assert ok.sum() == 2 and df.loc[~ok, "p_a"].isna().all() and df.loc[~ok, "winner"].isna().all()

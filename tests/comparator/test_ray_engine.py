@@ -75,6 +75,24 @@ def test_one_actor_per_gpu(lm, tiny, ray_cluster):
     assert "ray" not in local.attrs
 
 
+def test_ray_cuts_a_long_context_as_one_local_run_and_says_so(lm, ray_cluster):
+    """The driver cuts each item's context on all of its planned prompts and warns; the actors'
+    one-comparison batches then judge the prompts of the local run (each batch cut its own before)."""
+    from bayes_judge.comparator import ContextTooLongWarning
+
+    long_ctx = {"s": " ".join(f"Sentence {i}: the cat sat on the mat all day long." for i in range(40))}
+    texts = {"x": "The cat sat.", "y": "Cat mat sat.",
+             "z": "A cat was sitting on a mat, and it stayed there for a very long time while the sun moved "
+                  "across the sky and the birds sang outside the window of the little house."}
+    pairs = [("s", "x", "y"), ("s", "x", "z"), ("s", "y", "z")]
+    with pytest.warns(ContextTooLongWarning, match="context truncated"):
+        local = Comparator(lm, max_length=300).compare(pairs, texts, long_ctx, progress=False)
+    with pytest.warns(ContextTooLongWarning, match="context truncated"):
+        fanned = Comparator(lm, max_length=300).compare(pairs, texts, long_ctx, progress=False, engine="ray",
+                                                        ray_options={"num_actors": 1, "batch_size": 1})
+    np.testing.assert_allclose(fanned["p_a"], local["p_a"], atol=1e-5)
+
+
 def test_bad_ray_options(lm, tiny, ray_cluster):
     texts, pairs, ctx = tiny
     with pytest.raises(ValueError, match="engine must be"):

@@ -22,9 +22,15 @@ def t5_folder(lm, tmp_path_factory):
     return out
 
 
+# a randomly initialised model: its label words get almost none of the next token's probability,
+# which the judge rightly names (UninformativeJudgeWarning); the test is about the mechanics
+@pytest.mark.filterwarnings("ignore::bayes_judge.diagnose.UninformativeJudgeWarning")
 def test_seq2seq_modes(t5_folder, tiny):
+    import warnings
+
     import bayes_judge as bj
     from bayes_judge.comparator import Comparator
+    from bayes_judge.comparator.endpoint import MissingLabelsWarning
 
     texts, pairs, ctx = tiny
     judge = Comparator(t5_folder, batch_size=2)
@@ -33,6 +39,9 @@ def test_seq2seq_modes(t5_folder, tiny):
     bj.validate_judgments(df)
     one_by_one = Comparator(judge.lm, batch_size=1).compare(pairs, texts, ctx, symmetric=True, progress=False)
     np.testing.assert_allclose(df["p_a"], one_by_one["p_a"], atol=1e-4)  # padding does not leak
-    sampled = Comparator(judge.lm, mode="sample", n_samples=2, max_new_tokens=3).compare(
-        pairs.iloc[:1], texts, ctx, progress=False)
+    with warnings.catch_warnings():  # the random model's answers may name no choice: NaN, said (MissingLabelsWarning)
+        warnings.simplefilter("ignore", MissingLabelsWarning)
+        sampled = Comparator(judge.lm, mode="sample", n_samples=2, max_new_tokens=3).compare(
+            pairs.iloc[:1], texts, ctx, progress=False)
     assert sampled[["n_a", "n_b", "n_tie", "n_unparsed"]].sum(axis=1).iloc[0] == 2
+    assert (sampled["p_a"].isna() == sampled["n_unparsed"].eq(2)).all()  # none parsed: no probability

@@ -43,3 +43,16 @@ def test_key_changes_with_the_prompt():
     t = PRESETS["summeval-coherence"]
     assert t.key() != t.with_(answer_prefix="Answer:").key()
     assert t.key() == t.with_().key()
+
+
+def test_the_key_counts_the_sampled_answers_words():
+    """Another set of choices is another template key (a store of the other refuses the run); the
+    presets' own choices and the class default leave the keys of existing stores unchanged."""
+    preset = get_template("summeval-coherence")
+    assert preset.key() == "summeval-coherence@1d16aae339"  # the key stores were written with
+    assert PromptTemplate(name="custom", pairwise="{a} or {b}?").key() == "custom@11cc18e9cc"
+    other = preset.with_(choices=(("first",), ("second",), ("tie",)))
+    assert other.key() != preset.key()
+    assert other.with_(choices=preset.choices).key() == preset.key()
+    as_lists = preset.with_(choices=[list(c) for c in preset.choices])
+    assert as_lists.key() == preset.key()
