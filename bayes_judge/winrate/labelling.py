@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import arviz as az
 import numpy as np
 import pandas as pd
@@ -9,7 +11,7 @@ import pandas as pd
 __all__ = ["next_labels"]
 
 
-def next_labels(idata: az.InferenceData, n: int) -> pd.DataFrame:
+def next_labels(idata: az.InferenceData, n: int, *, pairs: Sequence[str] | None = None) -> pd.DataFrame:
     """The ``n`` unlabelled items whose human labels would shrink p's interval most.
 
     For a win-rate fit whose model has per-item posteriors ``h_prob`` (P(a human prefers G0 on
@@ -33,6 +35,9 @@ def next_labels(idata: az.InferenceData, n: int) -> pd.DataFrame:
         (``pointwise=True``, the default for small data).
     n : int
         How many items to propose (at most the number of unlabelled items).
+    pairs : sequence of str, optional
+        Propose items of these pairs only (their labels in ``win_rate_summary``'s index), e.g.
+        the undecided ones: ``s.index[s.labels_to_decide > 0]``. Default: every pair.
 
     Returns
     -------
@@ -44,6 +49,8 @@ def next_labels(idata: az.InferenceData, n: int) -> pd.DataFrame:
     >>> import bayes_judge as bj                                          # doctest: +SKIP
     >>> fit = bj.win_rate(df)                                                 # doctest: +SKIP
     >>> bj.next_labels(fit, 5)        # the five items whose labels help most # doctest: +SKIP
+    >>> s = bj.win_rate_summary(fit)                                          # doctest: +SKIP
+    >>> bj.next_labels(fit, 20, pairs=s.index[s.labels_to_decide > 0])  # to decide  # doctest: +SKIP
     """
     if not isinstance(n, int | np.integer) or n < 1:
         raise ValueError(f"n must be a positive integer, got {n!r}")
@@ -73,7 +80,16 @@ def next_labels(idata: az.InferenceData, n: int) -> pd.DataFrame:
     pairs_of = [pair_names[j] for j in pair]
     # several pairs: the fit's item coordinate is "pair | item"; the item to label is the item id
     items = [i[len(pr) + 3:] if i.startswith(f"{pr} | ") else i for i, pr in zip(items, pairs_of, strict=True)]
-    df = pd.DataFrame({"item": items, "pair": pairs_of, "h_mean": mean, "score": score, "group": group})[unl]
+    keep = unl
+    if pairs is not None:
+        wanted = [str(x) for x in (pairs.tolist() if hasattr(pairs, "tolist") else list(pairs))]
+        unknown = sorted(set(wanted) - set(pair_names))
+        if unknown:
+            raise ValueError(f"pairs: {unknown[:5]} are not pairs of this fit (its pairs: {pair_names[:8]})")
+        keep = unl & np.isin(np.asarray(pairs_of, dtype=object), wanted)
+        if not keep.any():
+            return pd.DataFrame({"item": [], "pair": [], "h_mean": [], "score": []})
+    df = pd.DataFrame({"item": items, "pair": pairs_of, "h_mean": mean, "score": score, "group": group})[keep]
     df = df.sort_values("score", ascending=False, kind="stable")
     df["round"] = df.groupby("group").cumcount()
     df = df.sort_values(["round", "score"], ascending=[True, False], kind="stable")

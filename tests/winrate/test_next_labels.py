@@ -5,6 +5,7 @@ from __future__ import annotations
 import arviz as az
 import numpy as np
 import pandas as pd
+import pytest
 
 import bayes_judge as bj
 
@@ -66,3 +67,8 @@ def test_items_of_a_several_pair_fit_are_named_by_their_own_ids():
     assert set(out["pair"]) <= {"A vs B", "A vs C"}
     assert all(i.startswith("q") and " | " not in i for i in out["item"])
     assert not set(out["item"]) & {f"q{i}" for i in range(6)}  # labelled already
+    # the items of chosen pairs only (the undecided ones, say)
+    only = bj.next_labels(fit, 6, pairs=pd.Index(["A vs C"]))
+    assert len(only) == 6 and set(only["pair"]) == {"A vs C"}
+    with pytest.raises(ValueError, match=r"pairs: \['B vs C'\] are not pairs of this fit"):
+        bj.next_labels(fit, 3, pairs=["B vs C"])
