@@ -326,10 +326,10 @@ def missed_cells(rec: pd.DataFrame, seed: int = 0) -> list[str]:
         lo, hi = np.percentile(boot, [5, 95])
         out.append(f"- `{proto}` / {s}: error {e['default'].mean():.3f} against k's {e['observed'].mean():.3f}, "
                    f"difference {diff.mean():+.4f} (90% paired bootstrap over its {len(diff)} cases "
-                   f"[{lo:+.4f}, {hi:+.4f}]{': zero inside it' if lo <= 0 <= hi else ''}). On LLMBar's "
-                   "adversarial sets the judges are no better than chance (their verdicts agree with people's "
-                   "on 47-57% of decided items), so the verdicts tell no more about people's rate than their "
-                   "raw share does.")
+                   f"[{lo:+.4f}, {hi:+.4f}]{': zero inside it' if lo <= 0 <= hi else ''})."
+                   + (" On LLMBar's adversarial sets the judges are no better than chance (their verdicts agree "
+                      "with people's on 47-57% of decided items), so the verdicts tell no more about people's "
+                      "rate than their raw share does." if "adversarial" in s else ""))
     nat, inf = d0.protocol == "natural", (d0.protocol != "natural") & d0.set.isin(INFORMATIVE)
     if not (nat.any() and inf.any()):
         return out + [""]

@@ -593,7 +593,7 @@ def test_compare_refuses_what_it_would_judge_wrongly_before_judging(tmp_path, ca
     gap = tmp_path / "gap.csv"
     pd.DataFrame({"item": ["q1", "q1", None, None], "candidate": ["x", "y", "x", "y"],
                   "text": ["a b", "c d", "e f", "g h"]}).to_csv(gap, index=False)
-    assert "missing item on line(s) [4, 5]" in _error(capsys, ["compare", str(gap), *out])
+    assert "missing item in row(s) [3, 4] (counted from 1, after the header)" in _error(capsys, ["compare", str(gap), *out])
     two = tmp_path / "two.csv"
     pd.DataFrame({"item": ["q1", "q1", "q2", "q2"], "candidate": ["x", "y", "x", "y"],
                   "text": ["a b", "c d", "e f", "g h"]}).to_csv(two, index=False)

@@ -31,7 +31,7 @@ def win_rate_summary(
         (``p_judge`` / ``k``), as the seed reports them per evaluator mode, with columns p_mean,
         p_median, p_mode, hdi_low, hdi_high, prob_gt_half, k_observed, frac_outside_unit.  A
         BWRS judge's rows follow the pooled rule below: ``p_mean`` is the median of its eq. 11
-        draws and the interval is clipped to [0, 1].
+        draws and it and the interval are clipped to [0, 1].
 
     Returns
     -------
@@ -39,7 +39,7 @@ def win_rate_summary(
         system_a, system_b : the pair's orientation; p = P(a human prefers system_a)
         p_mean, p_mode : posterior mean and KDE mode of p (Gao et al. 2024 p_mean / p_mode); for BWRS,
             whose eq. 11 draws may leave [0, 1] (a ratio whose mean need not exist), ``p_mean``
-            is the draws' median
+            is the draws' median, clipped to [0, 1] as the interval is (``p_median`` unclipped)
         p_median : posterior median of p
         hdi_low, hdi_high : highest-density interval of p; for BWRS clipped to [0, 1]; for the
             no-label human rate (``"bridge"``) the equal-tailed interval (``attrs["interval"]``:
@@ -119,7 +119,7 @@ def win_rate_summary(
         {
             "system_a": first,
             "system_b": second,
-            "p_mean": median if is_bwrs else flat.mean(axis=0),
+            "p_mean": np.clip(median, 0.0, 1.0) if is_bwrs else flat.mean(axis=0),  # within its clipped interval
             "p_median": median,
             "p_mode": [kde_mode(flat[:, i]) for i in range(len(pairs))],
             "hdi_low": hdi[:, 0],
@@ -170,7 +170,8 @@ def _verdict_cells(idata: az.InferenceData, post) -> np.ndarray | None:
     const = idata["constant_data"] if "constant_data" in idata.groups() else None
     if const is None:
         return None
-    if obs is not None and "n_first" in obs and "n_second" in obs and "item_pair" in const:
+    if (obs is not None and "n_first" in obs and "n_second" in obs and "item_pair" in const
+            and set(obs["n_first"].dims) == {"item", "judge"}):  # as the package's fits store them
         tot = (obs["n_first"] + obs["n_second"]).transpose("item", "judge")
         if [str(j) for j in tot["judge"].to_numpy()] == [str(j) for j in judges]:
             pair = const["item_pair"].to_numpy().astype(int)
@@ -323,7 +324,7 @@ def _by_judge(idata: az.InferenceData, hdi_prob: float) -> pd.DataFrame:
                 {
                     "pair": pair,
                     "judge": judge,
-                    "p_mean": median if is_bwrs else x.mean(),
+                    "p_mean": float(np.clip(median, 0.0, 1.0)) if is_bwrs else x.mean(),  # as its clipped interval
                     "p_median": median,
                     "p_mode": kde_mode(x),
                     "hdi_low": lo,
@@ -389,6 +390,7 @@ def score_summary(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB) -> pd.
     >>> bj.score_summary(post, hdi_prob=0.9)[["candidate", "mean", "rank_low", "rank_high", "p_best"]]  # doctest: +SKIP
     """
     check_hdi_prob(hdi_prob)
+    from ..inference.laplace import cap_ess
     flat, items, cands = _score_blocks(idata)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -416,7 +418,7 @@ def score_summary(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB) -> pd.
             "rank_high": np.quantile(ranks, 1 - tail, axis=0, method="higher"),
             "p_best": (ranks == 1).mean(axis=0),
             "r_hat": rhat,
-            "ess_bulk": ess,
+            "ess_bulk": cap_ess(ess, idata.attrs or {}),  # a resampled Laplace fit's draws repeat
         }
     )
     # items in the fit's order (numeric ids numerically: 9 before 10), not as text

@@ -504,9 +504,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     for col in ("item", "candidate"):
         na = texts[col].isna().to_numpy()
         if na.any():
-            lines = (np.flatnonzero(na) + 2).tolist()  # the file's lines: a header, then 1-based rows
-            raise CLIError(f"{args.texts}: missing {col} on line(s) {lines[:8]}"
-                           + (f" and {len(lines) - 8} more" if len(lines) > 8 else ""))
+            rows = (np.flatnonzero(na) + 1).tolist()
+            raise CLIError(f"{args.texts}: missing {col} in row(s) {rows[:8]}"
+                           + (f" and {len(rows) - 8} more" if len(rows) > 8 else "")
+                           + " (counted from 1, after the header)")
     texts = texts.assign(item=ids_as_text(texts["item"]), candidate=ids_as_text(texts["candidate"]))
     contexts = None
     if args.context_col:

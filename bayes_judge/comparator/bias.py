@@ -13,6 +13,7 @@ import pandas as pd
 __all__ = ["position_bias", "debias_position"]
 
 MIN_DEBIAS = 20  # fewer comparisons in a group: its median p_a is too noisy a threshold (a warning)
+BALANCED_SHARE = 0.9  # of a group's comparisons judged in both orders, below which debiasing warns
 
 
 def position_bias(df: pd.DataFrame) -> dict:
@@ -56,9 +57,9 @@ def debias_position(df: pd.DataFrame, method: str = "reweight", *, by: str | Non
     (``compare(..., symmetric=True)``), so that half the verdicts *should* go to each position. On
     a set judged in one order only, the median also moves the candidates' real differences (a
     better candidate shown first more often becomes a tie or loses), and on a few comparisons it
-    is noise: a UserWarning names each group with no comparison judged in both orders (``a``/``b``
-    read as shown first / second, within ``item`` when there is one) or fewer than
-    ``MIN_DEBIAS`` = 20 comparisons.
+    is noise: a UserWarning names each group where under ``BALANCED_SHARE`` (90%) of the
+    comparisons were judged in both orders (``a``/``b`` read as shown first / second, within
+    ``item`` when there is one) or with fewer than ``MIN_DEBIAS`` = 20 comparisons.
 
     Parameters
     ----------
@@ -76,7 +77,7 @@ def debias_position(df: pd.DataFrame, method: str = "reweight", *, by: str | Non
     for key, idx in groups:
         p = out.loc[idx, "p_a_raw"].to_numpy(dtype=float)
         both = _both_orders(out.loc[idx])
-        if both == 0 or p.size < MIN_DEBIAS:
+        if (both is not None and both < BALANCED_SHARE * p.size) or p.size < MIN_DEBIAS:
             unsound.append(f"{'all' if key is None else repr(key)}: {p.size} comparison(s), "
                            f"{'?' if both is None else both} judged in both orders")
         before = position_bias(pd.DataFrame({"p_a": p}))["P(A)"]

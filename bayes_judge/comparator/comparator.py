@@ -657,14 +657,18 @@ class Comparator:
         elif contexts is None or isinstance(contexts, str):
             single = "0"
         full = self._plan(pairs, symmetric, None, single)
-        plan = self._take_budget(full, budget)  # a budget stops the plan early; the contexts are cut for all of it
+        plan = self._take_budget(full, budget)
+        # a budget stops the plan early; an item it reaches has its context cut on all of the item's
+        # planned prompts (so a later call with more budget cuts it alike); items it does not reach
+        # need neither texts nor contexts yet
+        scope = full if budget is None else full[full["item"].isin(set(plan["item"]))]
         lookup = self._text_lookup(texts, name_items=bool(full.attrs.get("items_given", True)))
-        ctx = self._contexts(contexts, list(dict.fromkeys(full["item"])))
-        for i, a, b in zip(full["item"], full["a"], full["b"], strict=True):
+        ctx = self._contexts(contexts, list(dict.fromkeys(scope["item"])))
+        for i, a, b in zip(scope["item"], scope["a"], scope["b"], strict=True):
             lookup(i, a), lookup(i, b)
         kinds = {"prob": ("pairwise",), "sample": ("pairwise",), "likert": ("pointwise",),
                  "prepair": ("analysis", "prepair")}[self.mode]
-        ctx = self._fit_contexts(ctx, lookup, kinds, pairs=full)
+        ctx = self._fit_contexts(ctx, lookup, kinds, pairs=scope)
         model_id, template_id = self._store_ids()
         st = JudgmentStore(store if store is not None else ":memory:", model=model_id, template=template_id,
                            allow_mixed=allow_mixed, variants=self._store_variants())

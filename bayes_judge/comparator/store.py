@@ -120,10 +120,15 @@ class JudgmentStore:
         meta = self._initialise(model, template)
         if (meta.get("model"), meta.get("template")) != (model, template) and not allow_mixed:
             self._con.close()
+            old = str(meta.get("model"))
+            dtype_only = "-" in model and model.rsplit("-", 1)[0] == old  # same weights, dtype now recorded
             raise StoreMismatchError(
-                f"the store {self.path} was written by model {meta.get('model')!r} with template "
+                f"the store {self.path} was written by model {old!r} with template "
                 f"{meta.get('template')!r}; this run uses model {model!r} with template {template!r}. "
-                "Use another store file, or pass allow_mixed=True to add to it anyway."
+                + (f"The same weights: the store was written before the dtype they are loaded in was part of "
+                   f"the model's identity (this run loads them in {model.rsplit('-', 1)[1]}), and another "
+                   "precision judges differently. " if dtype_only else "")
+                + "Use another store file, or pass allow_mixed=True to add to it anyway."
             )
 
     def _initialise(self, model: str, template: str, wait: float = 60.0) -> dict[str, str]:

@@ -25,7 +25,8 @@ import numpy as np
 
 from ._nutpie import Shear
 
-__all__ = ["mode", "laplace_shear", "hessian", "laplace_draws", "approximation_note", "K_MAX"]
+__all__ = ["mode", "laplace_shear", "hessian", "laplace_draws", "approximation_note", "approximate_attrs",
+           "cap_ess", "K_MAX"]
 
 #: the largest Pareto k-hat at which importance weights are trusted (Vehtari et al. 2024)
 K_MAX = 0.7
@@ -237,7 +238,9 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
                 w, k = weights(lp, lq[:m])
                 ess = 1.0 / np.sum(w ** 2)
             info.update(pareto_k=k, ess_importance=float(ess), proposals=m)
-            if k <= K_MAX:  # else the weights cannot be trusted either: the Gaussian's own draws, flagged
+            # the weights' own sample size sets how far k-hat can be trusted (Vehtari et al. 2024:
+            # min(1 - 1 / log10(S), 0.7); 0.67 at 1,000 proposals)
+            if k <= min(K_MAX, 1.0 - 1.0 / np.log10(m)):  # else the weights cannot be trusted either: the Gaussian's own draws, flagged
                 u = (rng.random() + np.arange(total)) / total  # systematic resampling
                 idx = np.minimum(np.searchsorted(np.cumsum(w), u), m - 1)
                 z = z[rng.permutation(idx)]
@@ -258,11 +261,28 @@ def _logp_many(logp_grad: Callable, buf: np.ndarray, xs: np.ndarray, threads: in
     return out
 
 
+def approximate_attrs(info: dict, n_draws: int, *, why_not: str = "") -> dict:
+    """A Laplace fit's ``attrs``: ``approximate`` (:func:`approximation_note`) and, where the draws
+    were resampled from weighted proposals, ``ess_importance`` (their effective sample size: the
+    draws repeat proposals, so an ESS read off them overstates it; :func:`cap_ess`)."""
+    out: dict = {"approximate": approximation_note(info, n_draws, why_not=why_not)}
+    if info.get("resampled"):
+        out["ess_importance"] = round(float(info["ess_importance"]), 1)
+    return out
+
+
+def cap_ess(ess: np.ndarray, attrs: dict) -> np.ndarray:
+    """An ESS read off a fit's draws, at most the importance ESS of a resampled Laplace fit."""
+    cap = attrs.get("ess_importance")
+    return np.asarray(ess, dtype=float) if cap is None else np.fmin(np.asarray(ess, dtype=float), float(cap))
+
+
 def approximation_note(info: dict, n_draws: int, *, why_not: str = "") -> str:
     """What a Laplace fit's draws are, in one sentence for ``attrs["approximate"]`` (and a
     ``RuntimeWarning`` where the importance weights say the Gaussian is far from the posterior;
     ``why_not`` names the likely cause)."""
     k, ess = info["pareto_k"], info["ess_importance"]
+    k_max = min(K_MAX, 1.0 - 1.0 / np.log10(max(info.get("proposals") or n_draws, 11)))
     if info.get("gaussian"):
         note = (f"checked by importance weights on {min(n_draws, PILOT)} draws (Pareto k-hat {k:.2f}, nearly equal "
                 "weights): the posterior is Gaussian here, no correction needed")
@@ -271,12 +291,12 @@ def approximation_note(info: dict, n_draws: int, *, why_not: str = "") -> str:
         note = (f"corrected by Pareto-smoothed importance resampling (k-hat {k:.2f}, importance ESS {ess:.0f} of "
                 f"{m} proposals, resampled to {n_draws} draws)")
     else:
-        note = (f"NOT corrected: the importance weights' Pareto k-hat is {k:.2f} (> {K_MAX}), so this posterior is "
+        note = (f"NOT corrected: the importance weights' Pareto k-hat is {k:.2f} (> {k_max:.2f}), so this posterior is "
                 f"far from Gaussian{why_not} and these intervals can be off by more than half their width")
         import warnings
 
         warnings.warn(f"sampler='laplace': the Gaussian approximation is far from this posterior (Pareto k-hat "
-                      f"{k:.2f} > {K_MAX}); its intervals can be off by more than half their width: sample with "
+                      f"{k:.2f} > {k_max:.2f}); its intervals can be off by more than half their width: sample with "
                       "NUTS (the default)", RuntimeWarning, stacklevel=3)
     return ("Laplace approximation (a Gaussian at the posterior's mode, the curvature there as precision), "
             f"{note}; not NUTS draws")

@@ -387,12 +387,12 @@ def leaderboard(
                  "hum_a": ["hcell"], "hum_b": ["hcell"]})
     approx = {}
     if sampler == "laplace":
-        from ..inference.laplace import approximation_note
+        from ..inference.laplace import approximate_attrs
 
-        approx = {"approximate": approximation_note(fit.info, C * D, why_not=(
+        approx = approximate_attrs(fit.info, C * D, why_not=(
             " (a judge's accuracy trades against the scores' spread" + (", and no human label ties them down)"
                                                                           if data.meta["n_labels"] == 0 else ")")))
-                  + no_bias_note}
+        approx["approximate"] += no_bias_note
     if previous is not None:
         approx["updated_from"] = f"a previous fit of {int((previous.attrs or {}).get('n_rows', 0))} rows"
     attrs = {**approx, "n_rows": data.meta["n_rows"], "n_comparisons": data.meta["n_comparisons"],

@@ -68,6 +68,7 @@ def leaderboard_summary(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB, 
     import pandas as pd
 
     from ..analysis.wording import check_hdi_prob
+    from ..inference.laplace import cap_ess
 
     check_hdi_prob(hdi_prob, "leaderboard_summary: ")
     if not 0.5 < tier_prob < 1:
@@ -94,7 +95,7 @@ def leaderboard_summary(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB, 
         "rank_mean": ranks.mean(axis=0), "rank_low": np.quantile(ranks, lo_q, axis=0, method="lower"),
         "rank_high": np.quantile(ranks, hi_q, axis=0, method="higher"), "p_best": best,
         "tier": _tiers(draws, order, tier_prob),
-        "r_hat": summ["r_hat"].to_numpy(), "ess_bulk": summ["ess_bulk"].to_numpy(),
+        "r_hat": summ["r_hat"].to_numpy(), "ess_bulk": cap_ess(summ["ess_bulk"].to_numpy(), idata.attrs or {}),
     })
     out = out.iloc[order].reset_index(drop=True)
     out.attrs["hdi_prob"] = float(hdi_prob)  # the mass of its intervals (plot_leaderboard_forest labels them)

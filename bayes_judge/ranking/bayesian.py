@@ -261,9 +261,9 @@ def fit_scores(
             log_lik = {"c": own, "y": decisions}
     labels = [f"{data.items[g]} | {c}" for g, c in zip(data.cand_item, data.candidates, strict=True)]
     if sampler in APPROXIMATE:
-        from ..inference.laplace import approximation_note
+        from ..inference.laplace import approximate_attrs
 
-        attrs["approximate"] = approximation_note(fit.info, chains * draws)
+        attrs.update(approximate_attrs(fit.info, chains * draws))
     idata: Any = build_idata(
         task="ranking", model=model, sampler=sampler if sampler in APPROXIMATE else
         ("nutpie (fast path)" if fit.fast else sampler), seed=seed,

@@ -447,7 +447,7 @@ def _win_rate_limits(ctx: Context, summ: pd.DataFrame) -> list:
             ctx.problems.append(msg)
     judges = ctx.idata["posterior"].coords.get("judge")
     n_judges = len(judges) if judges is not None else len(json.loads(str(ctx.attrs.get("judge_diagnosis") or "{}")))
-    if n_judges == 1 and ctx.attrs.get("estimand") == "human" and int(ctx.attrs.get("n_labels", 0) or 0) == 0:
+    if n_judges == 1 and ctx.attrs.get("method") == "bridge":  # people's rate from the verdicts alone
         out.append(Text("One judge and no human label: nothing in the verdicts says how often it errs, so the "
                         "interval of people's rate is the bridge prior's spread around its rate.", cls="note"))
     return out

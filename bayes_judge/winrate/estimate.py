@@ -383,6 +383,11 @@ def win_rate(
                              "(method='panel', the default for it); method='observed' is Gao et al. 2024's k with a "
                              "Beta posterior over independent verdicts, too narrow for that rate (3 items x 20 "
                              "judges: width 0.14 against the panel's 0.43). Leave method unset")
+        if method == "independent":
+            raise ValueError("estimand='judges' is the panel's rate over items, whose verdicts move together "
+                             "(method='panel', the default for it); method='independent' is the mean of the judges' "
+                             "own rates with every verdict independent, an interval too narrow for that rate (its "
+                             "attrs name it the judges' too). Leave method unset")
         if method not in (None, "panel"):
             raise ValueError(f"estimand='judges' is the panel's own rate (method='panel'); method={method!r} "
                              "estimates the human rate (estimand='human')")

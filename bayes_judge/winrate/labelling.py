@@ -82,6 +82,8 @@ def next_labels(idata: az.InferenceData, n: int, *, pairs: Sequence[str] | None 
     items = [i[len(pr) + 3:] if i.startswith(f"{pr} | ") else i for i, pr in zip(items, pairs_of, strict=True)]
     keep = unl
     if pairs is not None:
+        if isinstance(pairs, str):  # one pair's label, not its characters
+            pairs = [pairs]
         wanted = [str(x) for x in (pairs.tolist() if hasattr(pairs, "tolist") else list(pairs))]
         unknown = sorted(set(wanted) - set(pair_names))
         if unknown:

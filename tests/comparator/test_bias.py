@@ -77,3 +77,7 @@ def test_debiasing_an_unbalanced_or_small_set_warns(method):
     with pytest.warns(UserWarning, match=r"all: 3 comparison\(s\), \? judged"):  # no a / b: only the size is known
         debias_position(pd.DataFrame({"p_a": [0.9, 0.6, 0.4]}), method)
     debias_position(balanced, method)  # 400 comparisons, all in both orders: no warning (they are errors here)
+    # one pair judged both ways beside 200 judged one way is not a balanced set
+    nearly = pd.concat([one_order, balanced[balanced["a"] == "y"].iloc[:2]])  # two pairs shown both ways
+    with pytest.warns(UserWarning, match=r"'j': 202 comparison\(s\), 4 judged in both orders"):
+        debias_position(nearly, method)

@@ -345,6 +345,13 @@ def test_the_context_cut_depends_on_the_plan_only(lm, tmp_path):
           pytest.warns(StoreChangedWarning, match=r"3 result\(s\)")):
         narrow = judge.compare(pairs, UNEVEN, LONG, store=wide, progress=False)
     np.testing.assert_allclose(narrow["p_a"], one["p_a"], atol=1e-5)
+    # a budget that reaches item s only needs nothing of item t (no context given for it yet)
+    later = [*pairs, ("t", "x", "y")]
+    with pytest.warns(ContextTooLongWarning):
+        first = judge.compare(later, UNEVEN, LONG, budget=2, progress=False)
+    np.testing.assert_allclose(first["p_a"], one["p_a"][:2], atol=1e-5)
+    with pytest.raises(ValueError, match=r"no context for item\(s\) \['t'\]"):
+        judge.compare(later, UNEVEN, LONG, progress=False)
 
 
 def test_contexts_for_a_template_without_context_are_named_as_ignored(lm, tiny):

@@ -24,6 +24,11 @@ def test_another_judge_is_refused_unless_asked(tmp_path):
     with pytest.raises(StoreMismatchError, match="template 't'"):
         JudgmentStore(path, model="m", template="t2")
     JudgmentStore(path, model="other", template="t", allow_mixed=True).close()
+    # a store of the same weights written before the dtype was part of the identity says so
+    old = tmp_path / "old.sqlite"
+    JudgmentStore(old, model="smol@ad2986222b89fe64", template="t").close()
+    with pytest.raises(StoreMismatchError, match=r"The same weights: .* loads them in bfloat16"):
+        JudgmentStore(old, model="smol@ad2986222b89fe64-bfloat16", template="t")
 
 
 def test_pointwise_cache(tmp_path):

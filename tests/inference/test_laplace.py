@@ -206,7 +206,7 @@ def test_the_importance_weights_can_come_from_a_second_kernel_of_the_same_densit
     from bayes_judge.inference.laplace import laplace_draws
 
     buf = np.array([1.5, 0.0])
-    kw = dict(chains=2, draws=600, seed=3)
+    kw = dict(chains=2, draws=1500, seed=3)
     z, info = laplace_draws(_skewed, buf, np.zeros(3), **kw)
     assert info["resampled"] and not info["gaussian"]  # skewed: the weights correct the Gaussian
     z_shift, info_shift = laplace_draws(_skewed, buf, np.zeros(3), weigh=(_skewed, np.array([1.5, 123.4])), **kw)
@@ -230,4 +230,8 @@ def test_importance_resampling_stops_weighing_once_its_ess_suffices(seed):
     assert info["resampled"] and info["proposals"] == 2000 and info["ess_importance"] >= ESS_SHARE * 4000
     assert abs(x.mean() - digamma(4.0)) < 0.04 < abs(np.log(4.0) - digamma(4.0))
     assert x.var(axis=0).mean() == pytest.approx(polygamma(1, 4.0), rel=0.12)
-    assert len(np.unique(x[:, 0])) <= 2000  # every draw is one of the weighed proposals
+    # every draw is one of the 2,000 weighed proposals (the Gaussian's first draws, same seed)
+    z_all, _ = laplace_draws(_skewed, np.array([4.0, 0.0]), np.zeros(3), chains=4, draws=1000, seed=seed,
+                             importance=False)
+    weighed = {tuple(r) for r in z_all.reshape(-1, 3)[:2000]}
+    assert all(tuple(r) in weighed for r in x) and len(np.unique(x[:, 0])) < 2000

@@ -375,6 +375,16 @@ def test_laplace_weighs_in_single_precision_where_the_sampler_would(monkeypatch)
         assert ((single[col] - double[col]).abs() / width).max() < 0.1, col
 
 
+def test_a_resampled_laplace_fit_reports_the_importance_ess():
+    """Resampled draws repeat their proposals (4,000 draws from 2,000 weighed): the ESS read off
+    them (~4,000) overstated the Monte Carlo precision; the summary caps it at the importance ESS."""
+    df, _ = simulate_leaderboard(8, 3000, alpha=(1.0, 0.5), seed=1, label_share=0.3)
+    fit = bj.leaderboard(df, sampler="laplace", chains=4, draws=1000, seed=0)  # CountedTwiceWarning: filtered
+    cap = fit.attrs["ess_importance"]
+    assert "resampled to 4000 draws" in fit.attrs["approximate"] and 500 < cap < 4000
+    assert (bj.leaderboard_summary(fit)["ess_bulk"] <= cap).all()
+
+
 def test_laplace_says_when_it_fails_and_refuses_what_it_cannot_approximate():
     # judges without labels: accuracy against spread, a ridge no Gaussian follows
     df, _ = simulate_leaderboard(40, 15000, alpha=(2.0, 1.0, 1.5), beta=(0.4, -0.3, 0.1), tau=(0.0, 0.5, 0.3),

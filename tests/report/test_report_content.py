@@ -244,3 +244,8 @@ def test_a_no_label_win_rate_shows_its_prior_sensitivity_labels_to_decide_and_li
     assert "One judge and no human label" not in block
     one = bj.win_rate(df[df["judge"] == "j0"], seed=0)
     assert "One judge and no human label" in bj.report({"one": one}, tmp_path / "o.html").read_text(encoding="utf-8")
+    # one judge with labels: the labels calibrate it, nothing to say
+    lab = bj.simulate_win_rate(80, p=0.7, q0=[0.85], seed=2)
+    with_labels = bj.win_rate(lab, seed=0, chains=2, draws=200, tune=200)
+    assert "One judge and no human label" not in bj.report({"lab": with_labels}, tmp_path / "l.html").read_text(
+        encoding="utf-8")

@@ -356,6 +356,8 @@ def test_the_judges_own_rates_are_named_the_judges_and_bare_items_named():
     ind = bj.win_rate(df, method="independent", chains=2, draws=200, tune=200, seed=0)
     assert ind.attrs["estimand"] == "judges" and "the mean of the judges' own rates" in ind.attrs["estimand_note"]
     assert bj.win_rate_summary(ind)["estimand"].iloc[0] == "judges"
+    with pytest.raises(ValueError, match="method='independent' is the mean of the judges' own rates"):
+        bj.win_rate(df, method="independent", estimand="judges")
     obs = bj.win_rate(df, method="observed", seed=0)
     assert "every judge weighted alike however many verdicts it gave" in obs.attrs["estimand_note"]
     bare = df[~((df["judge"] != "j2") & (df["item"] < 5))]  # items 0-4 judged by j2 only

@@ -70,5 +70,6 @@ def test_items_of_a_several_pair_fit_are_named_by_their_own_ids():
     # the items of chosen pairs only (the undecided ones, say)
     only = bj.next_labels(fit, 6, pairs=pd.Index(["A vs C"]))
     assert len(only) == 6 and set(only["pair"]) == {"A vs C"}
+    pd.testing.assert_frame_equal(bj.next_labels(fit, 6, pairs="A vs C"), only)  # one label, not its letters
     with pytest.raises(ValueError, match=r"pairs: \['B vs C'\] are not pairs of this fit"):
         bj.next_labels(fit, 3, pairs=["B vs C"])

@@ -74,3 +74,20 @@ def test_agreement_of_a_judge_alone_is_unknown():
     both = bj.judge_summary(bj.win_rate(pair, method="observed", seed=0))
     assert both["agreement"].between(0.6, 1.0).all()
     assert (both["agreement_low"] < both["agreement"]).all()
+
+
+def test_a_bwrs_point_estimate_lies_within_its_clipped_interval():
+    """The BWRS median of eq. 11 draws can exceed 1 (1.08 with interval [0.77, 1.0]): the point
+    estimate is clipped as its interval is, pooled and per judge."""
+    import bayes_judge as bj
+
+    df = bj.simulate_win_rate(120, p=0.9, q0=[0.85, 0.52], seed=1)
+    df.loc[~df["item"].isin(df["item"].unique()[::6]), "human"] = None
+    from bayes_judge.winrate.bwrs import BWRSWarning
+
+    with pytest.warns(BWRSWarning, match="outside"):
+        fit = bj.win_rate(df, method="bwrs", seed=0)
+    for s in (bj.win_rate_summary(fit), bj.win_rate_summary(fit, by_judge=True)):
+        assert ((s["hdi_low"] <= s["p_mean"]) & (s["p_mean"] <= s["hdi_high"])).all()
+    raw = bj.win_rate_summary(fit, by_judge=True)["p_median"]
+    assert (raw > 1).any()  # the case: an unclipped median above 1
