@@ -391,7 +391,8 @@ def win_rate_section(ctx: Context) -> Section:
     summ["verdict"] = verdict_labels(summ["hdi_low"], summ["hdi_high"], 0.5, list(summ["system_a"]),
                                      list(summ["system_b"]))
     sec.blocks.append(image(plots.plot_win_rates(summ), alt="posterior win rates",
-                            caption=f"{ctx.hdi_prob:.0%} HDI of p per pair; crosses: observed k (eq. 4)."))
+                            caption=f"{ctx.hdi_prob:.0%} {'equal-tailed interval' if ctx.attrs.get('interval') == 'eti' else 'HDI'} "
+                            "of p per pair; crosses: observed k (eq. 4)."))
     cols = ["system_a", "system_b", "p_mean", "p_mode", "hdi_low", "hdi_high", "prob_gt_half",
             "k_observed", "verdict", "r_hat", "ess_bulk"]
     if ctx.method == "bwrs":

@@ -236,6 +236,7 @@ def test_a_no_label_win_rate_shows_its_prior_sensitivity_labels_to_decide_and_li
     sens = json.loads(fit.attrs["prior_sensitivity"])
     block = bj.report({"nolabel": fit}, tmp_path / "r.html").read_text(encoding="utf-8")
     assert "Prior sensitivity: 90% equal-tailed interval" in block
+    assert "90% equal-tailed interval of p per pair" in block  # the bridge's interval, not an HDI
     lo, hi = sens["x2"][0]
     assert f"[{lo:.3f}, {hi:.3f}]" in block  # the A vs B row, prior twice as wide
     n = int(bj.win_rate_summary(fit).loc["C vs D", "labels_to_decide"])
