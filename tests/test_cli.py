@@ -310,7 +310,7 @@ def test_fit_bad_input(files, runs, capsys):
 def test_summary_and_report_bad_input(files, runs, capsys):
     d = files["dir"]
     msg = _error(capsys, ["summary", str(files["winrate.csv"])])
-    assert "winrate.csv.nc not found" in msg and "a run is NAME.nc plus NAME.json" in msg
+    assert "is a table, not a saved run" in msg and "a run is NAME.nc plus NAME.json" in msg
     msg = _error(capsys, ["summary", str(d / "fake")])
     assert "is not a readable run" in msg
     msg = _error(capsys, ["summary", str(runs["obs"]), "--csv", str(d)])
@@ -611,3 +611,10 @@ def test_max_rows_must_be_a_positive_number(value, tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["summary", str(tmp_path / "run"), "--max-rows", value])
     assert exc.value.code == 2 and "--max-rows: must be" in capsys.readouterr().err
+
+
+def test_summary_of_a_table_says_it_is_not_a_run(tmp_path, capsys):
+    """`summary judgments.csv` said "file judgments.csv.nc not found"."""
+    path = tmp_path / "j.csv"
+    pd.DataFrame({"item": [1], "a": ["x"], "b": ["y"], "winner": ["a"]}).to_csv(path, index=False)
+    assert "is a table, not a saved run: fit it first" in _error(capsys, ["summary", str(path)])

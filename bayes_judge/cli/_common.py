@@ -226,6 +226,9 @@ def load_runs(paths: Sequence[str | os.PathLike]) -> dict[str, az.InferenceData]
     out: dict[str, az.InferenceData] = {}
     for path in paths:
         nc, js = run_paths(path)
+        if Path(path).suffix.lower() in (".csv", ".tsv", ".parquet", ".pq", ".jsonl") and Path(path).is_file():
+            raise CLIError(f"{path} is a table, not a saved run: fit it first (`bayes-judge fit {path} --out RUN` or "
+                           "`bayes-judge leaderboard`), then `summary RUN`")
         for f in (nc, js):
             if not f.is_file():
                 raise FileNotFoundError(

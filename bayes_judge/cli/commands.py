@@ -158,7 +158,9 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     path = bj.save_run(idata, args.out)
     a = idata.attrs
     print(f"leaderboard, {a['model']}: {a['n_rows']} judgments of {a['n_comparisons']} comparisons "
-          f"({a['n_labels']} human labels) -> {a['n_cells']} cells; {args.chains} chains x {args.draws} draws")
+          f"({a['n_labels']} human labels) -> {a['n_cells']} cells; "
+          + (f"{args.chains} x {args.draws} draws of the Laplace approximation" if args.sampler == "laplace"
+             else f"{args.chains} chains x {args.draws} draws"))
     for line in run_notes(idata):
         print(line)
     if not a.get("estimand_note"):  # else run_notes said it, with what the scores cannot cover

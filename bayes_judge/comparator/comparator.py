@@ -580,7 +580,8 @@ class Comparator:
         shown = pd.DataFrame({"item": df["item"], "first": first, "second": second})
         dup = shown.duplicated(keep=False)
         if dup.any():
-            hint = " (pairs already holds both orders; pass symmetric=False)" if symmetric else ""
+            hint = (" (pairs already holds both orders; pass symmetric=False, or leave out --symmetric in the "
+                    "shell)") if symmetric else ""
             raise ValueError(f"pairs: the same comparison is planned twice in row(s) {list(df.index[dup][:8])}{hint}")
         df["first"], df["second"] = first, second
         df.attrs["items_given"] = items_given  # False: the one item is a placeholder (no error names it)
