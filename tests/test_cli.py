@@ -310,7 +310,7 @@ def test_fit_bad_input(files, runs, capsys):
 def test_summary_and_report_bad_input(files, runs, capsys):
     d = files["dir"]
     msg = _error(capsys, ["summary", str(files["winrate.csv"])])
-    assert "is a table, not a saved run" in msg and "a run is NAME.nc plus NAME.json" in msg
+    assert "is a table, not a saved run: fit it first" in msg
     msg = _error(capsys, ["summary", str(d / "fake")])
     assert "is not a readable run" in msg
     msg = _error(capsys, ["summary", str(runs["obs"]), "--csv", str(d)])
