@@ -26,7 +26,7 @@ import numpy as np
 from ._nutpie import Shear
 
 __all__ = ["mode", "laplace_shear", "hessian", "laplace_draws", "approximation_note", "approximate_attrs",
-           "cap_ess", "K_MAX"]
+           "cap_ess", "k_max", "K_MAX"]
 
 #: the largest Pareto k-hat at which importance weights are trusted (Vehtari et al. 2024)
 K_MAX = 0.7
@@ -37,6 +37,15 @@ PILOT = 1000
 #: draws asked for (or all are weighed): at an ESS of 1,000 a 90% interval's endpoint moves by about
 #: 2% of its width from one seed to the next
 ESS_SHARE = 0.25
+#: fewer draws than this are returned unweighed (Pareto smoothing needs a tail to fit), and said so
+MIN_WEIGHTS = 20
+
+
+def k_max(n_proposals: int) -> float:
+    """The largest Pareto k-hat trusted from ``n_proposals`` importance weights: ``min(0.7,
+    1 − 1/log10 S)`` (Vehtari et al. 2024; 0.67 at 1,000, 0.57 at 200; no trust below 11)."""
+    s = int(n_proposals)
+    return float(min(K_MAX, 1.0 - 1.0 / np.log10(s))) if s > 10 else 0.0
 
 
 def mode(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, free: np.ndarray, *,
@@ -207,7 +216,9 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
     info = {"mode": x_mode, "logp_mode": lp_mode, "min_eig": float(eig[0]), "n_grad": 2 * n,
             "pareto_k": float("nan"), "ess_importance": float("nan"), "resampled": False, "gaussian": False,
             "proposals": 0}
-    if importance:
+    if importance and total < MIN_WEIGHTS:  # too few to weigh (PSIS fits a tail to them)
+        info["unchecked"] = True
+    elif importance:
         import arviz as az
 
         w_kern, w_buf = weigh if weigh is not None else (logp_grad, buf)
@@ -238,9 +249,7 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
                 w, k = weights(lp, lq[:m])
                 ess = 1.0 / np.sum(w ** 2)
             info.update(pareto_k=k, ess_importance=float(ess), proposals=m)
-            # the weights' own sample size sets how far k-hat can be trusted (Vehtari et al. 2024:
-            # min(1 - 1 / log10(S), 0.7); 0.67 at 1,000 proposals)
-            if k <= min(K_MAX, 1.0 - 1.0 / np.log10(m)):  # else the weights cannot be trusted either: the Gaussian's own draws, flagged
+            if k <= k_max(m):  # else the weights cannot be trusted either: the Gaussian's own draws, flagged
                 u = (rng.random() + np.arange(total)) / total  # systematic resampling
                 idx = np.minimum(np.searchsorted(np.cumsum(w), u), m - 1)
                 z = z[rng.permutation(idx)]
@@ -282,8 +291,11 @@ def approximation_note(info: dict, n_draws: int, *, why_not: str = "") -> str:
     ``RuntimeWarning`` where the importance weights say the Gaussian is far from the posterior;
     ``why_not`` names the likely cause)."""
     k, ess = info["pareto_k"], info["ess_importance"]
-    k_max = min(K_MAX, 1.0 - 1.0 / np.log10(max(info.get("proposals") or n_draws, 11)))
-    if info.get("gaussian"):
+    k_top = k_max(info.get("proposals") or n_draws)
+    if info.get("unchecked"):
+        note = (f"NOT checked: {n_draws} draws are too few to weigh against the posterior (at least "
+                f"{MIN_WEIGHTS}), so nothing says how far this Gaussian is from it")
+    elif info.get("gaussian"):
         note = (f"checked by importance weights on {min(n_draws, PILOT)} draws (Pareto k-hat {k:.2f}, nearly equal "
                 "weights): the posterior is Gaussian here, no correction needed")
     elif info["resampled"]:
@@ -291,12 +303,12 @@ def approximation_note(info: dict, n_draws: int, *, why_not: str = "") -> str:
         note = (f"corrected by Pareto-smoothed importance resampling (k-hat {k:.2f}, importance ESS {ess:.0f} of "
                 f"{m} proposals, resampled to {n_draws} draws)")
     else:
-        note = (f"NOT corrected: the importance weights' Pareto k-hat is {k:.2f} (> {k_max:.2f}), so this posterior is "
+        note = (f"NOT corrected: the importance weights' Pareto k-hat is {k:.2f} (> {k_top:.2f}), so this posterior is "
                 f"far from Gaussian{why_not} and these intervals can be off by more than half their width")
         import warnings
 
         warnings.warn(f"sampler='laplace': the Gaussian approximation is far from this posterior (Pareto k-hat "
-                      f"{k:.2f} > {k_max:.2f}); its intervals can be off by more than half their width: sample with "
+                      f"{k:.2f} > {k_top:.2f}); its intervals can be off by more than half their width: sample with "
                       "NUTS (the default)", RuntimeWarning, stacklevel=3)
     return ("Laplace approximation (a Gaussian at the posterior's mode, the curvature there as precision), "
             f"{note}; not NUTS draws")

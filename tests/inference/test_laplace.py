@@ -235,3 +235,21 @@ def test_importance_resampling_stops_weighing_once_its_ess_suffices(seed):
                              importance=False)
     weighed = {tuple(r) for r in z_all.reshape(-1, 3)[:2000]}
     assert all(tuple(r) in weighed for r in x) and len(np.unique(x[:, 0])) < 2000
+
+
+def test_the_trusted_k_hat_follows_the_number_of_weights():
+    """min(0.7, 1 - 1/log10 S) (Vehtari et al. 2024): S = 1,000 trusts up to 0.667; ten or fewer
+    weights nothing (and no division by log10 1 = 0)."""
+    from bayes_judge.inference.laplace import k_max
+
+    assert k_max(1000) == pytest.approx(1 - 1 / 3) and k_max(10**8) == 0.7
+    assert k_max(200) == pytest.approx(1 - 1 / np.log10(200)) and k_max(1) == k_max(10) == 0.0
+
+
+def test_too_few_draws_to_weigh_are_returned_unweighed_and_said_so():
+    """One draw crashed Pareto smoothing (an IndexError inside ArviZ's psislw)."""
+    from bayes_judge.inference.laplace import approximation_note, laplace_draws
+
+    z, info = laplace_draws(_skewed, np.array([4.0, 0.0]), np.zeros(3), chains=1, draws=1, seed=0)
+    assert z.shape == (1, 1, 3) and info["unchecked"] and not info["resampled"]
+    assert "NOT checked: 1 draws are too few to weigh" in approximation_note(info, 1)
