@@ -618,3 +618,14 @@ def test_summary_of_a_table_says_it_is_not_a_run(tmp_path, capsys):
     path = tmp_path / "j.csv"
     pd.DataFrame({"item": [1], "a": ["x"], "b": ["y"], "winner": ["a"]}).to_csv(path, index=False)
     assert "is a table, not a saved run: fit it first" in _error(capsys, ["summary", str(path)])
+
+
+def test_compare_refuses_options_its_setting_would_ignore(tmp_path, capsys):
+    """--samples outside sample mode and --concurrency without an endpoint were ignored silently;
+    --samples 0 was reported as 'n_samples and max_new_tokens must be at least 1'."""
+    texts = pd.DataFrame({"item": ["s", "s"], "candidate": ["x", "y"], "text": ["a b", "c d"]})
+    texts.to_csv(tmp_path / "t.csv", index=False)
+    base = ["compare", str(tmp_path / "t.csv"), "--out", str(tmp_path / "o.csv")]
+    assert "--samples applies to --mode sample" in _error(capsys, [*base, "--samples", "3"])
+    assert "--concurrency applies to --endpoint judges only" in _error(capsys, [*base, "--concurrency", "8"])
+    assert "--samples must be at least 1, got 0" in _error(capsys, [*base, "--mode", "sample", "--samples", "0"])

@@ -278,7 +278,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="environment variable holding the endpoint's API key (the key itself is never stored)")
     cmp_.add_argument("--api", default="chat", choices=["chat", "completions"],
                       help="endpoint API: chat (the server applies the chat template; default) or completions")
-    cmp_.add_argument("--concurrency", type=int, default=4, help="endpoint requests in flight at once (default 4)")
+    cmp_.add_argument("--concurrency", type=int, default=None,
+                      help="endpoint requests in flight at once (default 4; with --endpoint only)")
     cmp_.add_argument("--engine", default="local", choices=["local", "ray"],
                       help="run in this process (default) or fan out over Ray actors (needs the ray extra)")
     cmp_.add_argument("--pairs", default="all",
@@ -294,7 +295,8 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--threads", default="auto",
                       help="CPU threads of a local judge: auto (default: the cores the machine's load leaves "
                            "free; torch's default stalls on a busy machine), a number, or torch (every core)")
-    cmp_.add_argument("--samples", type=int, default=5, help="answers per comparison in sample mode (default 5)")
+    cmp_.add_argument("--samples", type=int, default=None,
+                      help="answers per comparison (default 5; --mode sample, or an endpoint without log-probabilities)")
     cmp_.add_argument("--on-too-long", default="truncate", choices=["truncate", "raise"],
                       help="a context too long for the model: truncate it (warning) or stop")
     cmp_.add_argument("--seed", type=int, default=0, help="seed (default 0)")

@@ -540,13 +540,23 @@ def cmd_compare(args: argparse.Namespace) -> int:
         pairs = plan_pairs(texts, method, k=k_int, seed=args.seed)
     if args.endpoint and not args.model:
         raise CLIError("--endpoint needs --model naming the served model (see GET /v1/models on the server)")
+    # options that apply to one setting only are refused elsewhere rather than silently ignored
+    if args.samples is not None and args.mode != "sample" and not args.endpoint:
+        raise CLIError(f"--samples applies to --mode sample (or an endpoint without log-probabilities) only; "
+                       f"this run's mode: {args.mode}")
+    if args.concurrency is not None and not args.endpoint:
+        raise CLIError("--concurrency applies to --endpoint judges only (a local model runs in batches: --batch-size)")
+    for option, value in (("--samples", args.samples), ("--concurrency", args.concurrency)):
+        if value is not None and value < 1:
+            raise CLIError(f"{option} must be at least 1, got {value}")
+    n_samples = 5 if args.samples is None else args.samples
     endpoint_kw = ({"endpoint": args.endpoint, "api_key_env": args.api_key_env, "api": args.api,
-                    "concurrency": args.concurrency} if args.endpoint else {})
+                    "concurrency": 4 if args.concurrency is None else args.concurrency} if args.endpoint else {})
     chosen = _count_or_word(args.threads, "--threads", ("auto", "torch"))
     threads: int | str | None = None if chosen == "torch" else chosen
     batch = _count_or_word(args.batch_size, "--batch-size", ("auto",))
     judge = Comparator(args.model, template=args.template, mode=args.mode, batch_size=batch,
-                       seed=args.seed, n_samples=args.samples, on_too_long=args.on_too_long, threads=threads,
+                       seed=args.seed, n_samples=n_samples, on_too_long=args.on_too_long, threads=threads,
                        **endpoint_kw)
     df = judge.compare(pairs, texts.rename(columns={args.text_col: "text"})[["item", "candidate", "text"]],
                        contexts, symmetric=args.symmetric, store=args.store, budget=args.budget,
