@@ -148,12 +148,30 @@ def win_rate_summary(
         out["labels_to_decide"] = np.where(undecided, labels_to_decide(out["p_mean"].to_numpy(), n_items, z=z), 0.0)
     # what a no-label human rate rests on, with the table: the bridge prior and how the 90% interval
     # moves when its spreads are halved / doubled
-    sens = json.loads(str(attrs.get("prior_sensitivity") or "{}"))
+    sens = prior_sensitivity(idata)
+    if sens is not None:
+        out = out.join(sens.drop(columns=["fitted_low", "fitted_high"]))
+    out.attrs.update({k: str(attrs[k]) for k in ("estimand_note", "bridge_prior") if attrs.get(k)})
+    return out
+
+
+def prior_sensitivity(idata: az.InferenceData) -> pd.DataFrame | None:
+    """How a no-label human rate's 90% equal-tailed interval moves with the bridge prior: per pair
+    (index), ``fitted_low`` / ``fitted_high`` as fitted and ``low_prior_x0.5`` … ``high_prior_x2``
+    with the prior's spreads halved and doubled (``attrs["prior_sensitivity"]``, computed by
+    :func:`bayes_judge.win_rate` on the same consensus draws); None for other fits. The one reader
+    of it for the summary, the report and the CLI."""
+    sens = json.loads(str((idata.attrs or {}).get("prior_sensitivity") or "{}"))
+    if not sens:
+        return None
+    p = idata["posterior"]["p"]
+    pairs = [str(x) for x in p["pair"].to_numpy()]
+    q = np.quantile(p.to_numpy().reshape(-1, len(pairs)), [0.05, 0.95], axis=0)
+    out = pd.DataFrame({"fitted_low": q[0], "fitted_high": q[1]}, index=pd.Index(pairs, name="pair"))
     for key, bounds in sens.items():
         b = np.asarray(bounds, dtype=float).reshape(-1, 2)
         if len(b) == len(pairs):
             out[f"low_prior_{key}"], out[f"high_prior_{key}"] = b[:, 0], b[:, 1]
-    out.attrs.update({k: str(attrs[k]) for k in ("estimand_note", "bridge_prior") if attrs.get(k)})
     return out
 
 

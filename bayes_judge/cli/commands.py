@@ -260,7 +260,6 @@ def run_notes(idata) -> list[str]:
     converged (``attrs["convergence"]``); for a win rate, the estimand, the prior a no-label human
     rate rests on and its sensitivity; for every kind of run, each judge whose verdicts do not
     depend on the texts (from the table's own diagnosis, ``attrs["judge_diagnosis"]``)."""
-    import json
 
     attrs = idata.attrs or {}
     out = [f"NOT CONVERGED: {attrs['convergence']}"] if attrs.get("convergence") else []
@@ -290,21 +289,18 @@ def run_notes(idata) -> list[str]:
                " (P(a person prefers system_a))" if estimand == "human" else ""))
     if attrs.get("bridge_prior"):
         out.append(f"prior: {attrs['bridge_prior']}")
-        sens = json.loads(str(attrs.get("prior_sensitivity", "{}")) or "{}")
-        if sens:
-            import numpy as np
+        from ..analysis.summary import prior_sensitivity
 
-            pairs = [str(x) for x in idata.posterior["p"]["pair"].to_numpy()]
-            p = idata.posterior["p"].to_numpy().reshape(-1, len(pairs))
-            q = np.quantile(p, [0.05, 0.95], axis=0)
+        sens = prior_sensitivity(idata)
+        if sens is not None:
+            factors = [c[len("low_prior_"):] for c in sens.columns if c.startswith("low_prior_")]
             out.append("prior sensitivity (90% equal-tailed intervals: as fitted; with the bridge prior's spreads "
-                       + " and ".join(f"{k[1:]}x" for k in sens) + "):")
-            shown = min(len(pairs), 10)
-            for j in range(shown):
-                out.append(f"  {pairs[j]}: [{q[0, j]:.3f}, {q[1, j]:.3f}]; "
-                           + "; ".join(f"[{v[j][0]:.3f}, {v[j][1]:.3f}]" for v in sens.values()))
-            if shown < len(pairs):
-                out.append(f"  ... and {len(pairs) - shown} more pairs (idata.attrs['prior_sensitivity'])")
+                       + " and ".join(f"{k[1:]}x" for k in factors) + "):")
+            for pair, r in sens.head(10).iterrows():
+                out.append(f"  {pair}: [{r['fitted_low']:.3f}, {r['fitted_high']:.3f}]; "
+                           + "; ".join(f"[{r[f'low_prior_{k}']:.3f}, {r[f'high_prior_{k}']:.3f}]" for k in factors))
+            if len(sens) > 10:
+                out.append(f"  ... and {len(sens) - 10} more pairs (bj.win_rate_summary's low_prior_* columns)")
     return out + flagged
 
 

@@ -420,14 +420,17 @@ def _win_rate_limits(ctx: Context, summ: pd.DataFrame) -> list:
     """What bounds a win rate's interval, said beside it: the no-label prior's sensitivity, one
     judge alone, pairs judged on few items."""
     out: list = []
-    sens = json.loads(str(ctx.attrs.get("prior_sensitivity") or "{}"))
-    p = ctx.idata["posterior"]["p"]
-    pairs = [str(x) for x in p["pair"].to_numpy()]
-    if sens:
-        q = np.quantile(p.to_numpy().reshape(-1, len(pairs)), [0.05, 0.95], axis=0)
-        rows = {"pair": pairs, "as fitted": [f"[{lo:.3f}, {hi:.3f}]" for lo, hi in q.T]}
-        for k, v in sens.items():
-            rows[f"prior's spreads {k[1:]}×"] = [f"[{lo:.3f}, {hi:.3f}]" for lo, hi in v]
+    from ..analysis.summary import prior_sensitivity
+
+    pairs = [str(x) for x in ctx.idata["posterior"]["p"]["pair"].to_numpy()]
+    sens = prior_sensitivity(ctx.idata)
+    if sens is not None:
+        rows = {"pair": list(sens.index),
+                "as fitted": [f"[{lo:.3f}, {hi:.3f}]" for lo, hi in zip(sens["fitted_low"], sens["fitted_high"],
+                                                                        strict=True)]}
+        for k in [c[len("low_prior_"):] for c in sens.columns if c.startswith("low_prior_")]:
+            rows[f"prior's spreads {k[1:]}×"] = [f"[{lo:.3f}, {hi:.3f}]" for lo, hi in
+                                                 zip(sens[f"low_prior_{k}"], sens[f"high_prior_{k}"], strict=True)]
         out.append(table_from_frame(
             pd.DataFrame(rows), index=False,
             caption="Prior sensitivity: 90% equal-tailed interval of p as fitted, and with the bridge prior's "

@@ -127,6 +127,11 @@ def test_default_names_its_estimand_and_reproduces():
     sens = json.loads(fit.attrs["prior_sensitivity"])
     assert s["low_prior_x2"].iloc[0] == sens["x2"][0][0] and s["high_prior_x0.5"].iloc[0] == sens["x0.5"][0][1]
     assert s["low_prior_x2"].iloc[0] < s["low_prior_x0.5"].iloc[0]  # a wider prior, a wider interval
+    from bayes_judge.analysis.summary import prior_sensitivity
+
+    ps = prior_sensitivity(fit)  # the one reader the summary, the report and the CLI share
+    assert ps.loc[s.index[0], "fitted_low"] == pytest.approx(np.quantile(fit.posterior["p"].to_numpy(), 0.05))
+    assert ps.loc[s.index[0], "low_prior_x2"] < ps.loc[s.index[0], "fitted_low"] < ps.loc[s.index[0], "low_prior_x0.5"]
     again = bj.win_rate(df, seed=4)
     np.testing.assert_array_equal(fit.posterior["p"].to_numpy(), again.posterior["p"].to_numpy())
     other = bj.win_rate(df, seed=5)
