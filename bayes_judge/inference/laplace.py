@@ -295,6 +295,11 @@ def approximation_note(info: dict, n_draws: int, *, why_not: str = "") -> str:
     if info.get("unchecked"):
         note = (f"NOT checked: {n_draws} draws are too few to weigh against the posterior (at least "
                 f"{MIN_WEIGHTS}), so nothing says how far this Gaussian is from it")
+        import warnings
+
+        warnings.warn(f"sampler='laplace': {n_draws} draws are too few to check the Gaussian against the posterior "
+                      f"(at least {MIN_WEIGHTS}); its intervals are unchecked: ask for more draws",
+                      RuntimeWarning, stacklevel=3)
     elif info.get("gaussian"):
         note = (f"checked by importance weights on {min(n_draws, PILOT)} draws (Pareto k-hat {k:.2f}, nearly equal "
                 "weights): the posterior is Gaussian here, no correction needed")

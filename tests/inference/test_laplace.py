@@ -252,4 +252,5 @@ def test_too_few_draws_to_weigh_are_returned_unweighed_and_said_so():
 
     z, info = laplace_draws(_skewed, np.array([4.0, 0.0]), np.zeros(3), chains=1, draws=1, seed=0)
     assert z.shape == (1, 1, 3) and info["unchecked"] and not info["resampled"]
-    assert "NOT checked: 1 draws are too few to weigh" in approximation_note(info, 1)
+    with pytest.warns(RuntimeWarning, match="1 draws are too few to check the Gaussian"):
+        assert "NOT checked: 1 draws are too few to weigh" in approximation_note(info, 1)
