@@ -15,9 +15,16 @@ numba's cache warm), its refit time in the same process, NUTS's time (default se
 process), the share of systems whose 90% interval endpoints are within 10% of NUTS's interval
 width of NUTS's, both fits' coverage of the true scores, and the importance weights' Pareto k-hat.
 
+``--stages`` instead times where a Laplace refit's wall time goes (reading and encoding the
+table, the judge screening, the mode, the Hessian, the importance weights; the median of
+``--repeats`` refits in one process after a first call), and with ``--vs REPO`` the same for the
+package of another checkout (``git worktree add /tmp/old <commit>``) in the same run, alternating,
+with the ratio: a speed claim measured side by side.
+
 Usage::
 
     .venv/bin/python benchmarks/bench_leaderboard_laplace.py                    # ~5 min on 2 cores
+    .venv/bin/python benchmarks/bench_leaderboard_laplace.py --stages --cases judges+labels --vs /tmp/old
     .venv/bin/python benchmarks/bench_leaderboard_laplace.py --comparisons 100000 --systems 100
 
 Writes ``benchmarks/results/bench_leaderboard_laplace.{json,md}`` and prints the table.
@@ -108,6 +115,88 @@ def run_case(name: str, args, tmp: Path) -> dict:
     return out
 
 
+STAGES = r"""
+import functools, importlib, json, statistics, sys, time
+sys.path.insert(0, sys.argv[1])
+import pandas as pd
+import bayes_judge as bj
+assert bj.__file__.startswith(sys.argv[1]), bj.__file__
+mods = {m: importlib.import_module(m) for m in ("bayes_judge.inference.laplace", "bayes_judge.leaderboard.encode",
+                                                "bayes_judge.leaderboard.board", "bayes_judge.diagnose")}
+spent = {}
+def timed(mod, name, label):
+    f = getattr(mod, name)
+    @functools.wraps(f)
+    def g(*a, **k):
+        t = time.perf_counter(); r = f(*a, **k); spent[label] = spent.get(label, 0.0) + time.perf_counter() - t
+        return r
+    setattr(mod, name, g)
+    return g
+lap, enc, board, diag = mods.values()
+board.encode_leaderboard = timed(enc, "encode_leaderboard", "read and encode")
+timed(diag, "diagnose_rows", "judge screening")
+timed(lap, "mode", "mode")
+timed(lap, "hessian", "Hessian")
+timed(lap, "_logp_many", "importance weights")
+df = pd.read_parquet(sys.argv[2]); kw = json.loads(sys.argv[3])
+bj.leaderboard(df, sampler="laplace", seed=0, pointwise=False, **kw)  # compiles, caches
+rows = []
+for i in range(int(sys.argv[4])):
+    spent.clear(); t = time.perf_counter()
+    bj.leaderboard(df, sampler="laplace", seed=i + 1, pointwise=False, **kw)
+    rows.append({"total": time.perf_counter() - t, **spent})
+print(json.dumps({k: statistics.median(r.get(k, 0.0) for r in rows) for k in rows[0]}))
+"""
+
+
+def stages(args) -> dict:
+    """Median stage times of Laplace refits, this checkout and ``--vs`` alternating (module doc)."""
+    import numpy as np
+
+    from bayes_judge.leaderboard.simulate import simulate_leaderboard
+
+    repos = {"this checkout": str(ROOT)} | ({"--vs " + args.vs: str(Path(args.vs).resolve())} if args.vs else {})
+    res: dict = {"systems": args.systems, "comparisons": args.comparisons, "repeats": args.repeats, "cases": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.cases.split(","):
+            c = CASES[name]
+            df, _ = simulate_leaderboard(args.systems, args.comparisons, alpha=c["alpha"], beta=c["beta"],
+                                         tau=c["tau"], design="one-judge", label_share=c["label_share"], seed=args.seed)
+            if c["votes"]:
+                df = df.assign(winner=df["human"], judge="human").drop(columns=["human", "p_a"], errors="ignore")
+            elif c["label_share"] == 0:
+                df = df.drop(columns="human")
+            path = Path(tmp) / "df.parquet"
+            df.to_parquet(path)
+            got: dict = {k: [] for k in repos}
+            for _ in range(args.rounds):  # alternating, so both see the same machine
+                for label, repo in repos.items():
+                    r = subprocess.run([sys.executable, "-c", STAGES, repo, str(path), json.dumps(c["kw"]),
+                                        str(args.repeats)], capture_output=True, text=True, cwd=tmp)
+                    if r.returncode != 0:
+                        raise RuntimeError(r.stderr[-2000:])
+                    got[label].append(json.loads(r.stdout.strip().splitlines()[-1]))
+            med = {label: {k: float(np.median([g[k] for g in runs])) for k in runs[0]} for label, runs in got.items()}
+            res["cases"].append({"case": name, "stages": med})
+    return res
+
+
+def stages_markdown(res: dict, command: str) -> str:
+    labels = list(res["cases"][0]["stages"])
+    lines = ["# Where a Laplace refit's time goes (`benchmarks/bench_leaderboard_laplace.py --stages`)", "",
+             f"Command: `{command}`; {res['systems']} systems, {res['comparisons']:,} comparisons; the median of "
+             f"{res['repeats']} refits a process (after a first call), processes alternating; 2 cores.", "",
+             "| case | stage | " + " | ".join(labels) + (" | ratio |" if len(labels) == 2 else ""),
+             "|---|---|" + "---|" * len(labels) + ("---|" if len(labels) == 2 else "")]
+    for case in res["cases"]:
+        st = case["stages"]
+        for k in st[labels[0]]:
+            vals = [st[lb].get(k, 0.0) for lb in labels]
+            ratio = f" {vals[0] / vals[1]:.2f} |" if len(labels) == 2 and vals[1] > 0 else (" — |" if len(labels) == 2 else "")
+            lines.append(f"| {case['case']} | {k} | " + " | ".join(f"{v:.2f} s" for v in vals) + " |" + ratio)
+    return "\n".join(lines) + "\n"
+
+
 def markdown(res: dict, command: str) -> str:
     lines = ["# `sampler=\"laplace\"` against NUTS (`benchmarks/bench_leaderboard_laplace.py`)", "",
              f"Command: `{command}`; {res['systems']} systems, {res['comparisons']:,} comparisons, one per battle; "
@@ -129,13 +218,25 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--comparisons", type=int, default=1_000_000)
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default=str(HERE / "results" / "bench_leaderboard_laplace.json"))
+    ap.add_argument("--out", default=None, help="JSON path (default results/bench_leaderboard_laplace[_stages].json)")
+    ap.add_argument("--stages", action="store_true", help="time a refit's stages instead (module doc)")
+    ap.add_argument("--vs", default=None, help="with --stages: another checkout's folder, timed beside this one")
+    ap.add_argument("--repeats", type=int, default=3, help="with --stages: refits a process")
+    ap.add_argument("--rounds", type=int, default=2, help="with --stages: processes per checkout, alternating")
     args = ap.parse_args(argv)
+    command = "python benchmarks/bench_leaderboard_laplace.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    if args.stages:
+        res = stages(args)
+        out = Path(args.out or HERE / "results" / "bench_leaderboard_laplace_stages.json")
+        out.write_text(json.dumps(res, indent=1))
+        out.with_suffix(".md").write_text(stages_markdown(res, command))
+        print(stages_markdown(res, command))
+        return res
+    args.out = args.out or str(HERE / "results" / "bench_leaderboard_laplace.json")
     res = {"systems": args.systems, "comparisons": args.comparisons, "cases": []}
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.cases.split(","):
             res["cases"].append(run_case(name, args, Path(tmp)))
-    command = "python benchmarks/bench_leaderboard_laplace.py " + " ".join(argv if argv is not None else sys.argv[1:])
     out = Path(args.out)
     out.write_text(json.dumps(res, indent=1))
     out.with_suffix(".md").write_text(markdown(res, command))
