@@ -8,7 +8,8 @@ Three workloads of ``--systems`` systems (default 200) and ``--comparisons`` com
 * **judges + labels**: three LLM judges with different accuracies, position biases and ties, and
   people's label on 10% of the battles (``bt-judges``, ``system_bias=False``);
 * **judges, no labels**: the same judges without labels (where the judges' accuracy trades against
-  the scores' spread and no Gaussian follows the posterior: the Laplace fit says so).
+  the scores' spread and the posterior's mean lies off its mode: the Laplace fit moves its
+  proposal by Stein steps before weighing, and says so).
 
 For each: the Laplace fit's wall time in a fresh process (``python -c``: imports, encoding and fit,
 numba's cache warm), its refit time in the same process, NUTS's time (default settings, fresh

@@ -249,8 +249,9 @@ def leaderboard(
         or 10% of the comparisons labelled, higher coverage, lower error and narrower intervals than
         judges that read each label, ``benchmarks/leaderboard_few_labels.py``).  Default (``None``):
         on, with :data:`~bayes_judge.leaderboard.bridge.SCORE_BRIDGE` (with labels and
-        ``sampler="laplace"``: off, as the Laplace approximation cannot follow a judges-only
-        posterior); a :class:`ScoreBridge` sets the prior; ``False`` keeps the judges' reading
+        ``sampler="laplace"``: off, as the bridge learnt from the labels is sampled by NUTS, about
+        30 s for 200 systems with 20,000 labels, which a Laplace fit is asked for to avoid;
+        ``bridge=True`` asks for it); a :class:`ScoreBridge` sets the prior; ``False`` keeps the judges' reading
         without labels and, with labels, fits one model in which each judge reads the label of the
         comparison it judged.  The reading stays in the posterior as ``s_judges`` (with labels also
         ``bridge_lambda``, ``bridge_tau``); ``attrs["score_bridge"]`` states the prior.
@@ -332,8 +333,8 @@ def leaderboard(
     if bridge not in (None, False) and not judged_people:
         raise ValueError("bridge= carries LLM judges' reading over to people's scores (estimand='human', model "
                          f"'bt-judges'); this fit is model {spec.name!r}, estimand {estimand!r}")
-    # with labels, the bridge learnt from them (by default with NUTS: the Laplace approximation
-    # cannot follow a judges-only posterior, Pareto k-hat 0.81-0.84 in bench_leaderboard_laplace.md)
+    # with labels, the bridge learnt from them (by default with NUTS: the bridge's own model is
+    # sampled by NUTS, which would take a Laplace fit its speed; bridge=True asks for it)
     calibrate = judged_people and n_labels > 0 and (
         bridge is True or isinstance(bridge, ScoreBridge) or (bridge is None and sampler != "laplace"))
     labels = data

@@ -237,6 +237,58 @@ def test_importance_resampling_stops_weighing_once_its_ess_suffices(seed):
     assert all(tuple(r) in weighed for r in x) and len(np.unique(x[:, 0])) < 2000
 
 
+@numba.njit(cache=True)
+def _tilted(x, buf, grad):
+    """t ~ N(0, 1), s_i | t ~ N(0, e^{2κt}) (i = 1..n; buf = [κ]): t's marginal is exactly N(0, 1),
+    but the joint mode sits at t = −nκ, where the scores' volume is smallest (the leaderboard's
+    spread against a judge's accuracy, in miniature)."""
+    kappa = buf[0]
+    t = x[0]
+    n = x.shape[0] - 1
+    e = np.exp(-2.0 * kappa * t)
+    ss = 0.0
+    for i in range(1, x.shape[0]):
+        ss += x[i] * x[i]
+        grad[i] = -x[i] * e
+    grad[0] = -t - n * kappa + kappa * e * ss
+    return -0.5 * t * t - n * kappa * t - 0.5 * e * ss
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_posterior_leaning_off_the_mode_is_followed_by_stein_steps(seed):
+    """With 200 scores and κ = 0.01 the Laplace approximation puts t at N(−2, 1) (the mode) where
+    the posterior has N(0, 1): its weights alone (an ESS under 100 of 1,000) cannot fix that.
+    The Stein steps move the proposal onto t's exact marginal, and the resampled draws have t's
+    exact mean and variance and the scores' E[s²] = e^{2κ²} ≈ 1."""
+    from bayes_judge.inference.laplace import _psis_weights, laplace_draws
+
+    buf = np.array([0.01])
+    z, info = laplace_draws(_tilted, buf, np.zeros(201), chains=4, draws=1000, seed=seed)
+    x = z.reshape(-1, 201)
+    assert info["mode"][0] == pytest.approx(-2.0, abs=1e-3)
+    assert info["resampled"] and info["adapted"] >= 1 and info["shift"] > 1.5 and info["pareto_k"] < 0.5
+    assert abs(x[:, 0].mean()) < 0.1 and x[:, 0].var() == pytest.approx(1.0, rel=0.15)
+    assert (x[:, 1:] ** 2).mean() == pytest.approx(np.exp(2 * 0.01 ** 2), rel=0.05)
+    # the Gaussian at the mode, weighed as it is, is what the steps replace
+    g, _ = laplace_draws(_tilted, buf, np.zeros(201), chains=1, draws=1000, seed=seed, importance=False)
+    eps = g[0] - info["mode"]
+    lp = np.array([_tilted(np.ascontiguousarray(r), buf, np.empty(201)) for r in g[0]])
+    e = eps * np.sqrt(np.r_[1.0, np.exp(2 * 0.01 * 2.0) * np.ones(200)])  # standardized
+    w, _ = _psis_weights(lp, -0.5 * (e ** 2).sum(axis=1))
+    assert 1 / np.sum(w ** 2) < 100 and info["ess_importance"] >= 1000
+
+
+def test_a_posterior_no_gaussian_follows_stays_flagged():
+    """Where the Stein steps do not raise the importance ESS (log-gamma(0.3) coordinates, a
+    posterior with a hard wall), no step is kept and the k-hat still says NOT corrected."""
+    from bayes_judge.inference.laplace import approximation_note, laplace_draws
+
+    z, info = laplace_draws(_skewed, np.array([0.3, 0.0]), np.zeros(40), chains=2, draws=1000, seed=0)
+    assert not info["resampled"] and info["pareto_k"] > 0.7
+    with pytest.warns(RuntimeWarning, match="far from this posterior"):
+        assert "NOT corrected" in approximation_note(info, 2000)
+
+
 def test_the_trusted_k_hat_follows_the_number_of_weights():
     """min(0.7, 1 - 1/log10 S) (Vehtari et al. 2024): S = 1,000 trusts up to 0.667; ten or fewer
     weights nothing (and no division by log10 1 = 0)."""
