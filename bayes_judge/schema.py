@@ -22,6 +22,7 @@ extra columns are kept as they are.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -99,12 +100,13 @@ def _all_trimmed(vals: np.ndarray) -> bool:
     return not (pc.any(pc.not_equal(trimmed, arr)).as_py() or pc.any(pc.equal(trimmed, "")).as_py())
 
 
-def _check_ids(out: pd.DataFrame) -> None:
+def _check_ids(out: pd.DataFrame, distinct: dict[str, np.ndarray]) -> None:
     """No empty system or judge name, and no two systems, judges or items whose ids differ only by
     surrounding whitespace: ``"gpt-4"`` and ``"gpt-4 "`` are one system typed twice, never silently
-    two (an item typed twice would split its two presentation orders)."""
+    two (an item typed twice would split its two presentation orders).  ``distinct``: each id
+    column's distinct values."""
     for cols in (("a", "b"), ("judge",), ("item",)):
-        vals = pd.unique(np.concatenate([out[c].to_numpy(dtype=object) for c in cols]))
+        vals = pd.unique(np.concatenate([np.asarray(distinct[c], dtype=object) for c in cols]))
         if _all_trimmed(vals):
             continue
         ids = pd.Series(vals, dtype=object)
@@ -138,6 +140,19 @@ def _normalize_label(col: pd.Series, name: str, allowed: tuple[str, ...], allow_
     if missing.any() and not allow_na:
         raise ValueError(f"column '{name}': missing value in {_rows(col.index[missing])}")
     return lowered.astype(object).where(~missing, None)
+
+
+def _duplicated(out: pd.DataFrame, key: list[str], coded: dict[str, tuple[np.ndarray, Any]]) -> np.ndarray:
+    """Rows whose ``key`` another row repeats: the id columns' codes packed into one integer (mixed
+    radix; a million rows in 0.02 s, where ``DataFrame.duplicated`` codes the strings again, 0.2 s),
+    or pandas' own check where the packed key would not fit in 62 bits or a column is not coded."""
+    span = [len(coded[c][1]) for c in key if c in coded]
+    if len(span) == len(key) and float(np.prod([float(x) for x in span])) < 2.0**62:
+        packed = np.zeros(len(out), dtype=np.int64)
+        for c in key:
+            packed = packed * np.int64(len(coded[c][1])) + coded[c][0].astype(np.int64)
+        return pd.Series(packed).duplicated(keep=False).to_numpy()
+    return out.duplicated(key, keep=False).to_numpy()
 
 
 def validate_judgments(df: pd.DataFrame) -> pd.DataFrame:
@@ -199,7 +214,9 @@ def validate_judgments(df: pd.DataFrame) -> pd.DataFrame:
             raise ValueError(f"column 'judge': missing judge name in {_rows(out.index[na])}")
         out["judge"] = ids_as_text(out["judge"])
 
-    _check_ids(out)
+    # each id column coded once: its distinct values for the id checks, its codes for the duplicate key
+    coded = {c: pd.factorize(out[c]) for c in KEY_COLUMNS}
+    _check_ids(out, {c: np.asarray(u, dtype=object) for c, (_, u) in coded.items()})
     same = out["a"] == out["b"]
     if same.any():
         raise ValueError(
@@ -255,7 +272,7 @@ def validate_judgments(df: pd.DataFrame) -> pd.DataFrame:
         out["human"] = None
 
     key = list(KEY_COLUMNS) + (["sample"] if "sample" in out.columns else [])
-    dup = out.duplicated(key, keep=False)
+    dup = _duplicated(out, key, coded)
     if dup.any():
         raise ValueError(
             f"duplicate judgments: {_rows(out.index[dup])} repeat the key {key}; "

@@ -145,3 +145,19 @@ def test_a_long_id_column_with_a_missing_value_is_read_row_by_row():
 
     out = ids_as_text(pd.Series(np.r_[np.arange(20_000) % 300, np.nan]))
     assert out.isna().sum() == 1 and out.iloc[301] == "1"
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_packed_duplicate_key_finds_what_pandas_finds(seed):
+    """The id columns' codes packed into one integer mark the very rows ``DataFrame.duplicated``
+    marks (mixed radix: item 12 with system 3 is not item 1 with system 23)."""
+    from bayes_judge.schema import KEY_COLUMNS, _duplicated
+
+    rng = np.random.default_rng(seed)
+    n = 400
+    out = pd.DataFrame({"item": rng.choice(["1", "12", "123", "2", "23"], n), "a": rng.choice(["3", "23", "x"], n),
+                        "b": rng.choice(["y", "1", "z2"], n), "judge": rng.choice(["j", "j2"], n)})
+    coded = {c: pd.factorize(out[c]) for c in KEY_COLUMNS}
+    expect = out.duplicated(list(KEY_COLUMNS), keep=False).to_numpy()
+    assert expect.any() and not expect.all()
+    assert np.array_equal(_duplicated(out, list(KEY_COLUMNS), coded), expect)

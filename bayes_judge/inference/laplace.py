@@ -257,20 +257,28 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
     # tail no heavier)
     while ess < ADAPT_BELOW * m and info["adapted"] < ADAPT_ROUNDS:
         new, shift = prop.stein_step(eps1[:m], grad @ A0)
-        eps_n, eps1_n, lq_n = new.draw(rng, total)
+        eps_n, eps1_n, lq_n = new.draw(rng, m)  # a pilot's worth; more once it is kept and needed
         z_n = x_mode + eps_n @ A0.T
-        lp_n, grad_n = _logp_many(w_kern, w_buf, z_n[:m], threads, gradients=True)
-        w_n, k_n = _psis_weights(lp_n, lq_n[:m])
+        lp_n, grad_n = _logp_many(w_kern, w_buf, z_n, threads, gradients=True)
+        w_n, k_n = _psis_weights(lp_n, lq_n)
         ess_n = 1.0 / np.sum(w_n ** 2)
         if not (ess_n > ess and k_n <= max(k, 0.5)):
             break
         prop, eps, eps1, lq, z, lp, grad, w, k, ess = new, eps_n, eps1_n, lq_n, z_n, lp_n, grad_n, w_n, k_n, ess_n
         info["adapted"] += 1
         info["shift"] += shift
+
+    def extend(size: int) -> None:  # the kept proposal's draws, up to ``size``
+        nonlocal eps, eps1, lq, z
+        if len(z) < size:
+            e, e1, q = prop.draw(rng, size - len(z))
+            eps, eps1, lq, z = np.r_[eps, e], np.r_[eps1, e1], np.r_[lq, q], np.r_[z, x_mode + e @ A0.T]
+
     # more proposals, doubling, until their importance ESS is ESS_SHARE of the draws and their k-hat
     # trusted (a k-hat from fewer weights is the noisier)
     while m < total and (ess < ESS_SHARE * total or k > k_max(m)):
         m2 = min(total, 2 * m)
+        extend(m2)
         lp = np.concatenate([lp, _logp_many(w_kern, w_buf, z[m:m2], threads)])
         m = m2
         w, k = _psis_weights(lp, lq[:m])
@@ -281,6 +289,8 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
         idx = np.minimum(np.searchsorted(np.cumsum(w), u), m - 1)
         z = z[rng.permutation(idx)]
         info["resampled"] = True
+    else:
+        extend(total)
     return z.reshape(chains, draws, n), info
 
 
