@@ -22,11 +22,15 @@ table, the judge screening, the mode, the Hessian, the importance weights; the m
 package of another checkout (``git worktree add /tmp/old <commit>``) in the same run, alternating,
 with the ratio: a speed claim measured side by side.
 
+``--real`` instead compares the two on the bundled real leaderboards (SummEval and HANNA
+coherence, three judges each, no labels): the judges' errors there are not the model's.
+
 Usage::
 
     .venv/bin/python benchmarks/bench_leaderboard_laplace.py                    # ~5 min on 2 cores
     .venv/bin/python benchmarks/bench_leaderboard_laplace.py --stages --cases judges+labels --vs /tmp/old
     .venv/bin/python benchmarks/bench_leaderboard_laplace.py --comparisons 100000 --systems 100
+    .venv/bin/python benchmarks/bench_leaderboard_laplace.py --real                   # ~1 min
 
 Writes ``benchmarks/results/bench_leaderboard_laplace.{json,md}`` and prints the table.
 """
@@ -213,6 +217,63 @@ def markdown(res: dict, command: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+REAL = r"""
+import json, sys, time, warnings
+sys.path.insert(0, sys.argv[2])
+import bayes_judge as bj
+from leaderboard_real import load
+df, _ = load(sys.argv[1])
+df = df.drop(columns=[c for c in ("human",) if c in df.columns])
+out = {"rows": len(df)}
+for sampler in ("laplace", "nutpie"):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        t = time.perf_counter()
+        fit = bj.leaderboard(df, sampler=sampler, bridge=False, seed=1, pointwise=False)
+        out[sampler + "_s"] = time.perf_counter() - t
+    s = bj.leaderboard_summary(fit)
+    out[sampler] = s[["system", "hdi_low", "hdi_high"]].to_dict("list")
+    if sampler == "laplace":
+        out["approximate"] = fit.attrs["approximate"]
+print(json.dumps(out))
+"""
+
+
+def run_real(name: str) -> dict:
+    """Laplace against NUTS on a bundled real leaderboard (``benchmarks/leaderboard_real.py``'s
+    judges, no labels, ``bridge=False``), one fresh process."""
+    import numpy as np
+    import pandas as pd
+
+    r = subprocess.run([sys.executable, "-c", REAL, name, str(HERE)], capture_output=True, text=True, cwd=ROOT)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr[-2000:])
+    res = json.loads(r.stdout.strip().splitlines()[-1])
+    a = pd.DataFrame(res["laplace"]).set_index("system")
+    b = pd.DataFrame(res["nutpie"]).set_index("system").loc[a.index]
+    width = b["hdi_high"] - b["hdi_low"]
+    err = np.maximum((a["hdi_low"] - b["hdi_low"]).abs(), (a["hdi_high"] - b["hdi_high"]).abs()) / width
+    out = {"case": name, "rows": res["rows"], "systems": len(a), "laplace_s": res["laplace_s"],
+           "nutpie_s": res["nutpie_s"], "share_within_10pct": float((err <= 0.1).mean()),
+           "max_endpoint_err": float(err.max()), "approximate": res["approximate"]}
+    print(f"{name}: within 10%: {out['share_within_10pct']:.0%}, largest {out['max_endpoint_err']:.2f}", flush=True)
+    return out
+
+
+def real_markdown(res: dict, command: str) -> str:
+    lines = ["# `sampler=\"laplace\"` against NUTS on real judges (`benchmarks/bench_leaderboard_laplace.py --real`)",
+             "", f"Command: `{command}`; the judges of `benchmarks/leaderboard_real.py` (coherence, every ordered "
+             "pair of systems per text, three judges each), no human labels, `bridge=False` (the model's own "
+             "posterior); one fresh process a set, 2 cores.", "",
+             "| set | judgments | systems | Laplace | NUTS | endpoints within 10% of NUTS's width | largest gap / width "
+             "| the fit's own verdict |", "|---|---|---|---|---|---|---|---|"]
+    for r in res["cases"]:
+        verdict = r["approximate"].split("), ", 1)[-1].removesuffix("; not NUTS draws")
+        lines.append(f"| {r['case']} | {r['rows']} | {r['systems']} | {r['laplace_s']:.1f} s | {r['nutpie_s']:.1f} s | "
+                     f"{r['share_within_10pct']:.0%} | {r['max_endpoint_err']:.2f} | {verdict} |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--systems", type=int, default=200)
@@ -224,8 +285,16 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--vs", default=None, help="with --stages: another checkout's folder, timed beside this one")
     ap.add_argument("--repeats", type=int, default=3, help="with --stages: refits a process")
     ap.add_argument("--rounds", type=int, default=2, help="with --stages: processes per checkout, alternating")
+    ap.add_argument("--real", action="store_true", help="the bundled real leaderboards instead (SummEval, HANNA)")
     args = ap.parse_args(argv)
     command = "python benchmarks/bench_leaderboard_laplace.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    if args.real:
+        res = {"cases": [run_real(name) for name in ("summeval", "hanna")]}
+        out = Path(args.out or HERE / "results" / "bench_leaderboard_laplace_real.json")
+        out.write_text(json.dumps(res, indent=1))
+        out.with_suffix(".md").write_text(real_markdown(res, command))
+        print(real_markdown(res, command))
+        return res
     if args.stages:
         res = stages(args)
         out = Path(args.out or HERE / "results" / "bench_leaderboard_laplace_stages.json")

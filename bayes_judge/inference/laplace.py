@@ -39,9 +39,9 @@ PILOT = 1000
 #: 2% of its width from one seed to the next
 ESS_SHARE = 0.25
 #: where the pilot's importance ESS is under this share of its proposals, the proposal is moved
-#: toward the posterior (:meth:`_Proposal.stein_step`), at most ``ADAPT_ROUNDS`` times
+#: toward the posterior (:meth:`_Proposal.stein_step`), with at most ``ADAPT_ROUNDS`` pilots
 ADAPT_BELOW = 0.5
-ADAPT_ROUNDS = 3
+ADAPT_ROUNDS = 4
 #: the Laplace approximation's share of the proposals once moved (a defensive mixture)
 DEFENSIVE = 0.1
 #: the spread of that share against the Laplace approximation's (a wider defensive component
@@ -194,10 +194,11 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
     the mean sits two standard deviations from the mode along it: an ESS of 4-60 of 1,000
     proposals), and the proposal is moved toward it by Stein steps from the pilot's own gradients
     (:meth:`_Proposal.stein_step`; a fresh pilot each, kept where its ESS is higher and its k-hat
-    no higher (or under 0.5), at most
-    ``ADAPT_ROUNDS``; ``info["adapted"]`` counts them).  Then the proposals weighed
-    double until their importance ESS reaches ``ESS_SHARE`` (¼) of the draws and their k-hat is
-    trusted (``info["proposals"]`` says how many were weighed), and the draws are resampled from those.  ``weigh``, a kernel and its
+    no higher (or under 0.5), else tried again at half the length; ``ADAPT_ROUNDS`` pilots at
+    most; ``info["adapted"]`` counts the steps kept, ``info["tries"]`` the pilots).  Then the
+    proposals weighed double until their importance ESS reaches ``ESS_SHARE`` (¼) of the draws
+    and their k-hat is trusted (``info["proposals"]`` says how many were weighed), and the draws
+    are resampled from those.  ``weigh``, a kernel and its
     buffer of the same density on the same coordinates, evaluates the weights instead of
     ``logp_grad``: the leaderboard's kernel with its cells in single precision, about 1.8× faster
     (``benchmarks/bench_leaderboard_precision.py``); its rounding, about 1e-8 of the log density,
@@ -205,7 +206,7 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
     gradients) stay in double precision.
 
     Returns the draws, shape (chains, draws, n), and ``{"mode", "logp_mode", "min_eig", "n_grad",
-    "pareto_k", "ess_importance", "resampled", "gaussian", "proposals", "adapted", "shift"}`` (``pareto_k``, ``ess_importance`` NaN without
+    "pareto_k", "ess_importance", "resampled", "gaussian", "proposals", "adapted", "shift", "tries"}`` (``pareto_k``, ``ess_importance`` NaN without
     ``importance``).
 
     Raises
@@ -230,7 +231,7 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
     lp_mode = float(logp_grad(x_mode, buf, g))
     info = {"mode": x_mode, "logp_mode": lp_mode, "min_eig": float(eig[0]), "n_grad": 2 * n,
             "pareto_k": float("nan"), "ess_importance": float("nan"), "resampled": False, "gaussian": False,
-            "proposals": 0, "adapted": 0, "shift": 0.0}
+            "proposals": 0, "adapted": 0, "shift": 0.0, "tries": 0}
     from scipy.linalg import solve_triangular
 
     A0 = solve_triangular(chol.T, np.eye(n), lower=False) * scale  # z = x̂ + A0 ε
@@ -255,18 +256,25 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
     # far from Gaussian: move the proposal toward the posterior along the direction its log weights
     # rise (ADAPT_ROUNDS at most, each a fresh pilot, kept where its ESS is higher and its weights'
     # tail no heavier)
-    while ess < ADAPT_BELOW * m and info["adapted"] < ADAPT_ROUNDS:
-        new, shift = prop.stein_step(eps1[:m], grad @ A0)
+    tries, damp = 0, 1.0
+    while ess < ADAPT_BELOW * m and tries < ADAPT_ROUNDS:
+        tries += 1
+        new, shift = prop.stein_step(eps1[:m], grad @ A0, damp=damp)
+        if new is prop:
+            break
         eps_n, eps1_n, lq_n = new.draw(rng, m)  # a pilot's worth; more once it is kept and needed
         z_n = x_mode + eps_n @ A0.T
         lp_n, grad_n = _logp_many(w_kern, w_buf, z_n, threads, gradients=True)
         w_n, k_n = _psis_weights(lp_n, lq_n)
         ess_n = 1.0 / np.sum(w_n ** 2)
         if not (ess_n > ess and k_n <= max(k, 0.5)):
-            break
+            damp /= 2.0  # overshot (the log weights curve away from their linear tilt): a shorter step
+            continue
         prop, eps, eps1, lq, z, lp, grad, w, k, ess = new, eps_n, eps1_n, lq_n, z_n, lp_n, grad_n, w_n, k_n, ess_n
         info["adapted"] += 1
         info["shift"] += shift
+        damp = 1.0
+    info["tries"] = tries
 
     def extend(size: int) -> None:  # the kept proposal's draws, up to ``size``
         nonlocal eps, eps1, lq, z
@@ -328,7 +336,7 @@ class _Proposal:
                           np.log(self.share) - 0.5 * np.einsum("ij,ij->i", eps, eps) / w ** 2 - len(self.m) * np.log(w))
         return eps, eps1, lq
 
-    def stein_step(self, eps1: np.ndarray, grad: np.ndarray) -> tuple[_Proposal, float]:
+    def stein_step(self, eps1: np.ndarray, grad: np.ndarray, *, damp: float = 1.0) -> tuple[_Proposal, float]:
         """The moved Gaussian moved by one more step toward the Gaussian that matches the posterior.
 
         In its own standardized coordinates ``ε₁`` the log weight ``ℓ(ε₁) = log p + ½|ε₁|²`` (up to
@@ -359,7 +367,7 @@ class _Proposal:
         u = b / size
         c = float(np.mean((gw @ u) * (e1 @ u)))
         p_u = float(np.clip(1.0 - c, 0.25, 1.0))
-        step = b + (1.0 / p_u - 1.0) * u * (u @ b)
+        step = damp * (b + (1.0 / p_u - 1.0) * u * (u @ b))
         widen = 1.0 / np.sqrt(p_u) - 1.0
         B = self.B + widen * np.outer(self.B @ u, u)
         return _Proposal(self.m + self.B @ step, B, self.logdet + float(np.log1p(widen)), DEFENSIVE), \

@@ -278,6 +278,22 @@ def test_a_posterior_leaning_off_the_mode_is_followed_by_stein_steps(seed):
     assert 1 / np.sum(w ** 2) < 100 and info["ess_importance"] >= 1000
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_step_that_overshoots_is_halved(seed):
+    """Ten log-gamma(2) coordinates (mean ψ(2) = 0.423, variance ψ'(2) = 0.645; the mode at log 2 =
+    0.693): the full Stein step overshoots (the log weights curve away from their linear tilt) and a
+    shorter one is kept; the resampled draws have the exact moments."""
+    from scipy.special import digamma, polygamma
+
+    from bayes_judge.inference.laplace import laplace_draws
+
+    z, info = laplace_draws(_skewed, np.array([2.0, 0.0]), np.zeros(10), chains=4, draws=1000, seed=seed)
+    x = z.reshape(-1, 10)
+    assert info["resampled"] and 1 <= info["adapted"] < info["tries"]
+    assert abs(x.mean() - digamma(2.0)) < 0.03 < np.log(2.0) - digamma(2.0)
+    assert x.var(axis=0).mean() == pytest.approx(polygamma(1, 2.0), rel=0.1)
+
+
 def test_a_posterior_no_gaussian_follows_stays_flagged():
     """Where the Stein steps do not raise the importance ESS (log-gamma(0.3) coordinates, a
     posterior with a hard wall), no step is kept and the k-hat still says NOT corrected."""
