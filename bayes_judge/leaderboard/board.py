@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -92,6 +93,25 @@ def _settings_of(previous: Any, position_bias: bool | None, system_bias: bool | 
     judged = a.get("model") == "bt-judges"  # system_bias is that model's option only
     return (was["position_bias"] if position_bias is None else position_bias,
             was["system_bias"] if (system_bias is None and judged) else system_bias, keep_bridge)
+
+
+def _check_split_labels(data: LeaderboardData) -> None:
+    """In the joint model each judgment reads its comparison's human label (the cell's ``h``); an
+    update cannot give that label to judgments counted in the other fit (the stored cells keep no
+    comparison), so a comparison whose judgments and label fall into different fits would be read
+    as unlabelled: refused, as is an earlier run that cannot say (written before its comparisons
+    were kept)."""
+    split = int(data.meta.get("split_labels", -1))
+    if split > 0:
+        raise ValueError(
+            f"{split} comparison(s) have their judgments in one fit and their human label in the other (previous= and "
+            "the new rows): in this model (labels without the score bridge) each judgment reads its own comparison's "
+            "label, which an update cannot carry across fits; refit from all the rows, or use the score bridge (NUTS, "
+            "bridge=None), whose update reads the labels apart from the judgments")
+    if split < 0:
+        raise ValueError("previous= was written before runs kept their comparisons, so this update cannot check that no "
+                         "comparison has its judgments in one fit and its human label in the other (this model reads "
+                         "each judgment's label); refit once from all the rows")
 
 
 def _check_position(data: LeaderboardData, position_bias: bool | None) -> bool:
@@ -233,9 +253,14 @@ def leaderboard(
         and the judges must be the earlier fit's (a new judge, or another model, is refused
         naming the difference); its position bias, system bias and score bridge are kept unless
         given (given otherwise: refused), and other priors than the earlier fit's are refused;
-        rows and human labels it already counted are refused (each counts once); ``human=``
-        labels apply to the new rows; ``difficulty`` and ``covariates`` are not updated (refit
-        from the rows).
+        rows and human labels it already counted are refused (each counts once; a row without a
+        ``sample`` is sample 0); ``human=`` labels apply to the new rows; a comparison judged in
+        both fits counts once in ``attrs["n_comparisons"]``; in the joint model (labels without
+        the score bridge, where each judgment reads its comparison's label) a comparison whose
+        judgments and label fall into different fits is refused (the stored cells cannot carry the
+        label across); a judge is screened for naming one position over both fits, the
+        diagnosis (``attrs["judge_diagnosis"]``) reads the new rows alone; ``difficulty`` and
+        ``covariates`` are not updated (refit from the rows).
     bridge : bool or ScoreBridge, optional
         People's scores from LLM judges (``estimand="human"``, model ``"bt-judges"``): the
         verdicts do not tell how far the judges' reading lies from people's, so the judges are
@@ -288,20 +313,28 @@ def leaderboard(
     sampling = Sampling(sampler, chains, draws, tune, seed, target_accept)  # checked once
     if not (bridge is None or isinstance(bridge, bool | ScoreBridge)):
         raise TypeError(f"bridge must be True, False or a ScoreBridge, got {type(bridge).__name__}")
-    # an update's new rows may connect only through the earlier fit's systems: merge_data checks them
+    # an update's new rows may connect only through the earlier fit's systems, and a judge's verdicts
+    # are screened over both fits (a dozen new rows may all name A): merge_data and check_judges_cells
     data = encode_leaderboard(df, human=human, difficulty=difficulty, covariates=covariates,
-                              connected=previous is None)
+                              connected=previous is None, check_judges=previous is None)
     from ..diagnose import diagnose_rows
 
-    diagnosis = diagnose_rows(df, "leaderboard")  # a judge that follows a position or a constant is said so
+    # a judge that follows a position or a constant is said so (in an update, of the new rows alone)
+    diagnosis = diagnose_rows(df, "leaderboard" if previous is None else
+                              f"leaderboard update (its {len(df)} new rows alone; the earlier fit's are not read again)")
     prev_post = None
     if previous is not None:
-        from .encode import data_of_run, merge_data
+        from .encode import check_judges_cells, data_of_run, merge_data
 
-        if not hasattr(previous, "groups"):
+        if isinstance(previous, str | os.PathLike):
             from ..analysis.runs import load_run
 
             previous = load_run(previous)
+        elif not hasattr(previous, "groups"):
+            raise TypeError(f"previous= takes an earlier leaderboard fit (its InferenceData) or the path of a saved "
+                            f"run, not a {type(previous).__name__}; to fit these rows together with new ones, "
+                            "concatenate the tables and fit once")
+        old_data = data_of_run(previous)  # refuses what is not a leaderboard run, before its settings are read
         if difficulty or covariates:
             raise ValueError("previous= updates a fit without difficulty or covariates; refit from the rows")
         old_model = (previous.attrs or {}).get("model")
@@ -309,7 +342,12 @@ def leaderboard(
             raise ValueError(f"previous= was fitted with model {old_model!r}, not {model!r}: refit from the rows")
         model = model or old_model
         position_bias, system_bias, bridge = _settings_of(previous, position_bias, system_bias, bridge, priors)
-        data = merge_data(data_of_run(previous), data)
+        if sampler == "laplace" and system_bias:
+            raise ValueError("previous= was fitted with the judges' own system preferences (system_bias=True, by NUTS), "
+                             "whose hierarchical scale has no Laplace approximation: update it with NUTS (the default "
+                             "sampler), or refit from all the rows with sampler='laplace'")
+        data = merge_data(old_data, data)
+        check_judges_cells(data)
         prev_post = previous["posterior"]
         sampling = sampling.replace(tune=min(tune, 300))
     _warn_contradicted(data)
@@ -337,6 +375,8 @@ def leaderboard(
     # sampled by NUTS, which would take a Laplace fit its speed; bridge=True asks for it)
     calibrate = judged_people and n_labels > 0 and (
         bridge is True or isinstance(bridge, ScoreBridge) or (bridge is None and sampler != "laplace"))
+    if previous is not None and judged_people and n_labels > 0 and not calibrate:
+        _check_split_labels(data)
     labels = data
     if calibrate:  # the judges alone first; their reading is bridged to people's by the labels
         from .encode import judges_only
@@ -455,6 +495,9 @@ def leaderboard(
                    "coverage of 90% intervals); fit with NUTS and the default score bridge")
             attrs["estimand_note"] += "; " + why
             warnings.warn(f"leaderboard: {why}", CountedTwiceWarning, stacklevel=2)
+    kept = labels.comparison_keys
+    comparison_keys = {} if kept is None else {"comparison_key": kept}
+    comparison_coord = {} if kept is None else {"comparison": np.arange(len(kept))}
     idata = build_idata(
         task="leaderboard", model=spec.name, seed=seed,
         sampler=sampler if sampler == "laplace" else ("nutpie (fast path)" if fit.fast else sampler),
@@ -462,10 +505,11 @@ def leaderboard(
         observed_data={"v_counts": data.n, "human_counts": labels.hum_n},
         constant_data={"sys_a": data.sys_a, "sys_b": data.sys_b, "cell_judge": data.judge, "h": data.h,
                        "hum_a": labels.hum_a, "hum_b": labels.hum_b,
-                       "row_key": labels.row_keys, "label_key": labels.label_keys},
+                       "row_key": labels.row_keys, "label_key": labels.label_keys, **comparison_keys},
         coords={**coords, "hcell": np.arange(len(labels.hum_a)), "row": np.arange(len(labels.row_keys)),
-                "label": np.arange(len(labels.label_keys))},
-        dims={**dims, "row_key": ["row"], "label_key": ["label"]}, priors=fit.priors, attrs=attrs,
+                "label": np.arange(len(labels.label_keys)), **comparison_coord},
+        dims={**dims, "row_key": ["row"], "label_key": ["label"], **({} if kept is None else {"comparison_key": ["comparison"]})},
+        priors=fit.priors, attrs=attrs,
     )
     from ..inference.convergence import warn_unconverged
 

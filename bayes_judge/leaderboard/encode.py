@@ -61,10 +61,12 @@ class LeaderboardData:
     covariates : list of str
     meta : dict
         Rows read, comparisons, labels, ties, soft rows.
-    row_keys, label_keys : ndarray of int64
-        A hash of every row (item, a, b, judge, sample) and of every labelled comparison (item and
-        its two systems), kept with the run so that an update (``previous=``) can refuse rows and
-        labels the earlier fit already counted.
+    row_keys, label_keys, comparison_keys : ndarray of int64
+        A hash of every row (item, a, b, judge, sample; a row without a ``sample`` is sample 0), of
+        every labelled comparison (item and its two systems, in either order) and of every judged
+        comparison (the same, once each), kept with the run so that an update (``previous=``) can
+        refuse rows and labels the earlier fit already counted, count comparisons judged in both
+        fits once, and see judgments and labels of one comparison that fall into different fits.
     """
 
     systems: list[str]
@@ -86,6 +88,7 @@ class LeaderboardData:
     meta: dict[str, Any] = field(default_factory=dict)
     row_keys: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     label_keys: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    comparison_keys: np.ndarray | None = None  # None: a run written before they were kept
 
     DIMS = {
         "sys_a": ("cell",), "sys_b": ("cell",), "judge": ("cell",), "h": ("cell",), "n": ("cell", "outcome"),
@@ -177,6 +180,20 @@ def _check_judges(o: Outcomes) -> None:
         raise ValueError(f"judge {names[e]!r} names the {pos} position in all {int(decided[e])} of its decided "
                          "judgments: its verdicts follow the position, not the systems, and carry no "
                          "information; drop its rows (df[df.judge != ...])")
+
+
+def check_judges_cells(data: LeaderboardData) -> None:
+    """:func:`_check_judges` on cells (an update's merged counts, where the rows are gone): a judge
+    whose verdicts over every fit name one position (hard verdicts, and soft ones by their sums)."""
+    a = np.bincount(data.judge, weights=data.n[:, 0] + data.n[:, 3], minlength=len(data.judges))
+    b = np.bincount(data.judge, weights=data.n[:, 1] + data.n[:, 4], minlength=len(data.judges))
+    one_sided = (a + b >= 10) & ((a == 0) | (b == 0))
+    if one_sided.any():
+        e = int(np.flatnonzero(one_sided)[0])
+        pos = "first (A)" if a[e] > 0 else "second (B)"
+        raise ValueError(f"judge {data.judges[e]!r} names the {pos} position in all {int(round(a[e] + b[e]))} of its "
+                         "decided judgments over the earlier fit and these rows: its verdicts follow the position, "
+                         "not the systems, and carry no information; drop its rows (df[df.judge != ...])")
 
 
 def position_identified(data: LeaderboardData) -> np.ndarray:
@@ -332,10 +349,14 @@ def encode_leaderboard(
     h_item = pd.util.hash_array(np.asarray(item_ids, dtype=object), categorize=False)[codes]
     h_sys = pd.util.hash_array(np.asarray(systems, dtype=object), categorize=False)
     h_judge = pd.util.hash_array(np.asarray(judges, dtype=object), categorize=False)
-    sample = df["sample"].to_numpy(np.int64) if "sample" in df.columns else None
-    row_keys = _mix(h_item[:len(df)], h_sys[ia], h_sys[ib], h_judge[je], sample)
+    row_keys = _mix(h_item[:len(df)], h_sys[ia], h_sys[ib], h_judge[je])
+    if "sample" in df.columns:  # sample 0 is the one judgment a table without the column has
+        sample = df["sample"].to_numpy(np.int64)
+        rep = sample != 0
+        row_keys[rep] = _mix(h_item[:len(df)][rep], h_sys[ia[rep]], h_sys[ib[rep]], h_judge[je[rep]], sample[rep])
     label_keys = (_mix(h_item[len(df):], h_sys[lab["lo"].to_numpy(np.int64)], h_sys[lab["hi"].to_numpy(np.int64)])
                   if len(lab) else np.zeros(0, np.int64))
+    comparison_keys = pd.unique(_mix(h_item[:len(df)], h_sys[o.first], h_sys[o.second]))  # as label_keys
     meta = {
         "n_rows": len(df), "n_soft": int(soft.sum()), "n_ties": int((~soft & (ya == 0)).sum()),
         "n_labels": len(lab), "n_labelled_rows": int((h > 0).sum()),
@@ -348,6 +369,7 @@ def encode_leaderboard(
         x=np.ascontiguousarray(uniq[:, 5:]) if covariates else np.zeros((len(uniq), 1)),
         hum_a=hum_a, hum_b=hum_b, hum_item=hum_item, hum_n=hsum, hum_x=hum_x,
         covariates=covariates, meta=meta, row_keys=row_keys, label_keys=label_keys,
+        comparison_keys=np.asarray(comparison_keys, dtype=np.int64),
     )
 
 
@@ -388,6 +410,7 @@ def data_of_run(idata: Any) -> LeaderboardData:
         hum_x=np.zeros((n_h, 1)), covariates=[], meta=meta,
         row_keys=cd["row_key"].to_numpy().astype(np.int64) if "row_key" in cd else np.zeros(0, np.int64),
         label_keys=cd["label_key"].to_numpy().astype(np.int64) if "label_key" in cd else np.zeros(0, np.int64),
+        comparison_keys=cd["comparison_key"].to_numpy().astype(np.int64) if "comparison_key" in cd else None,
     )
 
 
@@ -433,6 +456,16 @@ def merge_data(old: LeaderboardData, new: LeaderboardData) -> LeaderboardData:
     check_connected(len(systems), np.r_[uniq[:, 0], hum_a].astype(np.int64), np.r_[uniq[:, 1], hum_b].astype(np.int64),
                     names=systems)
     meta = {k: int(old.meta.get(k, 0)) + int(new.meta.get(k, 0)) for k in set(old.meta) | set(new.meta)}
+    comparisons = None
+    if old.comparison_keys is not None and new.comparison_keys is not None:
+        comparisons = np.union1d(old.comparison_keys, new.comparison_keys)
+        meta["n_comparisons"] = len(comparisons)
+        # one comparison's judgments in one fit and its label in the other: the judgments' cells
+        # cannot learn the label (a model in which each judge reads its comparison's label)
+        meta["split_labels"] = int(np.isin(new.comparison_keys, old.label_keys).sum()
+                                   + np.isin(new.label_keys, old.comparison_keys).sum())
+    else:
+        meta["split_labels"] = -1  # unknown: the earlier run does not keep its comparisons
     C, H = len(uniq), len(hum_a)
     return LeaderboardData(
         systems=systems, judges=old.judges, items=["all"],
@@ -440,7 +473,7 @@ def merge_data(old: LeaderboardData, new: LeaderboardData) -> LeaderboardData:
         h=uniq[:, 3].astype(np.int64), n=sums, item=np.zeros(C, np.int64), x=np.zeros((C, 1)),
         hum_a=hum_a, hum_b=hum_b, hum_item=np.zeros(H, np.int64), hum_n=hsum, hum_x=np.zeros((H, 1)),
         covariates=[], meta=meta, row_keys=np.r_[old.row_keys, new.row_keys],
-        label_keys=np.r_[old.label_keys, new.label_keys],
+        label_keys=np.r_[old.label_keys, new.label_keys], comparison_keys=comparisons,
     )
 
 

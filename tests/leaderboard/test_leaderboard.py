@@ -472,6 +472,56 @@ def test_an_update_counts_each_row_and_label_once_and_keeps_the_fit_s_settings(t
         bj.leaderboard(fresh.iloc[:40], previous=plain, position_bias=True, **lap)
 
 
+def test_an_update_counts_comparisons_once_and_keeps_judgments_with_their_labels():
+    """A review's findings: in the joint model (labels without the score bridge) judgments in the
+    new rows of a comparison labelled in the earlier fit were read as unlabelled (S004 off by 0.07,
+    every sd 10% narrower than a fit of all the rows); comparisons judged in both fits were counted
+    twice (n_comparisons 2,000 for 1,000), which hid the warning that the joint model counts a
+    comparison's judgments as independent; a table with sample 0 repeated rows counted without
+    one; a ranking fit or a DataFrame as previous= got errors about priors or pathlib."""
+    from bayes_judge.leaderboard.board import CountedTwiceWarning
+
+    lap = {"sampler": "laplace", "chains": 2, "draws": 200, "seed": 0, "pointwise": False, "bridge": False}
+    df, _ = simulate_leaderboard(6, 1000, alpha=(2.0, 1.0), beta=(0.3, -0.2), design="one-order", label_share=0.3,
+                                 seed=3)
+    i = df["item"].astype(int)
+    first = (df["judge"] == "j0") == (i < 500)  # each comparison: one judge in each fit
+    with pytest.warns(CountedTwiceWarning):
+        full = bj.leaderboard(df, **lap)
+    assert full.attrs["n_comparisons"] == 1000
+    old = bj.leaderboard(df[first], **lap)  # one judge's half of each comparison, with the labels
+    with pytest.raises(ValueError, match=r"\d+ comparison\(s\) have their judgments in one fit and their human"):
+        bj.leaderboard(df[~first].drop(columns="human"), previous=old, **lap)
+    # no labels anywhere: the same comparisons judged in both fits count once
+    plain = df.drop(columns="human")
+    old = bj.leaderboard(plain[first], **lap)
+    upd = bj.leaderboard(plain[~first], previous=old, **lap)
+    assert upd.attrs["n_comparisons"] == 1000 and upd.attrs["n_rows"] == 2000
+    # a table without 'sample' is sample 0: the same rows with sample=0 were counted again
+    with pytest.raises(ValueError, match="50 of the 50 new rows were already counted"):
+        bj.leaderboard(plain[first].iloc[:50].assign(sample=0), previous=old, **lap)
+    # a dozen new verdicts that all name A are a batch, not a judge that follows the position
+    batch = plain[~first].iloc[:12].assign(winner="a", item=lambda d: d["item"].astype(str) + "-late")
+    with pytest.warns(UserWarning, match="leaderboard update \\(its 12 new rows alone"):
+        assert bj.leaderboard(batch, previous=old, **lap).attrs["n_rows"] == 1012
+    # a judge naming A in 8 rows of the earlier fit and 8 of the update: 16 of 16 over both fits
+    j1 = plain[first & (plain["judge"] == "j1")]
+    j0 = plain[plain["judge"] == "j0"].assign(winner="a")
+    few = bj.leaderboard(pd.concat([j1, j0.iloc[:8]]), position_bias=False, **lap)
+    with pytest.raises(ValueError, match=r"judge 'j0' names the first \(A\) position in all 16 .* earlier fit"):
+        bj.leaderboard(j0.iloc[8:16], previous=few, **lap)
+    nuts = bj.leaderboard(df[first], system_bias=True, chains=2, draws=100, tune=100, seed=0, pointwise=False,
+                          bridge=False)
+    with pytest.raises(ValueError, match="update it with NUTS"):  # its advice led to another refusal
+        bj.leaderboard(plain[~first], previous=nuts, **lap)
+    with pytest.raises(TypeError, match="previous= takes an earlier leaderboard fit"):
+        bj.leaderboard(plain[~first], previous=plain[first], **lap)
+    ranked = bj.rank(plain[first].iloc[:300].rename(columns={"item": "ctx"}).assign(item=lambda d: d["ctx"]),
+                     method="bt", bayesian=True, sampler="laplace", seed=0, debias=False)
+    with pytest.raises(ValueError, match="previous= must be a leaderboard run"):
+        bj.leaderboard(plain[~first], previous=ranked, **lap)
+
+
 def test_the_simulator_s_position_mechanisms():
     """Issue 34 item 4: a judge's position bias as the model's shift, a fixed chance of naming its
     favoured position without reading, or a shift that grows as the two texts come close."""
