@@ -5,8 +5,9 @@ Two estimands of one pair of systems (G0, G1) over the population of items (prom
 
 ``"judges"``
     ``θ_J``: the rate at which this panel prefers G0, ``E_i[s_i]``, where ``s_i`` is item i's
-    share of verdicts for G0 over every judge and presentation order, a tie counting ½ (the
-    number Arena-Hard and AlpacaEval report).  The verdicts identify it; its only uncertainty
+    share of verdicts for G0 over every judge and presentation order, a tie counting ½ (the kind
+    of number Arena-Hard and AlpacaEval report; from verdicts: a ``p_a`` of 0.51 counts as a win,
+    where AlpacaEval averages the preference, and Arena-Hard v1 counts ``A>>B`` three times).  The verdicts identify it; its only uncertainty
     is which items were drawn.  Items are the clusters (all judges and orders of an item move
     together): the Bayesian bootstrap (Rubin 1981), ``θ_J = Σ_i w_i s_i``,
     ``w ~ Dirichlet(1, …, 1)``.
