@@ -27,7 +27,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 import pandas as pd
 
-from .judge_files import is_gzip, open_text
+from .judge_files import FRAMEWORKS, _id, caller_stacklevel, is_gzip, open_text, turn_number
 
 __all__ = ["read_judgments", "load_judgments", "FORMATS", "SUFFIXES"]
 
@@ -164,12 +164,22 @@ def _apply_mapping(df: pd.DataFrame, renames: list[_Rename], where: str) -> pd.D
 # -- reading files --------------------------------------------------------------------------
 
 
+def _benchmark_of(format: str | None) -> str | None:
+    """The benchmark (a key of :data:`~bayes_judge.judge_files.FRAMEWORKS`) that ``format=`` names,
+    ``_`` read as ``-`` (``"mt_bench"`` is ``"mt-bench"``); None for any other format."""
+    if format is None:
+        return None
+    key = str(format).strip().lower().replace("_", "-")
+    return key if key in FRAMEWORKS else None
+
+
 def _format_of(path: Path, format: str | None) -> str:
     """The format named by ``format=`` or by the file's suffix (``.gz`` looked through)."""
     if format is not None:
         key = str(format).strip().lower().lstrip(".")
         if key not in FORMATS:
-            raise ValueError(f"format {format!r} for {path} is not one of {sorted(FORMATS)}")
+            raise ValueError(f"format {format!r} for {path} is not one of {sorted(FORMATS)} (file formats) "
+                             f"or {sorted(FRAMEWORKS)} (benchmarks' judgment files; '_' for '-' accepted)")
         return FORMATS[key]
     name = path.name.lower()
     gz = name.endswith(".gz")
@@ -209,11 +219,14 @@ def _read_jsonl(path: Path) -> pd.DataFrame:
 
 def _read_json(path: Path) -> pd.DataFrame:
     with open_text(path) as fh:
-        try:
-            data = json.load(fh)
-        except json.JSONDecodeError as err:
-            raise ValueError(f"{path}: not valid JSON ({err.msg}, line {err.lineno}); "
-                             "a .json file holds a list of records, a .jsonl file one record a line") from err
+        text = fh.read()
+    if not text.strip():  # an empty file: no records, as "[]" (reported by the caller)
+        return pd.DataFrame()
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}: not valid JSON ({err.msg}, line {err.lineno}); "
+                         "a .json file holds a list of records, a .jsonl file one record a line") from err
     if not isinstance(data, list):
         raise ValueError(f"{path}: a .json judgments file holds a list of records "
                          f"([{{...}}, {{...}}]), this one a JSON {type(data).__name__}")
@@ -355,7 +368,7 @@ def _warn_probability_columns(df: pd.DataFrame) -> None:
         warnings.warn(
             f"column {c!r} looks like a probability (all values in [0, 1]) but is not used: "
             f"pass mapping p_a={c} if it is the judge's P(a better)",
-            UserWarning, stacklevel=4,
+            UserWarning, stacklevel=caller_stacklevel(),
         )
 
 
@@ -386,6 +399,33 @@ def _judge_column_names_judges(judge: pd.Series) -> bool:
     return len(counts) == 1 or float(counts.median()) >= 20
 
 
+def _turns(turn: pd.Series, where: str) -> list[int]:
+    """The ``turn`` column as turn numbers; a boolean, a non-integral or a missing turn is an error
+    naming its rows (never coerced: ``int(2.5)`` is 2, ``int(True)`` is 1)."""
+    turns = [turn_number(v) for v in turn]
+    bad = [i for i, t in enumerate(turns) if t is None]
+    if bad:
+        rows = ", ".join(str(turn.index[i]) for i in bad[:8]) + (f" and {len(bad) - 8} more" if len(bad) > 8 else "")
+        raise ValueError(f"column 'turn' of {where}: row(s) {rows} hold {turn.iloc[bad[0]]!r}"
+                         f"{' ...' if len(bad) > 1 else ''}, not a turn number (1, 2, ...)")
+    return [t for t in turns if t is not None]
+
+
+def _question_items(df: pd.DataFrame, where: str) -> pd.DataFrame:
+    """``question_id`` renamed ``item``; where a ``turn`` column tells apart the turns of one
+    question (MT-Bench human judgments: turn 1 and turn 2 of question 81 are two comparisons), the
+    item is ``81/turn1``, as the MT-Bench pair reader's. A ``turn`` with one value a question (a
+    Chatbot Arena export's: the conversation's length) leaves the question id as the item."""
+    df = df.rename(columns={"question_id": "item"})
+    if "turn" not in df.columns:
+        return df
+    turns = _turns(df["turn"], where)
+    questions = df["item"].map(_id).where(df["item"].notna(), None)
+    if pd.DataFrame({"q": questions, "t": turns}).dropna().groupby("q")["t"].nunique().max() > 1:
+        df["item"] = [None if q is None else f"{q}/turn{t}" for q, t in zip(questions, turns, strict=True)]
+    return df
+
+
 def _normalize(df: pd.DataFrame, renames: list[_Rename], where: str) -> pd.DataFrame:
     original = set(df.columns)
     df = _apply_mapping(df, renames, where)
@@ -407,7 +447,7 @@ def _normalize(df: pd.DataFrame, renames: list[_Rename], where: str) -> pd.DataF
         arena = arena or (arena_winners and not judges_named)  # Arena's spelling in an LLM judge's file too
     if "item" not in df.columns:
         if "question_id" in df.columns:
-            df = df.rename(columns={"question_id": "item"})
+            df = _question_items(df, where)
         elif arena:
             df.insert(0, "item", np.arange(len(df)))
     if arena and "judge" in df.columns and "voter" not in df.columns and not {"a", "b"} <= original:
@@ -454,9 +494,9 @@ def read_judgments(
     format : str, optional
         ``"csv"``, ``"tsv"``, ``"parquet"``, ``"jsonl"`` (``"ndjson"``) or ``"json"``, for a file
         whose suffix does not say; gzip compression is recognized from the file's content. Or
-        ``"mt-bench"``, ``"alpaca-eval"``, ``"arena-hard"``: those benchmarks' judgment files
-        (:mod:`bayes_judge.judge_files`), which a ``.jsonl`` / ``.json`` file of theirs is also
-        recognized as without ``format=``.
+        ``"mt-bench"``, ``"alpaca-eval"``, ``"arena-hard"`` (also spelled with ``_``): those
+        benchmarks' judgment files (:mod:`bayes_judge.judge_files`), which a ``.jsonl`` /
+        ``.json`` file of theirs is also recognized as without ``format=``.
     baseline : str
         Arena-Hard's baseline model, which its judgment files do not name.
 
@@ -468,7 +508,9 @@ def read_judgments(
         - the ``mapping`` renames applied;
         - Chatbot Arena exports recognized: columns ``model_a`` / ``model_b`` become ``a`` /
           ``b`` when the table has neither ``a`` nor ``b``; ``question_id`` becomes ``item``
-          when there is no ``item`` column; an Arena table (columns ``model_a`` and
+          when there is no ``item`` column, ``81/turn1`` (as the MT-Bench pair reader's) where a
+          ``turn`` column holds two or more turns of one question (MT-Bench human judgments; a
+          turn of 2.5, ``true`` or none is an error naming its rows); an Arena table (columns ``model_a`` and
           ``model_b`` with a ``winner``, no ``p_a`` and no ``judge`` column other than voter ids,
           or winner values spelled ``model_a``, ``model_b`` or ``tie (bothbad)``; a ``judge``
           column of judges keeps the table an LLM judge's whatever the spelling: one name
@@ -495,7 +537,7 @@ def read_judgments(
         ``source`` names no file.
     ValueError
         An unsupported suffix or ``format`` (naming the path and the accepted formats), a file
-        that cannot be parsed, a mapping entry without ``=``, with an empty name, naming a
+        that cannot be parsed, a JSON Lines or JSON file with no records, a mapping entry without ``=``, with an empty name, naming a
         column not in the file, or taking a column already taken (listing the file's columns),
         or ``winner`` values that are none of the accepted ones (listed with their counts).
     IsADirectoryError
@@ -530,16 +572,19 @@ def read_judgments(
         raise ValueError(f"source must be a file path or a pandas DataFrame, got {type(source).__name__}")
     path = Path(source)
     _check_path(path)
-    from .judge_files import FRAMEWORKS, read_framework
+    from .judge_files import read_framework
 
-    if format is not None and str(format).strip().lower() in FRAMEWORKS:
-        return _normalize(read_framework(path, str(format).strip().lower(), baseline=baseline), renames, str(path))
+    benchmark = _benchmark_of(format)
+    if benchmark is not None:
+        return _normalize(read_framework(path, benchmark, baseline=baseline), renames, str(path))
     fmt = _format_of(path, format)
     try:
         df = _read_file(path, fmt, _text_columns(renames))
     except Exception as err:  # any parser failure (pandas, pyarrow, json, gzip) is an unreadable file
         msg = " ".join(str(err).split()) or type(err).__name__
         raise ValueError(msg if msg.startswith(f"{path}:") else f"cannot read {path} as {fmt}: {msg}") from err
+    if fmt in ("jsonl", "json") and len(df) == 0:  # an empty file, blank lines or "[]": nothing to read
+        raise ValueError(f"{path}: the file has no records (no judgment to read)")
     df = _framework_file(df, path, fmt, baseline)
     return _normalize(df, renames, str(path))
 

@@ -3,6 +3,7 @@ in each format, from the benchmarks' own files)."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import warnings
 from pathlib import Path
@@ -122,3 +123,138 @@ def test_mt_bench_turns_and_question_ids_are_read_or_named(tmp_path):
         warnings.simplefilter("ignore")
         got = bj.read_judgments(path, format="mt-bench")
     assert got["item"].iloc[0] == f"{int(rec['question_id'])}/turn{rec.get('turn', 1)}"
+
+
+def _jsonl(path: Path, *records: object) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+_HUMAN = {"question_id": 81, "model_a": "m1", "model_b": "m2", "winner": "model_a", "judge": "expert_0", "turn": 1}
+
+
+def test_mt_bench_human_judgments_keep_their_turns_apart(tmp_path):
+    """The human-judgment path (question_id, model_a, model_b, winner, judge, turn) ignored `turn`:
+    turn 1 and turn 2 of question 81 were one item, counted as repeat samples of one comparison."""
+    path = _jsonl(tmp_path / "human.jsonl", _HUMAN, {**_HUMAN, "turn": 2, "winner": "model_b"},
+                  {**_HUMAN, "question_id": 82, "judge": "expert_1"})
+    got = bj.read_judgments(path)
+    assert got["item"].tolist() == ["81/turn1", "81/turn2", "82/turn1"]
+    assert "sample" not in got.columns and got["turn"].tolist() == [1, 2, 1]
+    pair = json.loads((DATA / "mt_bench_gpt-4_pair.jsonl").read_text().splitlines()[1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pairs = bj.read_judgments(_jsonl(tmp_path / "pair.jsonl", pair))
+    assert pairs["item"].iloc[0] == "81/turn2" and "81/turn2" in set(got["item"])  # the same ids
+
+
+@pytest.mark.parametrize("turn", [2.5, True, None])
+def test_a_human_judgments_odd_turn_is_named_by_its_row(tmp_path, turn):
+    path = _jsonl(tmp_path / "human.jsonl", _HUMAN, {**_HUMAN, "turn": 2}, {**_HUMAN, "turn": turn})
+    with pytest.raises(ValueError, match=r"column 'turn' of .*human\.jsonl: row\(s\) 2 hold"):
+        bj.read_judgments(path)
+
+
+_GAME = {"user_prompt": "p", "judgment": "j", "score": "B>A"}
+_ARENA_REC = {"question_id": "q1", "model": "mine", "judge": "gpt-4-1106-preview", "games": [_GAME, _GAME]}
+
+
+@pytest.mark.parametrize(("game", "found"), [
+    ({"verdict": "A>B"}, r"an object with the fields \['verdict'\]"),
+    ("B>A", r"a JSON str \('B>A'\)"),
+    (None, "null"),
+])
+def test_an_arena_hard_game_without_a_score_is_a_format_error(tmp_path, game, found):
+    """A game that was no object, or had no `score`, was dropped with a warning blaming the judge."""
+    path = _jsonl(tmp_path / "ah.jsonl", _ARENA_REC, {**_ARENA_REC, "games": [_GAME, game]})
+    with pytest.raises(ValueError, match=rf"line 2: game 2 is {found}, not an object with a 'score'"):
+        bj.read_judgments(path)
+    with pytest.warns(UserWarning, match="1 verdict"):  # a null score is still the judge's unread verdict
+        got = bj.read_judgments(_jsonl(path, {**_ARENA_REC, "games": [_GAME, {**_GAME, "score": None}]}))
+    assert len(got) == 1
+
+
+@pytest.mark.parametrize("turn", [2.5, True, "2.5"])
+def test_an_mt_bench_turn_is_never_coerced(tmp_path, turn):
+    """"turn": 2.5 read as turn 2 and "turn": true as turn 1."""
+    rec = json.loads((DATA / "mt_bench_gpt-4_pair.jsonl").read_text().splitlines()[0])
+    path = _jsonl(tmp_path / "mt.jsonl", {**rec, "turn": turn})
+    with pytest.raises(ValueError, match=rf"line 1: turn is {turn!r}, not a turn number"):
+        bj.read_judgments(path)
+    assert bj.read_judgments(_jsonl(path, {**rec, "turn": 2.0}))["item"].iloc[0] == "81/turn2"
+
+
+_ALPACA = {"instruction": "q1", "generator_1": "ref", "generator_2": "mine", "annotator": "ann", "preference": 2.0}
+
+
+@pytest.mark.parametrize("pref", [True, False, "2", 3, 0.5])
+def test_an_alpaca_eval_preference_of_another_kind_is_named_by_its_record(tmp_path, pref):
+    """"preference": true read as p_a 1.0 (a bool passes an int check)."""
+    path = tmp_path / "annotations.json"
+    path.write_text(json.dumps([_ALPACA, {**_ALPACA, "preference": pref}]))
+    with pytest.raises(ValueError, match=rf"record 2: preference is {pref!r}, not a number in \[1, 2\]"):
+        bj.read_judgments(path)
+
+
+def test_an_alpaca_eval_preference_of_0_is_a_draw(tmp_path):
+    """AlpacaEval's win rate counts a preference of 0 as a draw, as 1.5; it was refused."""
+    path = tmp_path / "annotations.json"
+    path.write_text(json.dumps([{**_ALPACA, "preference": p} for p in (0, 0.0, 1.5, 1, 2)]))
+    got = bj.read_judgments(path)
+    assert got["p_a"].tolist() == [0.5, 0.5, 0.5, 1.0, 0.0]
+    assert set(got["a"]) == {"ref"} and set(got["b"]) == {"mine"}  # the file's generator_1 / generator_2
+
+
+def test_a_gzipped_json_list_names_records_not_lines(tmp_path):
+    """A .json.gz AlpacaEval file said "line 3" for record 3 (the unit came from the last suffix)."""
+    path = tmp_path / "annotations.json.gz"
+    text = json.dumps([_ALPACA, _ALPACA, {**_ALPACA, "generator_2": None}], indent=1)
+    path.write_bytes(gzip.compress(text.encode()))
+    with pytest.raises(ValueError, match=r"annotations\.json\.gz: record 3 has no \['generator_2'\]"):
+        bj.read_judgments(path)
+    lines = tmp_path / "annotations.json"  # JSON Lines in a .json file: its errors name lines
+    lines.write_text(json.dumps(_ALPACA) + "\n" + json.dumps({**_ALPACA, "preference": True}) + "\n")
+    with pytest.raises(ValueError, match="line 2: preference is True"):
+        read_framework(lines)
+
+
+@pytest.mark.parametrize(("name", "file", "rows"), [
+    ("mt_bench", "mt_bench_gpt-4_pair.jsonl", 5), ("MT_Bench", "mt_bench_gpt-4_pair.jsonl", 5),
+    ("alpaca_eval", "alpaca_eval_annotations.json", 2), ("arena_hard", "arena_hard_my-model.jsonl", 5),
+])
+def test_benchmark_format_names_with_underscores(name, file, rows):
+    """format="mt_bench" was "not one of ['csv', 'json', ...]"."""
+    with pytest.warns(UserWarning, match="1 verdict"):
+        assert len(bj.read_judgments(DATA / file, format=name)) == rows
+
+
+def test_an_unknown_format_lists_the_benchmarks_too():
+    """format="alpacaeval" listed only csv, json, ... as the valid formats."""
+    with pytest.raises(ValueError, match=r"format 'alpacaeval' .*not one of \['csv'.*'alpaca-eval', 'arena-hard', "
+                                         r"'mt-bench'\]"):
+        bj.read_judgments(DATA / "alpaca_eval_annotations.json", format="alpacaeval")
+
+
+@pytest.mark.parametrize(("name", "content", "fmt"), [
+    ("empty.jsonl", b"", None), ("blank.jsonl", b"\n\n", None), ("empty.json", b"", None),
+    ("list.json", b"[]", None), ("list.json.gz", gzip.compress(b"[]"), None),
+    ("empty.jsonl", b"", "mt-bench"), ("list.json", b"[]", "alpaca_eval"),
+], ids=["empty-jsonl", "blank-jsonl", "empty-json", "list-json", "list-json-gz", "mt-bench", "alpaca_eval"])
+def test_a_file_with_no_records_is_an_error(tmp_path, name, content, fmt):
+    """An empty .jsonl or a .json holding [] read as an empty table; a 0-byte .json was "not valid JSON"."""
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match="the file has no records") as err:
+        bj.read_judgments(path, format=fmt)
+    assert str(err.value).count(str(path)) == 1
+
+
+def test_the_skipped_verdicts_warning_points_at_the_caller():
+    """The warning was attributed to readers.py (a fixed stacklevel one frame short)."""
+    for read in (lambda: bj.read_judgments(DATA / "mt_bench_gpt-4_pair.jsonl"),
+                 lambda: bj.read_judgments(DATA / "mt_bench_gpt-4_pair.jsonl", format="mt-bench"),
+                 lambda: bj.load_judgments(DATA / "arena_hard_my-model.jsonl"),
+                 lambda: read_framework(DATA / "alpaca_eval_annotations.json")):
+        with pytest.warns(UserWarning, match="1 verdict") as caught:
+            read()
+        assert [w.filename for w in caught] == [__file__]

@@ -476,3 +476,27 @@ def test_ids_pandas_wrote_as_floats_read_as_in_memory(tmp_path):
     other.to_csv(tmp_path / "g.csv", index=False)
     got = bj.read_judgments(tmp_path / "g.csv")
     assert got[["item", "a", "b"]].values.tolist() == [["007", "v1.0", "y"], ["008", "x", "1.0"]]
+
+
+@pytest.mark.parametrize("name", ["j.json", "j.ndjson", "j.jsonl.gz", "j.json.gz", "j.csv.gz", "j.tsv", "j.parquet",
+                                  "lines.json"])
+def test_summary_of_any_judgments_table_says_it_is_not_a_run(tmp_path, capsys, name):
+    """`summary j.json` (or .ndjson, .jsonl.gz) said "file j.nc not found"; only .csv, .tsv,
+    .parquet, .pq and .jsonl were recognized as tables."""
+    path = tmp_path / name
+    if name == "lines.json":  # JSON Lines in a .json file
+        path.write_text('{"item": 1, "a": "x", "b": "y", "winner": "a"}\n')
+    else:
+        _write(_table(), path)
+    with pytest.raises(SystemExit):
+        main(["summary", str(path)])
+    assert "is a table, not a saved run: fit it first" in capsys.readouterr().err
+
+
+def test_summary_of_a_run_manifest_without_its_netcdf_still_names_the_missing_file(tmp_path, capsys):
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({"format": 1, "model": "bt"}, indent=2))
+    with pytest.raises(SystemExit):
+        main(["summary", str(path)])
+    err = capsys.readouterr().err
+    assert "run.nc not found" in err and "is a table" not in err

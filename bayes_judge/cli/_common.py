@@ -7,6 +7,7 @@ stderr and exit status 2, as ``argparse`` does for bad options.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -208,6 +209,34 @@ def fit_kind(idata: az.InferenceData) -> str:
     return _kind(idata)
 
 
+def is_judgments_table(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a file that :func:`bayes_judge.read_judgments` reads by its suffix
+    (``.csv``, ``.tsv``, ``.parquet``, ``.jsonl``, ``.ndjson``, ``.json``, the ``.gz`` ones)
+    rather than a saved run. A ``.json`` is a run's manifest when its ``.nc`` is there, or unless
+    it holds a JSON list or JSON Lines (its first line a whole record; a manifest is written over
+    many lines)."""
+    from ..judge_files import open_text
+    from ..readers import _format_of
+
+    p = Path(path)
+    if not p.is_file():
+        return False
+    try:
+        fmt = _format_of(p, None)
+    except ValueError:
+        return False
+    if fmt != "json" or p.name.lower().endswith(".gz"):
+        return True
+    if run_paths(p)[0].is_file():
+        return False
+    try:
+        with open_text(p) as fh:
+            first = fh.readline().strip()
+        return first.startswith("[") or isinstance(json.loads(first), dict)
+    except (ValueError, OSError):  # not text, or a first line that is no whole record
+        return False
+
+
 def load_runs(paths: Sequence[str | os.PathLike]) -> dict[str, az.InferenceData]:
     """Read saved runs (``bj.load_run``), named by file stem (made unique).
 
@@ -216,8 +245,9 @@ def load_runs(paths: Sequence[str | os.PathLike]) -> dict[str, az.InferenceData]
     FileNotFoundError
         A run's ``.nc`` or ``.json`` is missing.
     CLIError
-        A file is not a run (unreadable NetCDF or manifest, foreign format, data hash mismatch),
-        or holds neither a win rate nor a ranking.
+        A file is a judgments table (:func:`is_judgments_table`), not a run (unreadable NetCDF
+        or manifest, foreign format, data hash mismatch), or holds neither a win rate nor a
+        ranking.
     """
     import arviz as az
 
@@ -226,7 +256,7 @@ def load_runs(paths: Sequence[str | os.PathLike]) -> dict[str, az.InferenceData]
     out: dict[str, az.InferenceData] = {}
     for path in paths:
         nc, js = run_paths(path)
-        if Path(path).suffix.lower() in (".csv", ".tsv", ".parquet", ".pq", ".jsonl") and Path(path).is_file():
+        if is_judgments_table(path):
             raise CLIError(f"{path} is a table, not a saved run: fit it first (`bayes-judge fit {path} --out RUN` or "
                            "`bayes-judge leaderboard`), then `summary RUN`")
         for f in (nc, js):
