@@ -6,36 +6,61 @@ choose pairs before any verdict is in. Here the choice reads the posterior of a 
 
     gain(i, j) = w_goal(i, j) · ½ log(1 + f_ij · cᵀ Σ c),     c = e_i − e_j,
 
-the expected information one more verdict gives on the score difference s_i − s_j under a Gaussian
-approximation of the posterior (Σ the scores' posterior covariance from the draws; f_ij the Fisher
-information of one Bradley-Terry verdict, E[σ(Δ)(1 − σ(Δ))], times (2q − 1)² for a judge of
-accuracy q; for the Gaussian experts of ``poe-g``, ``p ~ N(α Δ + β, σ²)``, it is α²/σ² and the
-position offset β − ½ is read on the probability scale), weighted by how much that difference
-matters to the ``goal``:
+the expected information one more verdict gives on the score difference Δ = s_i − s_j under a
+Gaussian approximation of the posterior (Σ the scores' posterior covariance from the draws), with
+f_ij the Fisher information of one verdict ``v`` on Δ, in the order the pair is shown, read from
+the fit's own likelihood and averaged over the posterior draws θ:
+
+    f_ij = E_θ[ Σ_v (∂P_v/∂Δ)² / P_v ]
+
+- ``bt-judges`` (the leaderboard default, Gao et al. 2024 Model 1): a judge of accuracy
+  q = σ(α), position bias β, own system preference δ and tie threshold τ reads the human
+  preference h, ``P(h = A) = σ(Δ)``, so ``P_v = σ(Δ) P(v | A) + σ(−Δ) P(v | B)`` with
+  ``P(A | h) = σ(η − τ)``, ``P(B | h) = σ(−η − τ)``, ``η = ±α + β + δ_a − δ_b`` (+ when h = A)
+  and ``∂P_v/∂Δ = σ(Δ) σ(−Δ) (P(v | A) − P(v | B))``;
+- Davidson's ``bt`` (a leaderboard's ``model="bt"``; a ranking's ``bt`` and ``poe-bt``, with
+  ν = 0 without ties): ``P_A, P_T, P_B ∝ e^x, ν, e^{−x}``, ``x = (Δ + β)/2`` (β a ranking's γ), so
+  ``f = ¼ [P_A (2 P_B + P_T)² + P_B (2 P_A + P_T)² + P_T (P_A − P_B)²]``, σ(Δ + β) σ(−Δ − β)
+  without ties;
+- the Gaussian experts of ``poe-g``, ``p ~ N(α Δ + β, σ²)`` (Liusie et al. 2024 (PoE) eq. 12-13):
+  ``f = α²/σ²``, and the predicted ``p`` is its mean α Δ + β.
+
+A leaderboard's verdict probabilities are those of a judge drawn at random from the fit's judges
+(the mean of each judge's, draw by draw), or of the one named by ``judge=``; a new comparison is
+read on a prompt of the median difficulty (``u = 0``) and with covariates at 0. The weight says
+how much that difference matters to the ``goal``:
 
 - ``"ranking"``: the probability that i and j are ordered wrongly, 2 · min(P(i ≻ j), P(j ≻ i))
   (1 for a coin flip, 0 for a pair already decided);
-- ``"top-k"``: the probability that exactly one of i, j is in the top k (the pairs that decide
-  who is in; weighting it also by the pair's open order, as ``"ranking"`` does, named the pool's
-  top 3 with lower posterior probability in ``benchmarks/adaptive_selection.py``: 0.12 / 0.10
-  against 0.18 / 0.23 at 480 comparisons on SummEval / HANNA);
+- ``"top-k"``: P(exactly one of i, j is in the top k) · max(u_i, u_j), with
+  u_i = 2 · min(π_i, 1 − π_i) and π_i the posterior probability that i is in the top k: the pairs
+  that straddle the boundary, discounted by how open their members' membership still is (1 where
+  one of them is a coin flip, 0 where both are settled, so a settled top k asks for nothing).
+  Weighting by the pair's open order instead, as ``"ranking"`` does, named the pool's top 3 with
+  lower posterior probability in ``benchmarks/adaptive_selection.py`` (0.12 / 0.10 against
+  0.18 / 0.23 for the straddle probability alone, at 480 comparisons on SummEval / HANNA; the
+  membership discount max(u_i, u_j) has not been measured there);
 - ``"pair"``: the expected reduction of the variance of one given difference s_a − s_b (its
   information, not w · gain).
 
 A batch of ``n`` is chosen greedily: after each pick, Σ takes the rank-one update of that verdict
-(Σ ← Σ − f Σ c cᵀ Σ / (1 + f cᵀ Σ c)), so the batch does not pick the same pair n times. For a judge
-with a position bias the pair is shown in the order whose verdict is least predictable (p closest
-to ½), where it tells most. This is the batch analogue of the posterior-driven choice of Chatbot
-Arena's active sampling and of "Ask the Right Comparison" (Xu et al. 2026), with a cheap proxy
-of the expected information gain; ``benchmarks/adaptive_selection.py`` measures it in a loop.
+(Σ ← Σ − f Σ c cᵀ Σ / (1 + f cᵀ Σ c)), so the batch does not pick the same pair n times. A pair is
+shown in the order whose verdict is least predictable, |P_A − P_B| smallest (``p_a`` nearest ½
+for a judge that never ties), with the same verdict probabilities as f_ij, which is read in that
+order. This is the batch analogue of the posterior-driven choice of Chatbot Arena's active
+sampling and of "Ask the Right Comparison" (Xu et al. 2026), with a cheap proxy of the expected
+information gain; ``benchmarks/adaptive_selection.py`` measures it in a loop.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+from scipy.special import expit
 
 if TYPE_CHECKING:  # pragma: no cover
     import arviz as az
@@ -46,20 +71,33 @@ GOALS = ("ranking", "top-k", "pair")
 #: posterior draws read (evenly thinned): enough for probabilities to ±0.02, and (draws x pairs)
 #: arrays of 160 MB at 200 systems rather than 640 MB
 MAX_DRAWS = 1000
+#: (draws x pairs) values per block of the verdict probabilities (32 MB an array)
+_BLOCK = 4_000_000
+_TINY = np.finfo(float).tiny
+
+
+def _load(idata: Any) -> Any:
+    """A saved run's path read with :func:`bayes_judge.load_run`; anything else as it is."""
+    if isinstance(idata, str | os.PathLike):
+        from .analysis.runs import load_run
+
+        return load_run(idata)
+    return idata
 
 
 def _scores(idata: az.InferenceData) -> tuple[np.ndarray, list[str], np.ndarray]:
     """Score draws (S, N), the names, and the group (item) of each score."""
     if not hasattr(idata, "groups") or "posterior" not in idata.groups():
-        raise ValueError(f"next_comparisons needs a posterior (bj.leaderboard(...) or bj.rank(..., bayesian=True)), "
-                         f"not a {type(idata).__name__}" + (" such as a point ranking's table" if
-                                                            isinstance(idata, pd.DataFrame) else ""))
+        raise ValueError(f"next_comparisons needs a posterior (bj.leaderboard(...), bj.rank(..., bayesian=True) "
+                         f"or the path of a run saved by bj.save_run), not a {type(idata).__name__}"
+                         + (" such as a point ranking's table" if isinstance(idata, pd.DataFrame) else ""))
     post = idata["posterior"]
     if "s" not in post:
         raise ValueError("next_comparisons needs a fit with scores s: bj.leaderboard(...) or "
                          "bj.rank(..., bayesian=True)")
     # a leaderboard without labels keeps the judges' reading beside people's scores (the score
-    # bridge): more judged comparisons sharpen the reading, never the bridge's own spread
+    # bridge): more judged comparisons sharpen the reading, never the bridge's own spread; the
+    # reading is also the Δ of the judges' likelihood, draw by draw
     s = post["s_judges"] if "s_judges" in post else post["s"]
     dim = s.dims[-1]
     draws = s.to_numpy().reshape(-1, s.shape[-1])
@@ -72,58 +110,165 @@ def _scores(idata: az.InferenceData) -> tuple[np.ndarray, list[str], np.ndarray]
     return draws, names, groups
 
 
-def _gaussian_experts(idata: az.InferenceData) -> tuple[float, float, float] | None:
-    """For a Gaussian-experts ranking (``poe-g``, ``poe-g-hard``: ``p ~ N(α Δ + β, σ²)``, Liusie et
-    al. 2024 (PoE) eq. 12-13): (α, the Fisher information α²/σ² of one verdict on Δ, the position
-    offset in score units (β − ½)/α), posterior means; None for the Bradley-Terry fits."""
-    if str(idata.attrs.get("method", "")) not in ("poe-g", "poe-g-hard"):
-        return None
+@dataclass(frozen=True)
+class _Verdicts:
+    """A fit's likelihood of one verdict, per kept draw (S) and judge (E).
+
+    ``kind``: ``"bt-judges"``, ``"davidson"`` or ``"gaussian"``; ``shift``: the position bias β
+    (a ranking's γ); ``alpha``: bt-judges' α (poe-g's slope); ``tie``: bt-judges' τ or Davidson's
+    ν (0 for a judge that never ties); ``tied``: (E,) which judges tie; ``delta``: bt-judges'
+    δ (S, E, N) or None; ``sigma``: poe-g's noise sd."""
+
+    kind: str
+    shift: np.ndarray
+    alpha: np.ndarray
+    tie: np.ndarray
+    tied: np.ndarray
+    delta: np.ndarray | None
+    sigma: np.ndarray
+
+
+def _verdicts(idata: az.InferenceData, keep: np.ndarray, judge: str | None) -> _Verdicts:
+    """The verdict model of a fit (module docstring), its parameters at the kept draws ``keep``;
+    the judges' parameters of every judge, or of ``judge`` alone."""
     post = idata["posterior"]
-    a, b, sd = (post[v].to_numpy().ravel() for v in ("alpha", "beta", "sigma"))
-    return float(a.mean()), float((a ** 2 / sd ** 2).mean()), float(((b - 0.5) / a).mean())
+    attrs = idata.attrs or {}
+    judges = [str(x) for x in post.coords["judge"].to_numpy()] if "judge" in post.coords else []
+    if judge is not None:
+        if not judges:
+            raise ValueError(f"judge={judge!r} picks one judge of a leaderboard fit; this fit has no judges")
+        if str(judge) not in judges:
+            raise ValueError(f"judge={judge!r} is not a judge of this fit; its judges are {judges[:10]}"
+                             + ("..." if len(judges) > 10 else ""))
+    E = max(len(judges), 1)
+    S = keep.size
+
+    def per_judge(name: str) -> np.ndarray:
+        """``name``'s draws (S, E): per judge, per tie judge (0 for the others) or one for all."""
+        if name not in post:
+            return np.zeros((S, E))
+        v = post[name]
+        rest = [d for d in v.dims if d not in ("chain", "draw")]
+        arr = v.transpose("chain", "draw", *rest).to_numpy().reshape(-1, int(np.prod(v.shape[2:], dtype=int)))[keep]
+        if "judge" in rest:
+            return arr
+        if "tie_judge" in rest:
+            out = np.zeros((S, E))
+            out[:, [judges.index(str(t)) for t in v.coords["tie_judge"].to_numpy()]] = arr
+            return out
+        return np.repeat(arr[:, :1], E, axis=1)
+
+    delta = None
+    if str(attrs.get("method", "")) in ("poe-g", "poe-g-hard"):
+        kind, tie_name = "gaussian", ""
+    elif "alpha" in post and "q" in post:
+        kind, tie_name = "bt-judges", "tau"
+        if "delta" in post:
+            d = post["delta"].transpose("chain", "draw", "judge", ...).to_numpy()
+            delta = d.reshape(-1, *d.shape[2:])[keep]
+    else:
+        kind, tie_name = "davidson", "nu"
+    shift = per_judge("gamma") if "gamma" in post else per_judge("beta")
+    alpha, tie = per_judge("alpha"), per_judge(tie_name) if tie_name else np.zeros((S, E))
+    sigma = per_judge("sigma")[:, 0] if kind == "gaussian" else np.zeros(S)
+    tied = np.zeros(E, dtype=bool)
+    if tie_name and tie_name in post:  # the judges that say "tie" (dim tie_judge), or all (a ranking's one ν)
+        v = post[tie_name]
+        ties = {str(t) for t in v.coords["tie_judge"].to_numpy()} if "tie_judge" in v.dims else None
+        tied[:] = [ties is None or name in ties for name in judges] if judges else True
+    if judge is not None:
+        e = [judges.index(str(judge))]
+        shift, alpha, tie, tied = shift[:, e], alpha[:, e], tie[:, e], tied[e]
+        delta = None if delta is None else delta[:, e]
+    return _Verdicts(kind, shift, alpha, tie, tied, delta, sigma)
 
 
-def _judge_factor(idata: az.InferenceData) -> tuple[float, float]:
-    """(mean (2q − 1)² over the judges, the position bias of the mean judge on the logit scale)
-    of a Bradley-Terry fit (the leaderboard's ``beta``, a ranking's ``gamma``)."""
-    post = idata["posterior"]
-    factor = float(((2 * post["q"] - 1) ** 2).mean()) if "q" in post else 1.0
-    bias = 0.0
-    for name in ("beta", "gamma"):
-        if name in post:
-            bias = float(post[name].mean())
-    return factor, bias
+def _outcomes(m: _Verdicts, e: int, d: np.ndarray, a: np.ndarray, b: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(P_A, P_B, the Fisher information on Δ) of judge ``e``'s verdict on ``a`` shown before
+    ``b``, each (S, pairs), from Δ = s_a − s_b ``d`` (S, pairs) (module docstring)."""
+    shift = m.shift[:, e, None]
+    if m.kind == "gaussian":  # p ~ N(α Δ + β, σ²): its mean, and α²/σ²
+        alpha = m.alpha[:, e, None]
+        p = alpha * d + shift
+        return p, 1.0 - p, np.broadcast_to(alpha ** 2 / m.sigma[:, None] ** 2, d.shape)
+    if m.kind == "davidson":  # P_A, P_T, P_B ∝ e^x, ν, e^{−x}: log Z = |x| + log(1 + e^{−2|x|} + ν e^{−|x|})
+        x = 0.5 * (d + shift)
+        nu = m.tie[:, e, None]
+        ax = np.abs(x)
+        log_z = ax + np.log1p(np.exp(-2.0 * ax) + nu * np.exp(-ax))
+        pa, pb, pt = np.exp(x - log_z), np.exp(-x - log_z), nu * np.exp(-log_z)
+        return pa, pb, 0.25 * (pa * (2 * pb + pt) ** 2 + pb * (2 * pa + pt) ** 2 + pt * (pa - pb) ** 2)
+    # bt-judges: the judge's ordered logit given each human preference, marginalized over it
+    alpha, tau = m.alpha[:, e, None], m.tie[:, e, None]
+    if m.delta is not None:
+        shift = shift + m.delta[:, e, a] - m.delta[:, e, b]
+    eta_a, eta_b = alpha + shift, -alpha + shift
+    a1, a0 = expit(eta_a - tau), expit(eta_b - tau)          # P(v = A | h = A), P(v = A | h = B)
+    b1, b0 = expit(-eta_a - tau), expit(-eta_b - tau)        # P(v = B | h = A), P(v = B | h = B)
+    w = expit(d)
+    pa, pb = w * a1 + (1.0 - w) * a0, w * b1 + (1.0 - w) * b0
+    ga, gb = w * (1.0 - w) * (a1 - a0), w * (1.0 - w) * (b1 - b0)   # ∂P_A/∂Δ, ∂P_B/∂Δ
+    fisher = ga ** 2 / np.maximum(pa, _TINY) + gb ** 2 / np.maximum(pb, _TINY)
+    if m.tied[e]:  # P_T = 1 − P_A − P_B, ∂P_T/∂Δ = −(∂P_A/∂Δ + ∂P_B/∂Δ)
+        fisher = fisher + (ga + gb) ** 2 / np.maximum(1.0 - pa - pb, _TINY)
+    return pa, pb, fisher
 
 
-def next_comparisons(idata: az.InferenceData, n: int, *, goal: str = "ranking", k: int | None = None,
-                     pair: tuple[str, str] | None = None, item: str | None = None) -> pd.DataFrame:
+def _predict(m: _Verdicts, draws: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """(6, P): P_A, P_B and f of every pair shown as (i, j), then as (j, i), each the mean over
+    the draws and the judges; computed in blocks of pairs (draws x pairs arrays of ``_BLOCK``)."""
+    out = np.zeros((6, i.size))
+    E = m.shift.shape[1]
+    step = max(1, _BLOCK // max(draws.shape[0], 1))
+    for lo in range(0, i.size, step):
+        at = slice(lo, lo + step)
+        a, b = i[at], j[at]
+        d = draws[:, a] - draws[:, b]
+        for e in range(E):
+            for k, (x, y, dd) in enumerate(((a, b, d), (b, a, -d))):
+                for r, v in enumerate(_outcomes(m, e, dd, x, y)):
+                    out[3 * k + r, at] += v.mean(axis=0)
+    return out / E
+
+
+def next_comparisons(idata: az.InferenceData | str | os.PathLike, n: int, *, goal: str = "ranking",
+                     k: int | None = None, pair: tuple[str, str] | None = None, item: str | None = None,
+                     judge: str | None = None) -> pd.DataFrame:
     """The ``n`` comparisons that most reduce the posterior uncertainty of ``goal`` (module docstring).
 
     Parameters
     ----------
     idata : a fit of :func:`bayes_judge.leaderboard` or :func:`bayes_judge.rank` (``bayesian=True``;
-        pairs are then within an item)
+        pairs are then within an item), or the path of one saved by :func:`bayes_judge.save_run`
+        (read with :func:`bayes_judge.load_run`)
     n : how many comparisons (a batch to judge before the next refit)
     goal : ``"ranking"`` (the whole order), ``"top-k"`` (who is in the top ``k``) or ``"pair"``
         (the difference of ``pair = (a, b)``)
     k : the top-k's k (of each item, for a ranking fit of several items)
     pair : the two systems of ``goal="pair"``
     item : for ``goal="pair"`` on a ranking fit whose items share candidate names: the pair's item
+    judge : for a leaderboard fit: the judge that will make the comparisons; its own accuracy,
+        position bias and tie threshold predict the verdicts (default: a judge drawn at random from
+        the fit's judges, the mean of their verdict probabilities)
 
     Returns
     -------
     pandas.DataFrame
         One row per comparison, best first: ``a``, ``b`` (the order to show them in), ``item``
         (ranking fits), ``gain`` (the weighted expected information, nats), ``weight`` (the goal's
-        weight of the pair), ``p_a`` (the predicted probability that ``a`` wins as shown). Fewer
-        than ``n`` rows, or none, when fewer comparisons would tell anything (one system, every
-        pair decided); ``attrs["reason"]`` says why.
+        weight w_goal of the pair, module docstring), ``p_a`` (the fit's own predicted probability
+        that the judge names ``a``, shown first: P(v = A), the mean over the posterior draws and
+        the judges; a Gaussian expert's mean ``p``). Fewer than ``n`` rows, or none, when fewer
+        comparisons would tell anything (one system, every pair decided, a settled top k);
+        ``attrs["reason"]`` says why.
 
     Examples
     --------
     >>> import bayes_judge as bj                                   # doctest: +SKIP
     >>> idata = bj.leaderboard(battles, sampler="laplace")         # doctest: +SKIP
     >>> bj.next_comparisons(idata, 50, goal="top-k", k=3)          # doctest: +SKIP
+    >>> bj.next_comparisons("runs/arena", 50, judge="gpt-4o")      # doctest: +SKIP
     """
     if goal not in GOALS:
         raise ValueError(f"goal must be one of {GOALS}, not {goal!r}")
@@ -135,9 +280,13 @@ def next_comparisons(idata: az.InferenceData, n: int, *, goal: str = "ranking", 
         raise ValueError(f"pair= belongs to goal='pair', not goal={goal!r}")
     if item is not None and goal != "pair":
         raise ValueError(f"item= says which item holds goal='pair''s pair; goal={goal!r} ranks within every item")
-    draws, names, groups = _scores(idata)
+    fit: az.InferenceData = _load(idata)
+    draws, names, groups = _scores(fit)
+    keep = np.arange(len(draws))
     if len(draws) > MAX_DRAWS:  # the per-pair quantities are (draws x pairs): 4000 x 19,900 would be 640 MB each
-        draws = draws[np.linspace(0, len(draws) - 1, MAX_DRAWS).astype(int)]
+        keep = np.linspace(0, len(draws) - 1, MAX_DRAWS).astype(int)
+        draws = draws[keep]
+    model = _verdicts(fit, keep, judge)
     N = len(names)
     group_ids = list(dict.fromkeys(groups))
     largest = max(int((groups == g).sum()) for g in group_ids) if group_ids else 0
@@ -167,26 +316,25 @@ def next_comparisons(idata: az.InferenceData, n: int, *, goal: str = "ranking", 
     if i.size == 0:
         empty.attrs["reason"] = "fewer than two systems (in any item): there is nothing to compare"
         return empty
-    diff = draws[:, i] - draws[:, j]                                # (S, P)
-    p_ij = (diff > 0).mean(axis=0)
-    gauss = _gaussian_experts(idata)
-    if gauss is not None:  # p linear in Δ with Gaussian noise: the same information for every pair
-        slope, info, bias = gauss
-        fisher = np.full(i.size, info)
-    else:
-        factor, bias = _judge_factor(idata)
-        sig = 1.0 / (1.0 + np.exp(-diff))
-        fisher = factor * (sig * (1 - sig)).mean(axis=0)            # (P,)
+    # the verdict probabilities in both orders; each pair is shown (and its f read) in the order
+    # whose verdict is least predictable, |P_A − P_B| smallest
+    pa_ij, pb_ij, f_ij, pa_ji, pb_ji, f_ji = _predict(model, draws, i, j)
+    flip = np.abs(pa_ji - pb_ji) < np.abs(pa_ij - pb_ij)
+    fisher = np.where(flip, f_ji, f_ij)
+    p_shown = np.where(flip, pa_ji, pa_ij)
     if goal == "ranking":
+        p_ij = (draws[:, i] > draws[:, j]).mean(axis=0)
         weight = 2.0 * np.minimum(p_ij, 1.0 - p_ij)
-    elif goal == "top-k":  # the pair straddles the boundary (its information on Δ discounts a settled one)
+    elif goal == "top-k":  # the pair straddles the boundary, and a membership is still open
         kk = int(k)  # type: ignore[arg-type]
         top = np.zeros(draws.shape, dtype=bool)
         for g in group_ids:  # ranks within each item (a ranking fit's items are separate rankings)
             cols = np.flatnonzero(groups == g)
             ranks = np.argsort(np.argsort(-draws[:, cols], axis=1), axis=1)  # 0 = best, per draw
             top[:, cols] = ranks < kk
-        weight = (top[:, i] ^ top[:, j]).mean(axis=0)
+        pi = top.mean(axis=0)                                       # π_i = P(i in the top k)
+        open_ = 2.0 * np.minimum(pi, 1.0 - pi)                      # u_i
+        weight = (top[:, i] ^ top[:, j]).mean(axis=0) * np.maximum(open_[i], open_[j])
     else:
         weight = np.ones(i.size)
     cov = np.cov(draws, rowvar=False).reshape(N, N)
@@ -219,31 +367,31 @@ def next_comparisons(idata: az.InferenceData, n: int, *, goal: str = "ranking", 
         sc = cov @ c
         cov = cov - fisher[best] * np.outer(sc, sc) / (1.0 + fisher[best] * float(c @ sc))
     if not chosen:
-        bridged = "s_judges" in idata["posterior"]
+        bridged = "s_judges" in fit["posterior"]
+        settled = f": who is in the top {k} is settled" if goal == "top-k" else ""
         empty.attrs["reason"] = (
             "the judges' reading is settled for this goal (no judged comparison changes it by more than 1e-6 "
             "nats), but people's scores still carry the score bridge's spread: only human labels narrow that "
             "(bj.compare_systems says which pairs it leaves open)" if bridged else
-            "every pair is already decided for this goal (no comparison changes its posterior by more than "
-            "1e-6 nats)")
+            f"every pair is already decided for this goal{settled} (no comparison changes its posterior by more "
+            "than 1e-6 nats)")
         return empty
     sel = np.asarray(chosen)
-    mean_diff = diff[:, sel].mean(axis=0)
-    # show in the order whose verdict is least predictable: |Δ + β| smallest (β in Δ's units)
-    flip = np.abs(-mean_diff + bias) < np.abs(mean_diff + bias)
-    a_idx = np.where(flip, j[sel], i[sel])
-    b_idx = np.where(flip, i[sel], j[sel])
-    shown = np.where(flip, -mean_diff, mean_diff) + bias
+    a_idx = np.where(flip[sel], j[sel], i[sel])
+    b_idx = np.where(flip[sel], i[sel], j[sel])
     out = pd.DataFrame({
         "a": [names[x] for x in a_idx], "b": [names[x] for x in b_idx],
-        "item": [groups[x] for x in a_idx] if "candidate_id" in idata["posterior"]["s"].coords else None,
+        "item": [groups[x] for x in a_idx] if "candidate_id" in fit["posterior"]["s"].coords else None,
         "gain": gains, "weight": weight[sel],
-        "p_a": np.clip(0.5 + slope * shown, 0.0, 1.0) if gauss is not None else 1.0 / (1.0 + np.exp(-shown)),
+        "p_a": np.clip(p_shown[sel], 0.0, 1.0),
     })
     if out["item"].isna().all():
         out = out.drop(columns="item")
     if len(out) < n:
-        out.attrs["reason"] = (f"there are only {i.size} pairs to compare, each proposed once" if len(out) == i.size
-                               else f"only {len(out)} comparison(s) tell anything for this goal; the other pairs are "
-                               "decided")
+        told = len(out)
+        out.attrs["reason"] = (
+            ("there is only 1 pair to compare, proposed once" if i.size == 1 else
+             f"there are only {i.size} pairs to compare, each proposed once") if told == i.size else
+            f"only {told} comparison{'' if told == 1 else 's'} tell{'s' if told == 1 else ''} anything for this "
+            f"goal; the other pairs are decided")
     return out

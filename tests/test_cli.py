@@ -522,7 +522,8 @@ def test_compare_counts_are_checked(tmp_path, capsys):
 
 
 def test_select_from_a_saved_run_asks_the_posterior(tmp_path, capsys):
-    """Issue 34: `bayes-judge select --from RUN --goal top-k --top 2` = bj.next_comparisons."""
+    """Issue 34: `bayes-judge select --from RUN --goal top-k --top 3` = bj.next_comparisons (the top 2
+    of this fit is settled, and asks for nothing)."""
     from bayes_judge.leaderboard.simulate import simulate_leaderboard
 
     df, _ = simulate_leaderboard(6, 800, alpha=(3.0,), beta=(0.0,), tau=(0.0,), design="one-judge", seed=4)
@@ -531,7 +532,7 @@ def test_select_from_a_saved_run_asks_the_posterior(tmp_path, capsys):
     assert main(["leaderboard", str(path), "--sampler", "laplace", "--out", str(tmp_path / "lb")]) == 0
     capsys.readouterr()
     out = tmp_path / "next.csv"
-    assert main(["select", "--from", str(tmp_path / "lb"), "-k", "4", "--goal", "top-k", "--top", "2",
+    assert main(["select", "--from", str(tmp_path / "lb"), "-k", "4", "--goal", "top-k", "--top", "3",
                  "--out", str(out)]) == 0
     assert "chosen from the posterior" in capsys.readouterr().out
     pairs = pd.read_csv(out)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
+
 import arviz as az
 import numpy as np
+import pandas as pd
 import pytest
 
 import bayes_judge as bj
@@ -110,7 +113,7 @@ def test_ranking_fits_of_several_items_choose_within_each_item():
     idata = _two_items()
     s = idata.posterior["s"]
     got = bj.next_comparisons(idata, 20, goal="top-k", k=1)
-    assert len(got) == 12 and got.attrs["reason"] == "there are only 12 pairs to compare, each proposed once"
+    assert len(got) == 11 and got.attrs["reason"].startswith("only 11 comparisons tell anything")  # x2's settled pair
     import importlib
 
     d = s.to_numpy().reshape(-1, s.shape[-1])
@@ -121,7 +124,8 @@ def test_ranking_fits_of_several_items_choose_within_each_item():
     x1 = np.flatnonzero(items == "x1")
     best = x1[np.argmax(d[:, x1], axis=1)]  # x1's best in each draw, within x1 alone
     a, b = (int(x1[names[x1] == c][0]) for c in ("A", "B"))
-    want = np.mean((best == a) ^ (best == b))
+    pi_a, pi_b = np.mean(best == a), np.mean(best == b)  # P(in the top 1)
+    want = np.mean((best == a) ^ (best == b)) * max(2 * min(pi_a, 1 - pi_a), 2 * min(pi_b, 1 - pi_b))
     row = got[(got["item"] == "x1") & (got[["a", "b"]].apply(frozenset, axis=1) == frozenset({"A", "B"}))]
     assert row["weight"].iloc[0] == pytest.approx(want)
     with pytest.raises(ValueError, match="several items .*say which with item="):
@@ -132,7 +136,9 @@ def test_ranking_fits_of_several_items_choose_within_each_item():
 
 def test_gaussian_expert_fits_predict_on_their_own_scale():
     """poe-g's β is an offset of p (½ for no bias) and p is linear in Δ: read as a logit shift it made
-    every prediction σ(Δ + 0.5) (P(z beats y) 0.51 where the data say 0.3, and z was shown first)."""
+    every prediction σ(Δ + 0.5) (P(z beats y) 0.51 where the data say 0.3, and z was shown first).
+    Its own prediction is the mean p = α Δ + β; the judge has no position bias here (β ≈ ½), so
+    either order is as unpredictable as the other."""
     import pandas as pd
 
     import bayes_judge as bj
@@ -141,8 +147,9 @@ def test_gaussian_expert_fits_predict_on_their_own_scale():
                        "p_a": [0.8, 0.2, 0.7, 0.3, 0.9, 0.1]})
     fit = bj.rank(df, method="poe-g", bayesian=True, chains=2, draws=300, tune=300, seed=0)
     out = bj.next_comparisons(fit, 3).set_index(["a", "b"])
-    assert ("y", "z") in out.index and ("z", "y") not in out.index
-    assert 0.6 < out.loc[("y", "z"), "p_a"] < 0.85  # the judge gave 0.7 and 1 − 0.3
+    assert (("y", "z") in out.index) != (("z", "y") in out.index)  # proposed once, in one order
+    y_first = out.loc[("y", "z"), "p_a"] if ("y", "z") in out.index else 1 - out.loc[("z", "y"), "p_a"]
+    assert 0.6 < y_first < 0.85  # the judge gave 0.7 and 1 − 0.3
     assert (out["p_a"].between(0, 1)).all()
 
 
@@ -184,3 +191,160 @@ def test_a_bridged_leaderboard_says_only_labels_can_decide_what_is_left():
     idata.attrs.update(task="leaderboard", model="bt-judges")
     out = bj.next_comparisons(idata, 2)
     assert out.empty and "only human labels narrow that" in out.attrs["reason"]
+
+
+def _lap(df, **kw):
+    return bj.leaderboard(df.drop(columns="human"), bridge=False, sampler="laplace", chains=2, draws=1000, seed=0,
+                          pointwise=False, **kw)
+
+
+def _kept(fit, name):
+    """A posterior variable's draws (S, ...) at the draws next_comparisons reads."""
+    import importlib
+
+    v = fit.posterior[name]
+    x = v.to_numpy().reshape(-1, *v.shape[2:])
+    cap = importlib.import_module("bayes_judge.next_comparisons").MAX_DRAWS
+    return x[np.linspace(0, len(x) - 1, cap).astype(int)] if len(x) > cap else x
+
+
+def _sig(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+@pytest.fixture(scope="module")
+def two_judges():
+    """A bt-judges fit of two judges: j0 of accuracy σ(1), position bias 0.8 and ties (τ 0.5); j1 of
+    accuracy σ(2), bias −0.5, never a tie."""
+    df, _ = simulate_leaderboard(6, 2000, alpha=(1.0, 2.0), beta=(0.8, -0.5), tau=(0.5, 0.0), design="one-judge",
+                                 seed=2)
+    return _lap(df)
+
+
+def test_p_a_is_the_judged_models_own_prediction(two_judges):
+    """p_a was σ(Δ + β̄), the judge's accuracy ignored: 0.255 where the fit's own P(judge says A) was 0.471.
+    It is σ(Δ) P(A | people prefer A) + σ(−Δ) P(A | people prefer B) with the ordered logit
+    P(A | h) = σ(±α + β − τ), per draw, averaged over draws and judges (or one judge=), and the pair is
+    shown in the order whose verdict is least predictable."""
+    fit = two_judges
+    assert list(fit.posterior["tau"].coords["tie_judge"].to_numpy()) == ["j0"]
+    s, alpha, beta, tau = (_kept(fit, v) for v in ("s", "alpha", "beta", "tau"))
+    tau = np.column_stack([tau[:, 0], np.zeros(len(tau))])       # j1 never ties
+    names = list(fit.posterior["system"].to_numpy())
+
+    def verdict(a, b, e):  # (P_A, P_B) of judge e, a shown first, per draw
+        w = _sig(s[:, names.index(a)] - s[:, names.index(b)])
+        pa = [w * _sig(alpha[:, x] + beta[:, x] - tau[:, x]) + (1 - w) * _sig(-alpha[:, x] + beta[:, x] - tau[:, x])
+              for x in e]
+        pb = [w * _sig(-alpha[:, x] - beta[:, x] - tau[:, x]) + (1 - w) * _sig(alpha[:, x] - beta[:, x] - tau[:, x])
+              for x in e]
+        return np.mean(pa), np.mean(pb)
+
+    for judge, e in ((None, [0, 1]), ("j0", [0]), ("j1", [1])):
+        out = bj.next_comparisons(fit, 6, judge=judge)
+        assert len(out) >= 3
+        for a, b, p_a in out[["a", "b", "p_a"]].itertuples(index=False):
+            pa, pb = verdict(a, b, e)
+            assert p_a == pytest.approx(pa, abs=1e-9)
+            ra, rb = verdict(b, a, e)
+            assert abs(pa - pb) <= abs(ra - rb)                      # the least predictable order
+        if judge == "j0":  # the old σ(Δ + β̄) is far off for this judge of accuracy 0.73
+            a, b = out.iloc[0][["a", "b"]]
+            d = s[:, names.index(a)] - s[:, names.index(b)]
+            assert abs(_sig(d + beta[:, 0]).mean() - out.iloc[0]["p_a"]) > 0.05
+    with pytest.raises(ValueError, match="judge='j7' is not a judge of this fit; its judges are"):
+        bj.next_comparisons(fit, 2, judge="j7")
+    with pytest.raises(ValueError, match="this fit has no judges"):
+        bj.next_comparisons(_fake([0.0, 1.0], [1.0, 1.0]), 1, judge="j0")
+
+
+def test_a_judges_own_system_preferences_enter_its_prediction():
+    """With system_bias=True (NUTS), judge e's η = ±α_e + β_e + δ_{e,a} − δ_{e,b}."""
+    df, _ = simulate_leaderboard(5, 800, alpha=(1.5, 2.0), beta=(0.5, -0.3), tau=(0.4, 0.0), design="one-judge", seed=1)
+    fit = bj.leaderboard(df.drop(columns="human"), bridge=False, system_bias=True, chains=2, draws=300, tune=300,
+                         seed=0, pointwise=False)
+    s, alpha, beta, tau, delta = (_kept(fit, v) for v in ("s", "alpha", "beta", "tau", "delta"))
+    names = list(fit.posterior["system"].to_numpy())
+    out = bj.next_comparisons(fit, 4, judge="j0")
+    assert len(out) >= 2
+    for a, b, p_a in out[["a", "b", "p_a"]].itertuples(index=False):
+        i, j = names.index(a), names.index(b)
+        w, shift = _sig(s[:, i] - s[:, j]), beta[:, 0] + delta[:, 0, i] - delta[:, 0, j]
+        want = w * _sig(alpha[:, 0] + shift - tau[:, 0]) + (1 - w) * _sig(-alpha[:, 0] + shift - tau[:, 0])
+        assert p_a == pytest.approx(want.mean(), abs=1e-9)
+
+
+def test_p_a_of_davidsons_model_is_its_own_not_a_logit_shift():
+    """model="bt" with ties: P(A) = e^x / (e^x + e^{−x} + ν), x = (Δ + β)/2, not σ(Δ + β)."""
+    df, _ = simulate_leaderboard(4, 600, alpha=(2.0,), beta=(0.6,), tau=(1.0,), scores=[0.0, 0.15, 0.3, 0.45],
+                                 design="one-judge", seed=4)
+    fit = _lap(df, model="bt")
+    s, beta, nu = _kept(fit, "s"), _kept(fit, "beta")[:, 0], _kept(fit, "nu")[:, 0]
+    names = list(fit.posterior["system"].to_numpy())
+    out = bj.next_comparisons(fit, 4)
+    assert len(out) == 4
+    for a, b, p_a in out[["a", "b", "p_a"]].itertuples(index=False):
+        x = 0.5 * (s[:, names.index(a)] - s[:, names.index(b)] + beta)
+        want = np.exp(x) / (np.exp(x) + np.exp(-x) + nu)
+        assert p_a == pytest.approx(want.mean(), abs=1e-9)
+        assert abs(_sig(2 * x).mean() - p_a) > 0.05                  # the old σ(Δ + β)
+
+
+def test_the_information_is_the_verdicts_fisher_information():
+    """f = Σ_v (∂P_v/∂Δ)² / P_v of the verdict's own probabilities (checked by finite differences):
+    bt-judges with a tie threshold and system preferences, and Davidson's ties."""
+    nc = importlib.import_module("bayes_judge.next_comparisons")
+    rng = np.random.default_rng(0)
+    S, h = 50, 1e-6
+    d = rng.normal(0, 2, (S, 3))
+    a, b = np.array([0, 1, 2]), np.array([1, 2, 0])
+    judged = nc._Verdicts("bt-judges", shift=rng.normal(0, 1, (S, 2)), alpha=rng.uniform(0.2, 3, (S, 2)),
+                          tie=np.column_stack([rng.uniform(0.1, 1, S), np.zeros(S)]), tied=np.array([True, False]),
+                          delta=rng.normal(0, 0.5, (S, 2, 3)), sigma=np.zeros(S))
+    davidson = nc._Verdicts("davidson", shift=rng.normal(0, 1, (S, 1)), alpha=np.zeros((S, 1)),
+                            tie=rng.uniform(0, 2, (S, 1)), tied=np.array([True]), delta=None, sigma=np.zeros(S))
+    for m, e in ((judged, 0), (judged, 1), (davidson, 0)):
+        pa, pb, f = nc._outcomes(m, e, d, a, b)
+        up, down = nc._outcomes(m, e, d + h, a, b), nc._outcomes(m, e, d - h, a, b)
+        grads = [(u - v) / (2 * h) for u, v in zip(up[:2], down[:2], strict=True)]
+        probs = [pa, pb, 1 - pa - pb]
+        grads.append(-grads[0] - grads[1])
+        want = sum(g ** 2 / p for g, p in zip(grads, probs, strict=True) if (p > 1e-12).all())
+        np.testing.assert_allclose(f, want, rtol=1e-5, atol=1e-10)
+
+
+def test_a_settled_top_k_asks_for_nothing():
+    """Two systems 6 logits apart, k=1: the straddling pair was proposed with weight 1.0 although the top 1
+    was certain; goal="ranking" said "every pair is already decided"."""
+    df, _ = simulate_leaderboard(2, 400, alpha=(2.0,), beta=(0.2,), scores=[-3.0, 3.0], design="one-judge", seed=3)
+    fit = _lap(df)
+    top = bj.next_comparisons(fit, 1, goal="top-k", k=1)
+    assert top.empty and "every pair is already decided" in top.attrs["reason"]
+    assert "who is in the top 1 is settled" in top.attrs["reason"]
+    assert bj.next_comparisons(fit, 1, goal="ranking").empty
+    # one member open, the other settled: the pair still counts (weight = straddle x the open one's 2 min(π, 1 − π))
+    fake = _fake([3.0, 0.0, -0.05, -9.0], [0.05, 0.3, 0.3, 0.05])
+    got = bj.next_comparisons(fake, 6, goal="top-k", k=2).set_index(["a", "b"])
+    w = {frozenset(ab): x for ab, x in got["weight"].items()}
+    assert w[frozenset({"S1", "S2"})] > 0.8 and frozenset({"S0", "S3"}) not in w
+    assert 0.3 < w[frozenset({"S0", "S1"})] < 0.6    # S1 out about half the time, its membership a coin flip
+
+
+def test_a_saved_run_is_read_from_its_path(tmp_path):
+    """bj.next_comparisons("runs/x", 3) said it needs a posterior, "not a str"."""
+    idata = _fake([0.0, 0.3, 0.6], [0.5] * 3, beta=0.4)
+    path = bj.save_run(idata, tmp_path / "run")
+    want = bj.next_comparisons(idata, 3)
+    for p in (str(tmp_path / "run"), path):
+        pd.testing.assert_frame_equal(bj.next_comparisons(p, 3), want)
+    with pytest.raises(FileNotFoundError, match="not found"):
+        bj.next_comparisons(str(tmp_path / "nope"), 3)
+
+
+def test_the_reasons_count_in_the_singular_and_the_plural():
+    one = bj.next_comparisons(_fake([0.0, 0.1], [1.0, 1.0]), 3)
+    assert len(one) == 1 and one.attrs["reason"] == "there is only 1 pair to compare, proposed once"
+    few = bj.next_comparisons(_fake([3.0, 2.9, 2.8, -9.0], [0.2] * 4), 6, goal="ranking")
+    assert len(few) == 3 and few.attrs["reason"].startswith("only 3 comparisons tell anything")
+    single = bj.next_comparisons(_fake([3.0, 2.9, -9.0], [0.2] * 3), 3, goal="ranking")
+    assert single.attrs["reason"].startswith("only 1 comparison tells anything")
