@@ -402,6 +402,8 @@ def _judge_column_names_judges(judge: pd.Series) -> bool:
 def _turns(turn: pd.Series, where: str) -> list[int]:
     """The ``turn`` column as turn numbers; a boolean, a non-integral or a missing turn is an error
     naming its rows (never coerced: ``int(2.5)`` is 2, ``int(True)`` is 1)."""
+    if pd.api.types.is_integer_dtype(turn.dtype) and not pd.api.types.is_bool_dtype(turn.dtype):
+        return turn.astype(np.int64).tolist()  # a whole column of ints (an Arena export's): nothing to check
     turns = [turn_number(v) for v in turn]
     bad = [i for i, t in enumerate(turns) if t is None]
     if bad:
@@ -420,8 +422,9 @@ def _question_items(df: pd.DataFrame, where: str) -> pd.DataFrame:
     if "turn" not in df.columns:
         return df
     turns = _turns(df["turn"], where)
-    questions = df["item"].map(_id).where(df["item"].notna(), None)
-    if pd.DataFrame({"q": questions, "t": turns}).dropna().groupby("q")["t"].nunique().max() > 1:
+    # several turns of one question (on the ids as read: a million-row Arena export stays vectorized)
+    if pd.DataFrame({"q": df["item"], "t": turns}).dropna().groupby("q")["t"].nunique().max() > 1:
+        questions = df["item"].map(_id).where(df["item"].notna(), None)
         df["item"] = [None if q is None else f"{q}/turn{t}" for q, t in zip(questions, turns, strict=True)]
     return df
 

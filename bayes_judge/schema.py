@@ -144,7 +144,8 @@ def _normalize_label(col: pd.Series, name: str, allowed: tuple[str, ...], allow_
 
 def _duplicated(out: pd.DataFrame, key: list[str], coded: dict[str, tuple[np.ndarray, Any]]) -> np.ndarray:
     """Rows whose ``key`` another row repeats: the id columns' codes packed into one integer (mixed
-    radix; a million rows in 0.02 s, where ``DataFrame.duplicated`` codes the strings again, 0.2 s),
+    radix; a million rows in 0.04 s once coded, the coding shared with the id checks, where
+    ``DataFrame.duplicated`` codes the strings again, 0.19 s),
     or pandas' own check where the packed key would not fit in 62 bits or a column is not coded."""
     span = [len(coded[c][1]) for c in key if c in coded]
     if len(span) == len(key) and float(np.prod([float(x) for x in span])) < 2.0**62:
