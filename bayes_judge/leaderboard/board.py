@@ -495,8 +495,10 @@ def leaderboard(
                    "coverage of 90% intervals); fit with NUTS and the default score bridge")
             attrs["estimand_note"] += "; " + why
             warnings.warn(f"leaderboard: {why}", CountedTwiceWarning, stacklevel=2)
-    kept = labels.comparison_keys
-    comparison_keys = {} if kept is None else {"comparison_key": kept}
+    kept = labels.comparison_keys  # kept with the run for an update: its comparisons, its judges' positions
+    comparison_keys: dict[str, np.ndarray] = {} if kept is None else {"comparison_key": kept}
+    if labels.position_counts is not None:
+        comparison_keys.update(judge_named_a=labels.position_counts[0], judge_decided=labels.position_counts[1])
     comparison_coord = {} if kept is None else {"comparison": np.arange(len(kept))}
     idata = build_idata(
         task="leaderboard", model=spec.name, seed=seed,
@@ -508,7 +510,8 @@ def leaderboard(
                        "row_key": labels.row_keys, "label_key": labels.label_keys, **comparison_keys},
         coords={**coords, "hcell": np.arange(len(labels.hum_a)), "row": np.arange(len(labels.row_keys)),
                 "label": np.arange(len(labels.label_keys)), **comparison_coord},
-        dims={**dims, "row_key": ["row"], "label_key": ["label"], **({} if kept is None else {"comparison_key": ["comparison"]})},
+        dims={**dims, "row_key": ["row"], "label_key": ["label"],
+              **{k: ["comparison" if k == "comparison_key" else "judge"] for k in comparison_keys}},
         priors=fit.priors, attrs=attrs,
     )
     from ..inference.convergence import warn_unconverged

@@ -89,6 +89,8 @@ class LeaderboardData:
     row_keys: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     label_keys: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     comparison_keys: np.ndarray | None = None  # None: a run written before they were kept
+    #: each judge's (verdicts naming A, decided verdicts), kept with the run for an update's screening
+    position_counts: tuple[np.ndarray, np.ndarray] | None = None
 
     DIMS = {
         "sys_a": ("cell",), "sys_b": ("cell",), "judge": ("cell",), "h": ("cell",), "n": ("cell", "outcome"),
@@ -167,33 +169,38 @@ def _oriented_covariates(t: pd.DataFrame, covariates: list[str], systems: list[s
     return cov.drop_duplicates(["item", "lo", "hi"]).set_index(["item", "lo", "hi"])[covariates]
 
 
-def _check_judges(o: Outcomes) -> None:
-    """A judge that names the same position every time carries no information about the systems."""
-    judge, names = pd.factorize(o.table["judge"].to_numpy(object))  # in order of appearance
+def _position_counts(o: Outcomes, judges: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Each judge's (verdicts naming position A, decided verdicts), (E,) each, in ``judges``' order;
+    a soft row counts by the side of ½ its ``p_a`` is on."""
+    je = pd.Index(judges).get_indexer(pd.Index(o.table["judge"].to_numpy(object)))
     ya = o.outcome_a
-    decided = np.bincount(judge, weights=ya != 0, minlength=len(names))
-    named_a = np.bincount(judge, weights=ya > 0, minlength=len(names))
+    return (np.bincount(je, weights=ya > 0, minlength=len(judges)).astype(float),
+            np.bincount(je, weights=ya != 0, minlength=len(judges)).astype(float))
+
+
+def _refuse_one_position(judges: list[str], named_a: np.ndarray, decided: np.ndarray, over: str = "") -> None:
+    """A judge that names the same position in all of its (at least 10) decided verdicts carries no
+    information about the systems."""
     one_sided = (decided >= 10) & ((named_a == decided) | (named_a == 0))
     if one_sided.any():
         e = int(np.flatnonzero(one_sided)[0])
         pos = "first (A)" if named_a[e] > 0 else "second (B)"
-        raise ValueError(f"judge {names[e]!r} names the {pos} position in all {int(decided[e])} of its decided "
-                         "judgments: its verdicts follow the position, not the systems, and carry no "
+        raise ValueError(f"judge {judges[e]!r} names the {pos} position in all {int(decided[e])} of its decided "
+                         f"judgments{over}: its verdicts follow the position, not the systems, and carry no "
                          "information; drop its rows (df[df.judge != ...])")
 
 
 def check_judges_cells(data: LeaderboardData) -> None:
-    """:func:`_check_judges` on cells (an update's merged counts, where the rows are gone): a judge
-    whose verdicts over every fit name one position (hard verdicts, and soft ones by their sums)."""
-    a = np.bincount(data.judge, weights=data.n[:, 0] + data.n[:, 3], minlength=len(data.judges))
-    b = np.bincount(data.judge, weights=data.n[:, 1] + data.n[:, 4], minlength=len(data.judges))
-    one_sided = (a + b >= 10) & ((a == 0) | (b == 0))
-    if one_sided.any():
-        e = int(np.flatnonzero(one_sided)[0])
-        pos = "first (A)" if a[e] > 0 else "second (B)"
-        raise ValueError(f"judge {data.judges[e]!r} names the {pos} position in all {int(round(a[e] + b[e]))} of its "
-                         "decided judgments over the earlier fit and these rows: its verdicts follow the position, "
-                         "not the systems, and carry no information; drop its rows (df[df.judge != ...])")
+    """The position screening of an update: over the earlier fit's and the new rows' counts per
+    judge (kept with the run); a run written before they were kept is screened by its cells' hard
+    verdicts and soft sums."""
+    if data.position_counts is not None:
+        named_a, decided = data.position_counts
+    else:
+        named_a = np.bincount(data.judge, weights=data.n[:, 0] + data.n[:, 3], minlength=len(data.judges))
+        named_b = np.bincount(data.judge, weights=data.n[:, 1] + data.n[:, 4], minlength=len(data.judges))
+        decided = named_a + named_b
+    _refuse_one_position(data.judges, np.round(named_a), np.round(decided), " over the earlier fit and these rows")
 
 
 def position_identified(data: LeaderboardData) -> np.ndarray:
@@ -276,11 +283,12 @@ def encode_leaderboard(
         if not np.isfinite(x.to_numpy(float)).all():
             raise ValueError(f"covariate column {c!r} has missing or non-numeric values in "
                              f"{int((~np.isfinite(x.to_numpy(float))).sum())} row(s)")
+    judges = sorted(df["judge"].unique().tolist())
+    counts = _position_counts(o, judges)
     if check_judges:
-        _check_judges(o)
+        _refuse_one_position(judges, *counts)
     lab = _human_labels(o, human)
     systems = o.names
-    judges = sorted(df["judge"].unique().tolist())
     items = sorted(set(df["item"]) | set(lab["item"])) if difficulty else ["all"]
     item_index = pd.Index(items)
     item_col = df["item"].to_numpy(object)
@@ -369,7 +377,7 @@ def encode_leaderboard(
         x=np.ascontiguousarray(uniq[:, 5:]) if covariates else np.zeros((len(uniq), 1)),
         hum_a=hum_a, hum_b=hum_b, hum_item=hum_item, hum_n=hsum, hum_x=hum_x,
         covariates=covariates, meta=meta, row_keys=row_keys, label_keys=label_keys,
-        comparison_keys=np.asarray(comparison_keys, dtype=np.int64),
+        comparison_keys=np.asarray(comparison_keys, dtype=np.int64), position_counts=counts,
     )
 
 
@@ -411,6 +419,8 @@ def data_of_run(idata: Any) -> LeaderboardData:
         row_keys=cd["row_key"].to_numpy().astype(np.int64) if "row_key" in cd else np.zeros(0, np.int64),
         label_keys=cd["label_key"].to_numpy().astype(np.int64) if "label_key" in cd else np.zeros(0, np.int64),
         comparison_keys=cd["comparison_key"].to_numpy().astype(np.int64) if "comparison_key" in cd else None,
+        position_counts=((cd["judge_named_a"].to_numpy().astype(float), cd["judge_decided"].to_numpy().astype(float))
+                         if "judge_decided" in cd else None),
     )
 
 
@@ -474,7 +484,19 @@ def merge_data(old: LeaderboardData, new: LeaderboardData) -> LeaderboardData:
         hum_a=hum_a, hum_b=hum_b, hum_item=np.zeros(H, np.int64), hum_n=hsum, hum_x=np.zeros((H, 1)),
         covariates=[], meta=meta, row_keys=np.r_[old.row_keys, new.row_keys],
         label_keys=np.r_[old.label_keys, new.label_keys], comparison_keys=comparisons,
+        position_counts=_merged_counts(old, new, jmap),
     )
+
+
+def _merged_counts(old: LeaderboardData, new: LeaderboardData, jmap: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray] | None:
+    """The judges' position counts of both fits, added by judge (None where a run has none)."""
+    if old.position_counts is None or new.position_counts is None:
+        return None
+    out = [c.copy() for c in old.position_counts]
+    for mine, theirs in zip(out, new.position_counts, strict=True):
+        np.add.at(mine, jmap, theirs)
+    return out[0], out[1]
 
 
 def judges_only(data: LeaderboardData) -> LeaderboardData:

@@ -510,6 +510,14 @@ def test_an_update_counts_comparisons_once_and_keeps_judgments_with_their_labels
     few = bj.leaderboard(pd.concat([j1, j0.iloc[:8]]), position_bias=False, **lap)
     with pytest.raises(ValueError, match=r"judge 'j0' names the first \(A\) position in all 16 .* earlier fit"):
         bj.leaderboard(j0.iloc[8:16], previous=few, **lap)
+    # soft verdicts count by their side of 1/2, as a fresh fit's screening counts them (a p_a of 0.9
+    # every time names A every time; its cells' soft sums have some B)
+    soft = j0.drop(columns="winner").assign(p_a=0.9)
+    with warnings.catch_warnings():  # 400 draws of a small fit: its Laplace check is not what is tested
+        warnings.simplefilter("ignore", RuntimeWarning)
+        few = bj.leaderboard(pd.concat([j1, soft.iloc[:8]]), position_bias=False, **lap)
+    with pytest.raises(ValueError, match=r"judge 'j0' names the first \(A\) position in all 16"):
+        bj.leaderboard(soft.iloc[8:16], previous=few, **lap)
     nuts = bj.leaderboard(df[first], system_bias=True, chains=2, draws=100, tune=100, seed=0, pointwise=False,
                           bridge=False)
     with pytest.raises(ValueError, match="update it with NUTS"):  # its advice led to another refusal
