@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> dict:
     old, new = df.iloc[:cut], df.iloc[cut:]
     rows = []
     # the joint model of judges and labels for both (with labels the default learns the score
-    # bridge from them, which Laplace cannot approximate)
+    # bridge from them, a second model sampled by NUTS)
     for label, kw in (("NUTS", {"bridge": False}), ("laplace", {"sampler": "laplace", "system_bias": False})):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

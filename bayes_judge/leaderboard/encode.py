@@ -444,7 +444,7 @@ def merge_data(old: LeaderboardData, new: LeaderboardData) -> LeaderboardData:
         raise ValueError(f"the new rows have judge(s) {unknown} that the previous fit did not have "
                          f"({old.judges}); refit from all the rows to add a judge")
     for what, o, n in (("rows", old.row_keys, new.row_keys), ("human labels", old.label_keys, new.label_keys)):
-        again = np.isin(n, o) if o.size and n.size else np.zeros(n.size, bool)
+        again = _isin(n, o)
         if again.any():
             raise ValueError(f"{int(again.sum())} of the {n.size} new {what} were already counted in the previous fit "
                              f"({'the same item, systems, judge and order' if what == 'rows' else 'the same item and systems'}): an update adds "
@@ -468,12 +468,12 @@ def merge_data(old: LeaderboardData, new: LeaderboardData) -> LeaderboardData:
     meta = {k: int(old.meta.get(k, 0)) + int(new.meta.get(k, 0)) for k in set(old.meta) | set(new.meta)}
     comparisons = None
     if old.comparison_keys is not None and new.comparison_keys is not None:
-        comparisons = np.union1d(old.comparison_keys, new.comparison_keys)
+        comparisons = pd.unique(np.r_[old.comparison_keys, new.comparison_keys])
         meta["n_comparisons"] = len(comparisons)
         # one comparison's judgments in one fit and its label in the other: the judgments' cells
         # cannot learn the label (a model in which each judge reads its comparison's label)
-        meta["split_labels"] = int(np.isin(new.comparison_keys, old.label_keys).sum()
-                                   + np.isin(new.label_keys, old.comparison_keys).sum())
+        meta["split_labels"] = int(_isin(new.comparison_keys, old.label_keys).sum()
+                                   + _isin(new.label_keys, old.comparison_keys).sum())
     else:
         meta["split_labels"] = -1  # unknown: the earlier run does not keep its comparisons
     C, H = len(uniq), len(hum_a)
@@ -486,6 +486,14 @@ def merge_data(old: LeaderboardData, new: LeaderboardData) -> LeaderboardData:
         label_keys=np.r_[old.label_keys, new.label_keys], comparison_keys=comparisons,
         position_counts=_merged_counts(old, new, jmap),
     )
+
+
+def _isin(values: np.ndarray, pool: np.ndarray) -> np.ndarray:
+    """``np.isin`` by a hash table (pandas): 0.04 s for 100,000 keys in a million, where numpy's
+    sorts or hashes both (0.7 s)."""
+    if not (values.size and pool.size):
+        return np.zeros(values.size, bool)
+    return pd.Series(values).isin(pool).to_numpy()
 
 
 def _merged_counts(old: LeaderboardData, new: LeaderboardData, jmap: np.ndarray
