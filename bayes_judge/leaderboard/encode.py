@@ -169,13 +169,12 @@ def _oriented_covariates(t: pd.DataFrame, covariates: list[str], systems: list[s
     return cov.drop_duplicates(["item", "lo", "hi"]).set_index(["item", "lo", "hi"])[covariates]
 
 
-def _position_counts(o: Outcomes, judges: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Each judge's (verdicts naming position A, decided verdicts), (E,) each, in ``judges``' order;
-    a soft row counts by the side of ½ its ``p_a`` is on."""
-    je = pd.Index(judges).get_indexer(pd.Index(o.table["judge"].to_numpy(object)))
+def _position_counts(o: Outcomes, je: np.ndarray, n_judges: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each judge's (verdicts naming position A, decided verdicts), (E,) each, ``je`` each row's
+    judge; a soft row counts by the side of ½ its ``p_a`` is on."""
     ya = o.outcome_a
-    return (np.bincount(je, weights=ya > 0, minlength=len(judges)).astype(float),
-            np.bincount(je, weights=ya != 0, minlength=len(judges)).astype(float))
+    return (np.bincount(je, weights=ya > 0, minlength=n_judges).astype(float),
+            np.bincount(je, weights=ya != 0, minlength=n_judges).astype(float))
 
 
 def _refuse_one_position(judges: list[str], named_a: np.ndarray, decided: np.ndarray, over: str = "") -> None:
@@ -284,7 +283,8 @@ def encode_leaderboard(
             raise ValueError(f"covariate column {c!r} has missing or non-numeric values in "
                              f"{int((~np.isfinite(x.to_numpy(float))).sum())} row(s)")
     judges = sorted(df["judge"].unique().tolist())
-    counts = _position_counts(o, judges)
+    je = pd.Index(judges).get_indexer(pd.Index(df["judge"].to_numpy(object)))
+    counts = _position_counts(o, je, len(judges))
     if check_judges:
         _refuse_one_position(judges, *counts)
     lab = _human_labels(o, human)
@@ -317,7 +317,6 @@ def encode_leaderboard(
     n[soft, 4] = 1.0 - p[soft]
 
     ia, ib = o.a, o.b
-    je = pd.Index(judges).get_indexer(df["judge"].to_numpy(object))
     it = item_index.get_indexer(pd.Index(item_col)) if difficulty else np.zeros(len(df), np.int64)
     xs = (df[covariates].to_numpy(float) if covariates else np.zeros((len(df), 1)))
     keys = np.column_stack([ia, ib, je, h, it, xs]) if covariates else np.column_stack([ia, ib, je, h, it])
@@ -364,11 +363,12 @@ def encode_leaderboard(
         row_keys[rep] = _mix(h_item[:len(df)][rep], h_sys[ia[rep]], h_sys[ib[rep]], h_judge[je[rep]], sample[rep])
     label_keys = (_mix(h_item[len(df):], h_sys[lab["lo"].to_numpy(np.int64)], h_sys[lab["hi"].to_numpy(np.int64)])
                   if len(lab) else np.zeros(0, np.int64))
-    comparison_keys = pd.unique(_mix(h_item[:len(df)], h_sys[o.first], h_sys[o.second]))  # as label_keys
+    once = ~pd.Series(comparison).duplicated().to_numpy()  # each comparison's first row, hashed as label_keys
+    comparison_keys = _mix(h_item[:len(df)][once], h_sys[o.first[once]], h_sys[o.second[once]])
     meta = {
         "n_rows": len(df), "n_soft": int(soft.sum()), "n_ties": int((~soft & (ya == 0)).sum()),
         "n_labels": len(lab), "n_labelled_rows": int((h > 0).sum()),
-        "n_comparisons": len(pd.unique(comparison)),
+        "n_comparisons": int(once.sum()),
     }
     return LeaderboardData(
         systems=systems, judges=judges, items=items,
@@ -468,7 +468,7 @@ def merge_data(old: LeaderboardData, new: LeaderboardData) -> LeaderboardData:
     meta = {k: int(old.meta.get(k, 0)) + int(new.meta.get(k, 0)) for k in set(old.meta) | set(new.meta)}
     comparisons = None
     if old.comparison_keys is not None and new.comparison_keys is not None:
-        comparisons = pd.unique(np.r_[old.comparison_keys, new.comparison_keys])
+        comparisons = np.asarray(pd.unique(np.r_[old.comparison_keys, new.comparison_keys]), dtype=np.int64)
         meta["n_comparisons"] = len(comparisons)
         # one comparison's judgments in one fit and its label in the other: the judgments' cells
         # cannot learn the label (a model in which each judge reads its comparison's label)
