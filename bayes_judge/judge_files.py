@@ -227,8 +227,16 @@ def _arena_hard_rows(rec: dict, at: str, baseline: str) -> tuple[list[dict], int
     return rows, skipped
 
 
+def framework_key(name: object) -> str:
+    """A benchmark's name as :data:`FRAMEWORKS` keys it: any case, ``_`` read as ``-``
+    (``"MT_Bench"`` is ``"mt-bench"``)."""
+    return str(name).strip().lower().replace("_", "-")
+
+
 def _framework_of(recs: list[tuple[int, object]], framework: str | None, path: Path) -> str:
-    """``framework`` checked, or recognized from the first record's fields."""
+    """``framework`` checked (:func:`framework_key`), or recognized from the first record's fields."""
+    if framework is not None:
+        framework = framework_key(framework)
     if framework is None:
         first = recs[0][1]
         framework = detect_framework(first) if isinstance(first, dict) else None

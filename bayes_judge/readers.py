@@ -27,7 +27,15 @@ from typing import Literal, NamedTuple
 import numpy as np
 import pandas as pd
 
-from .judge_files import FRAMEWORKS, _id, caller_stacklevel, is_gzip, open_text, turn_number
+from .judge_files import (
+    FRAMEWORKS,
+    _id,
+    caller_stacklevel,
+    framework_key,
+    is_gzip,
+    open_text,
+    turn_number,
+)
 
 __all__ = ["read_judgments", "load_judgments", "FORMATS", "SUFFIXES"]
 
@@ -169,7 +177,7 @@ def _benchmark_of(format: str | None) -> str | None:
     ``_`` read as ``-`` (``"mt_bench"`` is ``"mt-bench"``); None for any other format."""
     if format is None:
         return None
-    key = str(format).strip().lower().replace("_", "-")
+    key = framework_key(format)
     return key if key in FRAMEWORKS else None
 
 

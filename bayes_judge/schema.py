@@ -273,6 +273,8 @@ def validate_judgments(df: pd.DataFrame) -> pd.DataFrame:
         out["human"] = None
 
     key = list(KEY_COLUMNS) + (["sample"] if "sample" in out.columns else [])
+    if "sample" in out.columns:  # coded too, so that the packed key serves tables with repeats
+        coded["sample"] = pd.factorize(out["sample"])
     dup = _duplicated(out, key, coded)
     if dup.any():
         raise ValueError(

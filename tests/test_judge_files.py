@@ -223,9 +223,14 @@ def test_a_gzipped_json_list_names_records_not_lines(tmp_path):
     ("alpaca_eval", "alpaca_eval_annotations.json", 2), ("arena_hard", "arena_hard_my-model.jsonl", 5),
 ])
 def test_benchmark_format_names_with_underscores(name, file, rows):
-    """format="mt_bench" was "not one of ['csv', 'json', ...]"."""
+    """format="mt_bench" was "not one of ['csv', 'json', ...]"; read_framework called directly
+    still wanted the hyphen."""
+    from bayes_judge.judge_files import read_framework
+
     with pytest.warns(UserWarning, match="1 verdict"):
         assert len(bj.read_judgments(DATA / file, format=name)) == rows
+    with pytest.warns(UserWarning, match="1 verdict"):
+        assert len(read_framework(DATA / file, name)) == rows
 
 
 def test_an_unknown_format_lists_the_benchmarks_too():

@@ -161,3 +161,7 @@ def test_the_packed_duplicate_key_finds_what_pandas_finds(seed):
     expect = out.duplicated(list(KEY_COLUMNS), keep=False).to_numpy()
     assert expect.any() and not expect.all()
     assert np.array_equal(_duplicated(out, list(KEY_COLUMNS), coded), expect)
+    out["sample"] = rng.integers(0, 2, n)  # repeats numbered: coded too
+    coded["sample"] = pd.factorize(out["sample"])
+    key = [*KEY_COLUMNS, "sample"]
+    assert np.array_equal(_duplicated(out, key, coded), out.duplicated(key, keep=False).to_numpy())
