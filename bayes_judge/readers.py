@@ -410,7 +410,8 @@ def _judge_column_names_judges(judge: pd.Series) -> bool:
 def _turns(turn: pd.Series, where: str) -> list[int]:
     """The ``turn`` column as turn numbers; a boolean, a non-integral or a missing turn is an error
     naming its rows (never coerced: ``int(2.5)`` is 2, ``int(True)`` is 1)."""
-    if pd.api.types.is_integer_dtype(turn.dtype) and not pd.api.types.is_bool_dtype(turn.dtype):
+    if (pd.api.types.is_integer_dtype(turn.dtype) and not pd.api.types.is_bool_dtype(turn.dtype)
+            and not turn.isna().any()):
         return turn.astype(np.int64).tolist()  # a whole column of ints (an Arena export's): nothing to check
     turns = [turn_number(v) for v in turn]
     bad = [i for i, t in enumerate(turns) if t is None]

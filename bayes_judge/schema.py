@@ -274,7 +274,7 @@ def validate_judgments(df: pd.DataFrame) -> pd.DataFrame:
 
     key = list(KEY_COLUMNS) + (["sample"] if "sample" in out.columns else [])
     if "sample" in out.columns:  # coded too, so that the packed key serves tables with repeats
-        coded["sample"] = pd.factorize(out["sample"])
+        coded["sample"] = pd.factorize(out["sample"], use_na_sentinel=False)  # a missing one a code of its own
     dup = _duplicated(out, key, coded)
     if dup.any():
         raise ValueError(

@@ -155,6 +155,16 @@ def test_a_human_judgments_odd_turn_is_named_by_its_row(tmp_path, turn):
         bj.read_judgments(path)
 
 
+def test_a_missing_turn_in_an_integer_column_is_named_by_its_row():
+    """A nullable integer turn column with a gap (a table, not a file) took the fast path for whole
+    columns of ints and failed inside pandas ("cannot convert NA to integer")."""
+    df = pd.DataFrame({"question_id": [81, 81, 82], "model_a": "m1", "model_b": "m2",
+                       "winner": ["model_a", "model_b", "tie"], "judge": "expert_1",
+                       "turn": pd.array([1, None, 1], dtype="Int64")})
+    with pytest.raises(ValueError, match=r"column 'turn' of .*row\(s\) 1 hold"):
+        bj.read_judgments(df)
+
+
 _GAME = {"user_prompt": "p", "judgment": "j", "score": "B>A"}
 _ARENA_REC = {"question_id": "q1", "model": "mine", "judge": "gpt-4-1106-preview", "games": [_GAME, _GAME]}
 

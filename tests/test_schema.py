@@ -165,3 +165,12 @@ def test_the_packed_duplicate_key_finds_what_pandas_finds(seed):
     coded["sample"] = pd.factorize(out["sample"])
     key = [*KEY_COLUMNS, "sample"]
     assert np.array_equal(_duplicated(out, key, coded), out.duplicated(key, keep=False).to_numpy())
+
+
+def test_a_missing_sample_is_a_value_of_its_own_in_the_duplicate_key():
+    """factorize codes a missing value -1, which packed into the key collided with another row's
+    (item 'p', sample NaN read as item 'o', sample 1.0): two distinct rows called repeats."""
+    df = pd.DataFrame({"item": ["o", "o", "p"], "a": "x", "b": "y", "winner": "a", "sample": [0.0, 1.0, np.nan]})
+    assert len(bj.validate_judgments(df)) == 3
+    with pytest.raises(ValueError, match="duplicate judgments"):
+        bj.validate_judgments(pd.concat([df, df.iloc[[1]]], ignore_index=True))
