@@ -38,6 +38,11 @@ Usage (on a GPU machine; the tokenizer folder is the embedded judge's, saved wit
 
 Writes ``bench_comparator_gpu.json`` and ``bench_comparator_gpu.md`` to ``--out`` (after each judge,
 so a run cut short keeps what it measured) and prints the table.
+
+``--ray 1.7B`` instead times ``engine="ray"`` against the in-process run (one actor holding the
+GPU, two actors sharing it) on ``--ray-articles`` articles, with the judge saved to a folder that
+each actor loads (``bench_comparator_gpu_ray.*``); ``--exact-only N`` measures only bfloat16
+against float32 on N prompts per judge (``bench_comparator_gpu_exact.*``).
 """
 
 from __future__ import annotations
@@ -309,6 +314,88 @@ def exactness(shape: str, tokenizer, n: int) -> dict:
     return out
 
 
+def ray_rates(shape: str, tokenizer, args) -> dict:
+    """``engine="ray"`` against the in-process run on one judge saved to a folder (item 5 of the
+    issue): the same comparisons judged in this process, by one Ray actor holding the GPU, and by
+    two actors sharing it (``num_gpus`` 1 and 0.5; on the CPU smoke test, one and two CPU actors).
+
+    Each run is timed end to end (actors start and load the judge from the folder inside it) and,
+    for Ray, also from the first batch's arrival to the last (the rate once the actors judge: the
+    comparisons after the first batch over that span). |Δp| against the in-process run says the
+    actors judged the same prompts (bfloat16 batches of other sizes round differently)."""
+    import tempfile
+
+    import numpy as np
+    import ray
+
+    from bayes_judge.comparator import Comparator
+    from bayes_judge.comparator.store import JudgmentStore
+
+    lm, n_params = build_judge(shape, tokenizer)
+    folder = Path(tempfile.mkdtemp(prefix=f"judge-{shape}-"))
+    lm.model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    del lm
+    if DEVICE == "cuda":
+        import torch
+
+        torch.cuda.empty_cache()
+    t = time.perf_counter()
+    judge = Comparator(model=str(folder), device=DEVICE, template="summeval-coherence")
+    load_s = time.perf_counter() - t
+    arts = args.ray_articles
+    pairs, texts, contexts, *_ = workload(judge, arts)
+    first = pairs[pairs["item"] == pairs["item"].iloc[0]]
+    judge.compare(first, texts, contexts, progress=False)  # warm-up (kernels, allocator)
+    local, t_local, _ = timed(lambda: judge.compare(pairs, texts, contexts, progress=False))
+    if DEVICE == "cuda":  # the in-process run's cached blocks go back to the GPU for the actors
+        import torch
+
+        torch.cuda.empty_cache()
+    res: dict = {"shape": shape, "params": n_params, "articles": arts, "n": len(local), "load_s": load_s,
+                 "batch_size": args.ray_batch,
+                 "in_process": {"s": t_local, "cmp_per_s": len(local) / t_local}}
+    print(f"[ray {shape}] in-process {len(local)} comparisons in {t_local:.1f} s ({len(local) / t_local:.0f}/s); "
+          f"load {load_s:.1f} s", flush=True)
+
+    gpu = DEVICE == "cuda"
+    ray.init(num_cpus=args.ray_cpus, num_gpus=1 if gpu else 0, include_dashboard=False, log_to_driver=False,
+             _node_ip_address="127.0.0.1")
+    arrivals: list[tuple[float, int]] = []
+    add = JudgmentStore.add
+
+    def add_timed(self, mode, rows):  # the driver's store: one call per finished Ray batch
+        arrivals.append((time.perf_counter(), len(rows)))
+        return add(self, mode, rows)
+
+    runs = ({"one actor, num_gpus=1": {"num_gpus": 1}, "two actors, num_gpus=0.5": {"num_gpus": 0.5}} if gpu
+            else {"one actor": {"num_actors": 1}, "two actors": {"num_actors": 2}})
+    key = ["item", "a", "b"]
+    try:
+        JudgmentStore.add = add_timed  # type: ignore[method-assign]
+        for name, opts in runs.items():
+            arrivals.clear()
+            t0 = time.perf_counter()
+            out = judge.compare(pairs, texts, contexts, progress=False, engine="ray",
+                                ray_options={**opts, "batch_size": args.ray_batch})
+            wall = time.perf_counter() - t0
+            t1, tn = arrivals[0][0], arrivals[-1][0]
+            rest = sum(n for _, n in arrivals[1:])
+            both = local.merge(out, on=key, suffixes=("_local", "_ray"), validate="one_to_one")
+            r = {"s": wall, "cmp_per_s": len(out) / wall, "first_batch_s": t1 - t0,
+                 "steady_cmp_per_s": rest / (tn - t1) if tn > t1 else float("nan"), "batches": len(arrivals),
+                 "actors": out.attrs["ray"]["actors"], "gpus": out.attrs["ray"]["gpus"],
+                 "max_dp_vs_in_process": float(np.abs(both["p_a_local"] - both["p_a_ray"]).max()), "n": len(out)}
+            res[name] = r
+            print(f"[ray {shape}] {name}: {r['cmp_per_s']:.0f}/s end to end ({wall:.1f} s, first batch after "
+                  f"{r['first_batch_s']:.1f} s), {r['steady_cmp_per_s']:.0f}/s after it; actors {r['actors']} "
+                  f"gpus {r['gpus']}; max |dp| vs in-process {r['max_dp_vs_in_process']:.2g}", flush=True)
+    finally:
+        JudgmentStore.add = add  # type: ignore[method-assign]
+        ray.shutdown()
+    return res
+
+
 def profile(fn) -> dict:
     """Share of GPU kernel time by kind (matrix products, attention, copies/gathers, other) over fn()."""
     if DEVICE != "cuda":
@@ -431,6 +518,29 @@ def markdown_exact(res: dict, command: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def markdown_ray(res: dict, command: str) -> str:
+    lines = ["# `engine=\"ray\"` against the in-process run (`benchmarks/bench_comparator_gpu.py --ray`)", "",
+             f"Command: `{command}`", "", f"Card: {res['device']}; torch {res['torch']}, transformers "
+             f"{res['transformers']}, ray {res.get('ray_version', '?')}.", "",
+             "One random-weight judge saved to a folder and loaded by `Comparator(model=folder)`; SummEval coherence, "
+             "every ordered pair of 16 summaries per article. End to end: the whole `compare` call (Ray's actors "
+             "start and load the judge inside it). After the first batch: the comparisons after the first finished "
+             "Ray batch over the span to the last one (the actors' judging rate).", ""]
+    for r in res["ray"]:
+        lines += [f"Judge {r['shape']} ({r['params'] / 1e9:.2f}B), {r['n']} comparisons, Ray batches of "
+                  f"{r['batch_size']}; loading the judge in-process: {r['load_s']:.1f} s.", "",
+                  "| run | cmp/s end to end | wall s | first batch after s | cmp/s after the first batch | "
+                  "actors | GPUs (Ray ids) | max \\|Δp\\| vs in-process |", "|---|---|---|---|---|---|---|---|",
+                  f"| in-process | {r['in_process']['cmp_per_s']:.0f} | {r['in_process']['s']:.1f} | | | | | |"]
+        for name, x in r.items():
+            if isinstance(x, dict) and "actors" in x:
+                lines.append(f"| {name} | {x['cmp_per_s']:.0f} | {x['s']:.1f} | {x['first_batch_s']:.1f} | "
+                             f"{x['steady_cmp_per_s']:.0f} | {x['actors']} | {','.join(x['gpus']) or '-'} | "
+                             f"{x['max_dp_vs_in_process']:.2g} |")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tokenizer", default=None, help="tokenizer folder (default: the embedded judge's)")
@@ -443,6 +553,11 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--out", default=str(HERE / "results"))
     ap.add_argument("--exact-only", type=int, default=0, metavar="N",
                     help="only the bfloat16-vs-float32 exactness, on N prompts per judge (bench_comparator_gpu_exact.*)")
+    ap.add_argument("--ray", default="", metavar="SHAPES",
+                    help="only engine='ray' against the in-process run, for these judges (bench_comparator_gpu_ray.*)")
+    ap.add_argument("--ray-articles", type=int, default=40)
+    ap.add_argument("--ray-batch", type=int, default=480, help="comparisons per Ray batch (two articles: 480)")
+    ap.add_argument("--ray-cpus", type=int, default=4, help="CPUs of the local Ray cluster")
     ap.add_argument("--cpu-smoke", action="store_true", help="a tiny random judge on the CPU (checks the script)")
     args = ap.parse_args(argv)
     global DEVICE
@@ -469,12 +584,21 @@ def main(argv: list[str] | None = None) -> dict:
            "transformers": transformers.__version__, "python": platform.python_version(), "matmul_tflops": peak}
     command = "python benchmarks/bench_comparator_gpu.py " + " ".join(argv if argv is not None else sys.argv[1:])
     print(f"{res['device']}: bf16 matmul {peak:.0f} TFLOP/s", flush=True)
-    stem, render = ("bench_comparator_gpu_exact", markdown_exact) if args.exact_only else ("bench_comparator_gpu",
-                                                                                             markdown)
-    res["exact" if args.exact_only else "shapes"] = []
-    for shape in args.shapes.split(","):
+    if args.ray:
+        import ray
+
+        res["ray_version"] = ray.__version__
+        stem, render, part = "bench_comparator_gpu_ray", markdown_ray, "ray"
+    elif args.exact_only:
+        stem, render, part = "bench_comparator_gpu_exact", markdown_exact, "exact"
+    else:
+        stem, render, part = "bench_comparator_gpu", markdown, "shapes"
+    res[part] = []
+    for shape in (args.ray or args.shapes).split(","):
         try:
-            if args.exact_only:
+            if args.ray:
+                res["ray"].append(ray_rates(shape, tok, args))
+            elif args.exact_only:
                 res["exact"].append(exactness(shape, tok, args.exact_only))
             else:
                 res["shapes"].append(run_shape(shape, tok, args, peak))

@@ -127,7 +127,7 @@ def run_ray(
     *,
     num_actors: int | None = None,
     batch_size: int = 16,
-    num_cpus: float = 1,
+    num_cpus: float | None = None,
     num_gpus: float = 0,
 ) -> dict[str, Any]:
     """Judge ``todo`` on a Ray actor pool and write the results into ``st`` as batches finish.
@@ -145,7 +145,8 @@ def run_ray(
         GPUs hold when ``num_gpus`` > 0 (one judge per GPU with ``num_gpus=1``, two with 0.5),
         else 2
     batch_size : comparisons per Ray batch (per actor call)
-    num_cpus, num_gpus : resources per actor
+    num_cpus, num_gpus : resources per actor; ``num_cpus`` unset reserves Ray's default of one CPU
+        (Ray Data warns when both are set, so it is passed only when given)
 
     Returns
     -------
@@ -159,7 +160,7 @@ def run_ray(
         raise ImportError("engine='ray' needs Ray: pip install -e '.[ray]' (ray[data])") from err
     if (num_actors is not None and num_actors < 1) or batch_size < 1:
         raise ValueError("ray_options: num_actors and batch_size must be at least 1")
-    if num_gpus < 0 or num_cpus < 0:
+    if num_gpus < 0 or (num_cpus is not None and num_cpus < 0):
         raise ValueError("ray_options: num_cpus and num_gpus must not be negative")
     spec = judge_spec(cmp)
     rows = todo[["item", "a", "b", "order", "first", "second"]].reset_index(drop=True).copy()
@@ -181,8 +182,8 @@ def run_ray(
     ds = ray_data.from_pandas(blocks)
     n = min(num_actors, len(blocks))
     judged = ds.map_batches(_JudgeActor, fn_constructor_kwargs={"spec": spec, "cls": type(cmp)}, batch_size=batch_size,
-                            batch_format="pandas", compute=ray_data.ActorPoolStrategy(size=n), num_cpus=num_cpus,
-                            num_gpus=num_gpus)
+                            batch_format="pandas", compute=ray_data.ActorPoolStrategy(size=n), num_gpus=num_gpus,
+                            **({} if num_cpus is None else {"num_cpus": num_cpus}))
     from .progress import progress_bar
 
     bar = progress_bar(len(rows), f"{cmp.judge_name} (ray, {n} actors)", progress)
@@ -195,5 +196,5 @@ def run_ray(
             bar.update(len(out))
     finally:
         bar.close()
-    return {"actors": n, "batch_size": batch_size, "num_cpus": num_cpus, "num_gpus": num_gpus,
+    return {"actors": n, "batch_size": batch_size, "num_cpus": 1 if num_cpus is None else num_cpus, "num_gpus": num_gpus,
             "gpus": sorted(gpus)}
