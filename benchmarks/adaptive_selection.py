@@ -133,6 +133,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--batch", type=int, default=12)
     ap.add_argument("--budget", type=int, default=600)
+    ap.add_argument("--methods", default=",".join(METHODS), help="which methods to run (comma-separated)")
     ap.add_argument("--out", default=str(HERE / "results" / "adaptive_selection.json"))
     ap.add_argument("--render", metavar="JSON", help="only rewrite the table of an earlier run's JSON")
     args = ap.parse_args(argv)
@@ -158,7 +159,9 @@ def main(argv: list[str] | None = None) -> dict:
                                  "top3_pool": sorted(top_pool), "p_top3_full_pool": top3_prob(full, top_pool)}
         print(f"{name}: {len(pool)} judgments; the whole pool's Spearman with the experts {rho_full:.3f}; "
               f"target {target}", flush=True)
-        for method in METHODS:
+        for method in args.methods.split(","):
+            if method not in METHODS:
+                raise SystemExit(f"--methods: {method!r} is not one of {', '.join(METHODS)}")
             for seed in range(args.seeds):
                 r = run(name, method, seed, args, pool, systems, experts, top_pool, target)
                 results["runs"].append(r)
@@ -199,6 +202,8 @@ def markdown(res: dict, command: str) -> str:
                   + " | P(top 3) at " + " / ".join(map(str, AT)) + " |", "|---|---|---|---|---|"]
         for method in METHODS:
             runs = [r for r in res["runs"] if r["set"] == name and r["method"] == method]
+            if not runs:
+                continue
             cells = []
             for key in ("n_spearman", "n_top3"):
                 vals = [r[key] if r[key] is not None else budget for r in runs]

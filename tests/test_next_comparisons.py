@@ -111,23 +111,13 @@ def _two_items():
 
 def test_ranking_fits_of_several_items_choose_within_each_item():
     idata = _two_items()
-    s = idata.posterior["s"]
     got = bj.next_comparisons(idata, 20, goal="top-k", k=1)
-    assert len(got) == 11 and got.attrs["reason"].startswith("only 11 comparisons tell anything")  # x2's settled pair
-    import importlib
-
-    d = s.to_numpy().reshape(-1, s.shape[-1])
-    cap = importlib.import_module("bayes_judge.next_comparisons").MAX_DRAWS  # the draws it reads
-    d = d[np.linspace(0, len(d) - 1, cap).astype(int)] if len(d) > cap else d
-    items = np.asarray([str(g) for g in s.coords["item"].to_numpy()])
-    names = np.asarray([str(c) for c in s.coords["candidate_id"].to_numpy()])
-    x1 = np.flatnonzero(items == "x1")
-    best = x1[np.argmax(d[:, x1], axis=1)]  # x1's best in each draw, within x1 alone
-    a, b = (int(x1[names[x1] == c][0]) for c in ("A", "B"))
-    pi_a, pi_b = np.mean(best == a), np.mean(best == b)  # P(in the top 1)
-    want = np.mean((best == a) ^ (best == b)) * max(2 * min(pi_a, 1 - pi_a), 2 * min(pi_b, 1 - pi_b))
-    row = got[(got["item"] == "x1") & (got[["a", "b"]].apply(frozenset, axis=1) == frozenset({"A", "B"}))]
-    assert row["weight"].iloc[0] == pytest.approx(want)
+    # every pair once (12 < 20): x1's contenders for the top first (1.0 and 0.9); x2's best (A, three
+    # logits ahead) is nearly settled, so its pairs tell little about its top 1
+    assert len(got) == 12 and got.attrs["reason"].startswith("there are only 12 pairs to compare")
+    first = got.iloc[0]
+    assert first["item"] == "x1" and set(first[["a", "b"]]) == {"A", "B"}
+    assert (got.loc[got["item"] == "x2", "gain"] < 0.15 * first["gain"]).all()
     with pytest.raises(ValueError, match="several items .*say which with item="):
         bj.next_comparisons(idata, 1, goal="pair", pair=("A", "B"))
     one = bj.next_comparisons(idata, 1, goal="pair", pair=("A", "B"), item="x2")
@@ -322,12 +312,32 @@ def test_a_settled_top_k_asks_for_nothing():
     assert top.empty and "every pair is already decided" in top.attrs["reason"]
     assert "who is in the top 1 is settled" in top.attrs["reason"]
     assert bj.next_comparisons(fit, 1, goal="ranking").empty
-    # one member open, the other settled: the pair still counts (weight = straddle x the open one's 2 min(π, 1 − π))
+    # S0 is in the top 2 and S3 out in every draw; S1 and S2 contend for the second place. Their
+    # verdict decides the set; S0 against S1 hardly (S1 loses to S0 either way); S0 against S3 not at all
     fake = _fake([3.0, 0.0, -0.05, -9.0], [0.05, 0.3, 0.3, 0.05])
     got = bj.next_comparisons(fake, 6, goal="top-k", k=2).set_index(["a", "b"])
-    w = {frozenset(ab): x for ab, x in got["weight"].items()}
-    assert w[frozenset({"S1", "S2"})] > 0.8 and frozenset({"S0", "S3"}) not in w
-    assert 0.3 < w[frozenset({"S0", "S1"})] < 0.6    # S1 out about half the time, its membership a coin flip
+    gain = {frozenset(ab): x for ab, x in got["gain"].items()}
+    assert max(gain, key=gain.get) == frozenset({"S1", "S2"}) and frozenset({"S0", "S3"}) not in gain
+    assert gain.get(frozenset({"S0", "S1"}), 0.0) < 0.1 * gain[frozenset({"S1", "S2"})]
+
+
+def test_the_top_k_weight_is_the_verdicts_information_on_the_set():
+    """Two systems whose difference is +c or −c, half the draws each: the top 1 is the sign, a
+    verdict (Bradley-Terry, no ties, no position bias) says A with σ(±c), so its information on
+    the top 1 is log 2 − H(σ(c)) nats, and the first pick's gain is exactly that."""
+    c, draws = 1.2, 1000  # no more than the draws it reads (MAX_DRAWS): none thinned away
+    s = np.zeros((1, draws, 2))
+    s[0, ::2] = [c / 2, -c / 2]
+    s[0, 1::2] = [-c / 2, c / 2]
+    fit = az.from_dict(posterior={"s": s}, coords={"system": ["S0", "S1"]}, dims={"s": ["system"]})
+    q = 1 / (1 + np.exp(-c))
+    want = np.log(2) + q * np.log(q) + (1 - q) * np.log(1 - q)
+    got = bj.next_comparisons(fit, 1, goal="top-k", k=1)
+    assert got["gain"].iloc[0] == pytest.approx(want, rel=1e-9)
+    # the weight is that information over the Gaussian one on the difference, ½ log(1 + f Var Δ)
+    f = q * (1 - q)  # Bradley-Terry's Fisher information, the same at +c and −c
+    assert got["weight"].iloc[0] == pytest.approx(want / (0.5 * np.log1p(f * np.var(s[0, :, 0] - s[0, :, 1], ddof=1))),
+                                                  rel=1e-9)
 
 
 def test_a_saved_run_is_read_from_its_path(tmp_path):
@@ -348,3 +358,42 @@ def test_the_reasons_count_in_the_singular_and_the_plural():
     assert len(few) == 3 and few.attrs["reason"].startswith("only 3 comparisons tell anything")
     single = bj.next_comparisons(_fake([3.0, 2.9, -9.0], [0.2] * 3), 3, goal="ranking")
     assert single.attrs["reason"].startswith("only 1 comparison tells anything")
+
+
+@pytest.mark.parametrize("model", ["bt-judges", "bt"])
+def test_the_verdict_probabilities_are_the_declared_likelihood(model):
+    """next_comparisons restates each leaderboard model's verdict likelihood to predict; here the
+    restatement is checked against the declaration itself: the probability table of the declared
+    model's judgment cells (A, B, tie), at a point of every parameter (position bias, ties, a
+    judge's own system preferences), equals ``_outcomes`` at the same values, cell by cell."""
+    from bayes_judge.generative import get_model
+    from bayes_judge.inference.fit import _build
+    from bayes_judge.leaderboard.encode import LeaderboardData, encode_leaderboard
+
+    nc = importlib.import_module("bayes_judge.next_comparisons")
+    df = pd.DataFrame({"item": ["i1", "i2", "i3", "i4"], "a": ["X", "X", "Y", "Z"], "b": ["Y", "Y", "X", "X"],
+                       "judge": "j", "winner": ["A", "tie", "B", "A"]})
+    data = encode_leaderboard(df)
+    arrays = data.arrays()
+    coords = {**data.coords(), "tie_judge": ["j"]}
+    options = {"position_bias": True, "tie_judges": (0,), "n_judges": 1}
+    if model == "bt-judges":
+        options["system_bias"] = True
+    spec = get_model(model, "leaderboard")
+    pm_model = _build(spec, arrays, LeaderboardData.DIMS, coords, spec.default_priors(), False, options)
+    # log P of each cell's outcomes (cell, outcome), as a function of the value variables
+    table = pm_model.replace_rvs_by_values([pm_model["v"].owner.inputs[2]])[0]
+    s_raw, beta, tie, alpha = np.array([0.7, -0.2, 0.1]), 0.4, 0.5, 1.3
+    z, u = np.array([0.3, -1.0, 0.5]), -0.6     # a judge's own preferences: δ = u (z − z̄), u its signed scale
+    point = {"s_raw": s_raw, "beta": np.array([beta]), "alpha_log__": np.log([alpha]), "tau_log__": np.log([tie]),
+             "nu_log__": np.log([tie]), "system_bias_signed": np.array(u), "delta_raw": z[None]}
+    names = {v.name for v in pm_model.value_vars}
+    fn = pm_model.compile_fn(table, inputs=pm_model.value_vars, on_unused_input="ignore")
+    want = np.exp(np.asarray(fn({k: v for k, v in point.items() if k in names})))[:, :3]
+    s = s_raw - s_raw.mean()
+    a, b = np.asarray(arrays["sys_a"]), np.asarray(arrays["sys_b"])
+    delta = (u * (z - z.mean()))[None, None] if model == "bt-judges" else None  # the fit's own `delta`
+    m = nc._Verdicts("bt-judges" if model == "bt-judges" else "davidson", np.full((1, 1), beta),
+                     np.full((1, 1), alpha), np.full((1, 1), tie), np.array([True]), delta, np.zeros(1))
+    pa, pb, _ = nc._outcomes(m, 0, (s[a] - s[b])[None], a, b)
+    np.testing.assert_allclose(np.c_[pa[0], pb[0], 1.0 - pa[0] - pb[0]], want, rtol=1e-10, atol=1e-12)
