@@ -323,16 +323,24 @@ def ray_rates(shape: str, tokenizer, args) -> dict:
     for Ray, also from the first batch's arrival to the last (the rate once the actors judge: the
     comparisons after the first batch over that span). |Δp| against the in-process run says the
     actors judged the same prompts (bfloat16 batches of other sizes round differently)."""
+    import shutil
     import tempfile
 
+    lm, n_params = build_judge(shape, tokenizer)
+    folder = Path(tempfile.mkdtemp(prefix=f"judge-{shape}-"))  # removed at the end (3.4 GB at 1.7B)
+    try:
+        return _ray_rates(lm, n_params, folder, shape, tokenizer, args)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _ray_rates(lm, n_params: int, folder: Path, shape: str, tokenizer, args) -> dict:
     import numpy as np
     import ray
 
     from bayes_judge.comparator import Comparator
     from bayes_judge.comparator.store import JudgmentStore
 
-    lm, n_params = build_judge(shape, tokenizer)
-    folder = Path(tempfile.mkdtemp(prefix=f"judge-{shape}-"))
     lm.model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     del lm
@@ -379,6 +387,8 @@ def ray_rates(shape: str, tokenizer, args) -> dict:
             out = judge.compare(pairs, texts, contexts, progress=False, engine="ray",
                                 ray_options={**opts, "batch_size": args.ray_batch})
             wall = time.perf_counter() - t0
+            if not arrivals:
+                raise RuntimeError(f"{name}: no Ray batch reached the driver's store")
             t1, tn = arrivals[0][0], arrivals[-1][0]
             rest = sum(n for _, n in arrivals[1:])
             both = local.merge(out, on=key, suffixes=("_local", "_ray"), validate="one_to_one")
@@ -394,6 +404,49 @@ def ray_rates(shape: str, tokenizer, args) -> dict:
         JudgmentStore.add = add  # type: ignore[method-assign]
         ray.shutdown()
     return res
+
+
+def compare_pipelined(shape: str, tokenizer, args) -> dict:
+    """``compare`` end to end with the next chunk's prompts tokenized on a second thread (the
+    default on a GPU) against one thread (``Comparator._pipelines`` off), alternating, twice each."""
+    from bayes_judge.comparator import Comparator
+
+    lm, n_params = build_judge(shape, tokenizer)
+    judge = Comparator(lm, template="summeval-coherence")
+    arts = args.articles or ARTICLES.get(shape, 1)
+    pairs, texts, contexts, *_ = workload(judge, arts)
+    judge.compare(pairs[pairs["item"] == pairs["item"].iloc[0]], texts, contexts, progress=False)  # warm-up
+    res: dict = {"shape": shape, "params": n_params, "articles": arts, "n": len(pairs)}
+    runs: dict[str, list[float]] = {"two threads": [], "one thread": []}
+    default = Comparator._pipelines
+    ahead = default if DEVICE == "cuda" else (lambda self: True)  # the CPU smoke test forces the second thread
+    for _ in range(2):
+        for name in runs:
+            Comparator._pipelines = ahead if name == "two threads" else (lambda self: False)  # type: ignore[method-assign]
+            try:
+                _, t, _ = timed(lambda: judge.compare(pairs, texts, contexts, progress=False))
+            finally:
+                Comparator._pipelines = default  # type: ignore[method-assign]
+            runs[name].append(len(pairs) / t)
+    for name, rates in runs.items():
+        res[name] = {"cmp_per_s": rates, "best": max(rates)}
+    res["ratio"] = res["two threads"]["best"] / res["one thread"]["best"]
+    print(f"[compare {shape}] two threads {runs['two threads']} cmp/s, one thread {runs['one thread']}: "
+          f"{res['ratio']:.2f}x", flush=True)
+    return res
+
+
+def markdown_compare(res: dict, command: str) -> str:
+    lines = ["# `compare` end to end, prompts tokenized ahead (`benchmarks/bench_comparator_gpu.py --compare-only`)", "",
+             f"Command: `{command}`", "", f"Card: {res['device']}; torch {res['torch']}, transformers {res['transformers']}.",
+             "", "`Comparator.compare` on SummEval coherence prompts (every ordered pair of 16 summaries per article), "
+             "random-weight judges in bfloat16: the next chunk's prompts rendered and tokenized on a second thread while "
+             "the GPU scores this one (the default on a GPU), against one thread; alternating, two runs each.", "",
+             "| judge | comparisons | two threads (cmp/s) | one thread (cmp/s) | best / best |", "|---|---|---|---|---|"]
+    for r in res["compare"]:
+        lines.append(f"| {r['shape']} | {r['n']} | {' / '.join(f'{x:.0f}' for x in r['two threads']['cmp_per_s'])} | "
+                     f"{' / '.join(f'{x:.0f}' for x in r['one thread']['cmp_per_s'])} | {r['ratio']:.2f}× |")
+    return "\n".join(lines) + "\n"
 
 
 def profile(fn) -> dict:
@@ -553,6 +606,8 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--out", default=str(HERE / "results"))
     ap.add_argument("--exact-only", type=int, default=0, metavar="N",
                     help="only the bfloat16-vs-float32 exactness, on N prompts per judge (bench_comparator_gpu_exact.*)")
+    ap.add_argument("--compare-only", default="", metavar="SHAPES",
+                    help="only compare() with prompts tokenized ahead against one thread (bench_comparator_gpu_compare.*)")
     ap.add_argument("--ray", default="", metavar="SHAPES",
                     help="only engine='ray' against the in-process run, for these judges (bench_comparator_gpu_ray.*)")
     ap.add_argument("--ray-articles", type=int, default=40)
@@ -584,7 +639,9 @@ def main(argv: list[str] | None = None) -> dict:
            "transformers": transformers.__version__, "python": platform.python_version(), "matmul_tflops": peak}
     command = "python benchmarks/bench_comparator_gpu.py " + " ".join(argv if argv is not None else sys.argv[1:])
     print(f"{res['device']}: bf16 matmul {peak:.0f} TFLOP/s", flush=True)
-    if args.ray:
+    if args.compare_only:
+        stem, render, part = "bench_comparator_gpu_compare", markdown_compare, "compare"
+    elif args.ray:
         import ray
 
         res["ray_version"] = ray.__version__
@@ -594,9 +651,11 @@ def main(argv: list[str] | None = None) -> dict:
     else:
         stem, render, part = "bench_comparator_gpu", markdown, "shapes"
     res[part] = []
-    for shape in (args.ray or args.shapes).split(","):
+    for shape in (args.compare_only or args.ray or args.shapes).split(","):
         try:
-            if args.ray:
+            if args.compare_only:
+                res["compare"].append(compare_pipelined(shape, tok, args))
+            elif args.ray:
                 res["ray"].append(ray_rates(shape, tok, args))
             elif args.exact_only:
                 res["exact"].append(exactness(shape, tok, args.exact_only))
