@@ -406,49 +406,6 @@ def _ray_rates(lm, n_params: int, folder: Path, shape: str, tokenizer, args) -> 
     return res
 
 
-def compare_pipelined(shape: str, tokenizer, args) -> dict:
-    """``compare`` end to end with the next chunk's prompts tokenized on a second thread (the
-    default on a GPU) against one thread (``Comparator._pipelines`` off), alternating, twice each."""
-    from bayes_judge.comparator import Comparator
-
-    lm, n_params = build_judge(shape, tokenizer)
-    judge = Comparator(lm, template="summeval-coherence")
-    arts = args.articles or ARTICLES.get(shape, 1)
-    pairs, texts, contexts, *_ = workload(judge, arts)
-    judge.compare(pairs[pairs["item"] == pairs["item"].iloc[0]], texts, contexts, progress=False)  # warm-up
-    res: dict = {"shape": shape, "params": n_params, "articles": arts, "n": len(pairs)}
-    runs: dict[str, list[float]] = {"two threads": [], "one thread": []}
-    default = Comparator._pipelines
-    ahead = default if DEVICE == "cuda" else (lambda self: True)  # the CPU smoke test forces the second thread
-    for _ in range(2):
-        for name in runs:
-            Comparator._pipelines = ahead if name == "two threads" else (lambda self: False)  # type: ignore[method-assign]
-            try:
-                _, t, _ = timed(lambda: judge.compare(pairs, texts, contexts, progress=False))
-            finally:
-                Comparator._pipelines = default  # type: ignore[method-assign]
-            runs[name].append(len(pairs) / t)
-    for name, rates in runs.items():
-        res[name] = {"cmp_per_s": rates, "best": max(rates)}
-    res["ratio"] = res["two threads"]["best"] / res["one thread"]["best"]
-    print(f"[compare {shape}] two threads {runs['two threads']} cmp/s, one thread {runs['one thread']}: "
-          f"{res['ratio']:.2f}x", flush=True)
-    return res
-
-
-def markdown_compare(res: dict, command: str) -> str:
-    lines = ["# `compare` end to end, prompts tokenized ahead (`benchmarks/bench_comparator_gpu.py --compare-only`)", "",
-             f"Command: `{command}`", "", f"Card: {res['device']}; torch {res['torch']}, transformers {res['transformers']}.",
-             "", "`Comparator.compare` on SummEval coherence prompts (every ordered pair of 16 summaries per article), "
-             "random-weight judges in bfloat16: the next chunk's prompts rendered and tokenized on a second thread while "
-             "the GPU scores this one (the default on a GPU), against one thread; alternating, two runs each.", "",
-             "| judge | comparisons | two threads (cmp/s) | one thread (cmp/s) | best / best |", "|---|---|---|---|---|"]
-    for r in res["compare"]:
-        lines.append(f"| {r['shape']} | {r['n']} | {' / '.join(f'{x:.0f}' for x in r['two threads']['cmp_per_s'])} | "
-                     f"{' / '.join(f'{x:.0f}' for x in r['one thread']['cmp_per_s'])} | {r['ratio']:.2f}× |")
-    return "\n".join(lines) + "\n"
-
-
 def profile(fn) -> dict:
     """Share of GPU kernel time by kind (matrix products, attention, copies/gathers, other) over fn()."""
     if DEVICE != "cuda":
@@ -606,8 +563,6 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--out", default=str(HERE / "results"))
     ap.add_argument("--exact-only", type=int, default=0, metavar="N",
                     help="only the bfloat16-vs-float32 exactness, on N prompts per judge (bench_comparator_gpu_exact.*)")
-    ap.add_argument("--compare-only", default="", metavar="SHAPES",
-                    help="only compare() with prompts tokenized ahead against one thread (bench_comparator_gpu_compare.*)")
     ap.add_argument("--ray", default="", metavar="SHAPES",
                     help="only engine='ray' against the in-process run, for these judges (bench_comparator_gpu_ray.*)")
     ap.add_argument("--ray-articles", type=int, default=40)
@@ -639,9 +594,7 @@ def main(argv: list[str] | None = None) -> dict:
            "transformers": transformers.__version__, "python": platform.python_version(), "matmul_tflops": peak}
     command = "python benchmarks/bench_comparator_gpu.py " + " ".join(argv if argv is not None else sys.argv[1:])
     print(f"{res['device']}: bf16 matmul {peak:.0f} TFLOP/s", flush=True)
-    if args.compare_only:
-        stem, render, part = "bench_comparator_gpu_compare", markdown_compare, "compare"
-    elif args.ray:
+    if args.ray:
         import ray
 
         res["ray_version"] = ray.__version__
@@ -651,11 +604,9 @@ def main(argv: list[str] | None = None) -> dict:
     else:
         stem, render, part = "bench_comparator_gpu", markdown, "shapes"
     res[part] = []
-    for shape in (args.compare_only or args.ray or args.shapes).split(","):
+    for shape in (args.ray or args.shapes).split(","):
         try:
-            if args.compare_only:
-                res["compare"].append(compare_pipelined(shape, tok, args))
-            elif args.ray:
+            if args.ray:
                 res["ray"].append(ray_rates(shape, tok, args))
             elif args.exact_only:
                 res["exact"].append(exactness(shape, tok, args.exact_only))

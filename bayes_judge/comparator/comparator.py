@@ -78,10 +78,6 @@ def _refuse_missing_ids(df: pd.DataFrame, cols: Sequence[str], what: str) -> Non
                          f"{rows[:8].tolist()} (counted from 0); fill in the ids or drop those rows")
 
 
-#: comparisons per chunk of the ``prob`` mode on a GPU, whose prompts are tokenized while the
-#: previous chunk is scored (:meth:`Comparator._run_prob`): a few passes of a packed batch
-PIPELINE_CHUNK = 2048
-
 class Comparator:
     """A pairwise LLM judge.
 
@@ -835,63 +831,26 @@ class Comparator:
         return groups, subgroups, rows
 
     def _run_prob(self, todo, lookup, ctx, st, progress) -> None:
-        """Score every planned comparison by its label words' probabilities. On a GPU the items
-        come in chunks of about :data:`PIPELINE_CHUNK` comparisons, and the next chunk's prompts
-        are rendered and tokenized on a second thread while the GPU scores this one (the host's
-        work no longer waits for the GPU's, nor the GPU for the host's); each item's prompts stay
-        in one chunk, so they are cut and packed as in one call. PRePair's prompts need the
-        model's own analyses first: one chunk, no second thread."""
-        from concurrent.futures import ThreadPoolExecutor
-
         from .engine import label_logprobs
 
-        chunks = self._prob_chunks(todo)
+        groups, subgroups, rows = self._pair_prompts(todo, lookup, ctx, st)
         bar = progress_bar(len(todo), self.judge_name, progress)
+        keys = [list(zip(r["item"], r["a"], r["b"], r["order"], strict=True)) for r in rows]  # per group, once
 
-        def score(groups, subgroups, rows) -> None:
-            keys = [list(zip(r["item"], r["a"], r["b"], r["order"], strict=True)) for r in rows]  # per group, once
+        def on_batch(g, idx, lp):  # called per group and pass: no pandas indexing here
+            la, lb = lp[:, 0], lp[:, 1]
+            p = 1.0 / (1.0 + np.exp(lb - la))  # Liusie, Manakul & Gales 2024 eq. 3
+            mass = np.exp(np.logaddexp(la, lb))
+            st.add(self.mode, [(*keys[g][k], float(pp), {"label_mass": float(f"{m:.6g}")})  # 6 digits, tiny ones too
+                               for k, pp, m in zip(idx.tolist(), p, mass, strict=True)])
+            bar.update(len(idx))
 
-            def on_batch(g, idx, lp):  # called per group and pass: no pandas indexing here
-                la, lb = lp[:, 0], lp[:, 1]
-                p = 1.0 / (1.0 + np.exp(lb - la))  # Liusie, Manakul & Gales 2024 eq. 3
-                mass = np.exp(np.logaddexp(la, lb))
-                st.add(self.mode, [(*keys[g][k], float(pp), {"label_mass": float(f"{m:.6g}")})  # 6 digits, tiny ones too
-                                   for k, pp, m in zip(idx.tolist(), p, mass, strict=True)])
-                bar.update(len(idx))
-
+        try:
             label_logprobs(self.lm, groups, self._label_ids, subgroups=subgroups, batch_size=self.batch_size,
                            kv_cache=self.kv_cache, decoder_prefix=self._decoder_prefix(self.template.answer_prefix),
                            on_batch=on_batch)
-
-        try:
-            if len(chunks) == 1:
-                score(*self._pair_prompts(chunks[0], lookup, ctx, st))
-                return
-            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="bayes-judge-prompts") as pool:
-                ahead = pool.submit(self._pair_prompts, chunks[0], lookup, ctx, st)
-                for c in range(len(chunks)):
-                    prompts = ahead.result()
-                    if c + 1 < len(chunks):
-                        ahead = pool.submit(self._pair_prompts, chunks[c + 1], lookup, ctx, st)
-                    score(*prompts)
         finally:
             bar.close()
-
-    def _pipelines(self) -> bool:
-        """Whether ``prob`` mode tokenizes ahead on a second thread: on a GPU, whose passes leave
-        the host idle (on the CPU the model's own threads use the cores the tokenizer would)."""
-        return self.mode == "prob" and str(getattr(getattr(self, "lm", None), "device", "cpu")).startswith("cuda")
-
-    def _prob_chunks(self, todo: pd.DataFrame) -> list[pd.DataFrame]:
-        """The planned comparisons in chunks of whole items, about :data:`PIPELINE_CHUNK` each, where
-        :meth:`_run_prob` pipelines (``prob`` mode on a GPU); else one chunk."""
-        if not self._pipelines() or len(todo) <= PIPELINE_CHUNK:
-            return [todo]
-        codes = pd.factorize(todo["item"], sort=False)[0]
-        sizes = np.bincount(codes)
-        chunk_of_item = np.cumsum(sizes) // PIPELINE_CHUNK   # a chunk ends where the running count passes a multiple
-        chunk = chunk_of_item[codes]
-        return [todo[chunk == c] for c in pd.unique(chunk)]
 
     def _seed_for(self, *key: str) -> int:
         import hashlib

@@ -386,36 +386,3 @@ def test_label_words_the_model_does_not_say_are_named(lm, tiny):
     mass = df["label_mass"].to_numpy()
     assert (mass > 0).all() and mass.max() < 1e-4
     assert not np.allclose(mass, mass.round(6), rtol=0, atol=1e-9)  # not cut to 6 decimals
-
-
-@pytest.mark.filterwarnings("ignore::bayes_judge.diagnose.UninformativeJudgeWarning")  # the 135M judge: positions
-def test_prompts_tokenized_ahead_on_a_second_thread_give_the_same_verdicts(lm, monkeypatch):
-    """On a GPU, prob mode tokenizes the next chunk of items while the model scores this one. Forced on
-    the CPU with chunks of about 7 comparisons: four items of six comparisons make four chunks of whole
-    items, three of them rendered on the second thread, and the verdicts equal one call's exactly."""
-    import threading
-
-    from bayes_judge.comparator import comparator as cmod
-
-    texts = pd.DataFrame([(f"i{k}", c, f"Text {c} of item {k}: the {'cat' if c == 'x' else 'dog'} sat {k} times.")
-                          for k in range(4) for c in "xyz"], columns=["item", "candidate", "text"])
-    pairs = pd.DataFrame([(f"i{k}", a, b) for k in range(4) for a in "xyz" for b in "xyz" if a != b],
-                         columns=["item", "a", "b"])
-    ctx = {f"i{k}": f"A story about animals, number {k}." for k in range(4)}
-    judge = Comparator(lm, batch_size=4)
-    one = judge.compare(pairs, texts, ctx, progress=False)
-    monkeypatch.setattr(cmod, "PIPELINE_CHUNK", 7)
-    assert len(judge._prob_chunks(pairs)) == 1  # the CPU: one chunk, one thread
-    monkeypatch.setattr(Comparator, "_pipelines", lambda self: True)
-    threads: list[str] = []
-    orig = Comparator._pair_prompts
-
-    def spy(self, todo, *a):
-        threads.append(threading.current_thread().name)
-        assert todo["item"].nunique() == 1 and len(todo) == 6  # whole items, one a chunk here
-        return orig(self, todo, *a)
-
-    monkeypatch.setattr(Comparator, "_pair_prompts", spy)
-    ahead = Comparator(lm, batch_size=4).compare(pairs, texts, ctx, progress=False)
-    assert len(threads) == 4 and sum(t.startswith("bayes-judge-prompts") for t in threads) == 4
-    pd.testing.assert_frame_equal(ahead.reset_index(drop=True), one.reset_index(drop=True))
