@@ -32,19 +32,21 @@ how much that difference matters to the ``goal``:
 
 - ``"ranking"``: the probability that i and j are ordered wrongly, 2 · min(P(i ≻ j), P(j ≻ i))
   (1 for a coin flip, 0 for a pair already decided);
-- ``"top-k"``: the share of the verdict's information that lands on the top-k set T,
-  w = I(T; v) / (½ log(1 + f_ij · cᵀ Σ c)), so that the first pick's gain is I(T; v), the
-  mutual information between T and one verdict, read from the draws as particles:
-  I = H(v) − Σ_T P(T) H(v | T), with P(T) the share of draws whose top k is T and P(v | T) the
-  mean of the verdict's probability over them (a ranking fit's items each have their own T; a
-  Gaussian expert's verdict is read by its side of ½). Pairs that never straddle the boundary in
-  any draw tell nothing (a settled top k asks for nothing). In
-  ``benchmarks/adaptive_selection.py`` (``benchmarks/results/adaptive_selection_8seeds.md``: 8
-  seeds, 480 comparisons) the posterior probability of the pool's top 3 reaches 0.12 / 0.14
-  (SummEval / HANNA), against 0.06 / 0.14 with the weight it replaced (the straddle probability
-  times the members' openness) and 0.08 / 0.11 for random pairs; the ranking goal gives
-  0.16 / 0.16 on that measure (not explained; one reading: the greedy information on the current
-  posterior's boundary explores less than the ranking goal's spread over every close pair);
+- ``"top-k"``: the information one verdict gives on who of i and j is in the top k,
+  w = I(M; v) nats, M = (i in the top k, j in the top k), read from the draws as particles:
+  I = H(v) − Σ_M P(M) H(v | M), with P(M) the share of draws of each of M's four values and
+  P(v | M) the mean of the verdict's probability over them (a Gaussian expert's verdict read by
+  its side of ½). M is what the verdict can move of the top-k set T, so I(M; v) ≤ I(T; v); T
+  itself has a value of its own in nearly every draw once there are tens of systems, where the
+  particles' estimate of I(T; v) becomes the verdict's information on every parameter. The gain
+  is w itself for the first pick and w · ℓ(cᵀΣc) / ℓ(cᵀΣ₀c), ℓ(x) = ½ log(1 + f_ij x), once the
+  batch's earlier picks have narrowed Δ. Pairs that never straddle the boundary in any draw tell
+  nothing (a settled top k asks for nothing). In ``benchmarks/adaptive_selection.py``
+  (``benchmarks/results/adaptive_selection_8seeds.md``: 8 seeds, 480 comparisons) the posterior
+  probability of the pool's top 3 reaches 0.13 / 0.15 (SummEval / HANNA), against 0.06 / 0.14 with
+  the weight this replaced (the straddle probability times the members' openness) and
+  0.08 / 0.11 for random pairs (per seed the sd is 0.03-0.07: the gaps to random are about
+  two standard errors); the ranking goal gives 0.16 / 0.16 on that measure (not explained);
 - ``"pair"``: the expected reduction of the variance of one given difference s_a − s_b (its
   information, not w · gain).
 
@@ -238,19 +240,18 @@ def _predict(m: _Verdicts, draws: np.ndarray, i: np.ndarray, j: np.ndarray) -> n
 
 
 def _set_information(m: _Verdicts, draws: np.ndarray, a: np.ndarray, b: np.ndarray, top: np.ndarray) -> np.ndarray:
-    """I(T; v): the mutual information (nats) between the top-k set T and one verdict v on ``a``
-    shown before ``b`` (each (P,)), the posterior draws as particles: their sets ``top`` (S, N)
-    group them, ``I = H(v) − Σ_T P(T) H(v | T)``, ``P(v | T)`` the mean of the verdict's
-    probability over the draws of set T (a judge drawn at random from the fit's judges, as in
-    :func:`_predict`). A Gaussian expert's verdict is read by its side of ½ (a lower bound)."""
+    """I(M; v), nats: the mutual information between one verdict v on ``a`` shown before ``b``
+    (each (P,)) and M = (a in the top k, b in the top k), the posterior draws as particles:
+    ``top`` (S, N) says who is in the top k in each draw, ``I = H(v) − Σ_M P(M) H(v | M)``, with
+    ``P(v | M)`` the mean of the verdict's probability over the draws of M (a judge drawn at random
+    from the fit's judges, as in :func:`_predict`). M is what the verdict can move of the top-k
+    set T (a function of T, so I(M; v) ≤ I(T; v)), and its four values keep the particles'
+    upward bias small where T's many values (a distinct T in nearly every draw at 60 systems)
+    would make the estimate the verdict's information on every parameter. A Gaussian expert's
+    verdict is read by its side of ½ (a lower bound)."""
     from scipy.special import ndtr
 
     S = draws.shape[0]
-    _, sid = np.unique(top, axis=0, return_inverse=True)
-    sid = sid.ravel()
-    order = np.argsort(sid, kind="stable")                              # the draws set by set
-    starts = np.flatnonzero(np.r_[True, sid[order][1:] != sid[order][:-1]])
-    share = np.diff(np.r_[starts, S]) / S                               # P(T)
     E = m.shift.shape[1]
     out = np.zeros(a.size)
     step = max(1, _BLOCK // max(S, 1))
@@ -266,15 +267,20 @@ def _set_information(m: _Verdicts, draws: np.ndarray, a: np.ndarray, b: np.ndarr
             pa += x
             pb += y
         pa, pb = pa / E, pb / E
+        member = 2 * top[:, a[at]].astype(np.int8) + top[:, b[at]]               # M's value per draw (S, P)
+        masks = [member == v for v in range(4)]
+        n_m = np.stack([mk.sum(axis=0) for mk in masks])                        # draws of each M (4, P)
         h_v = np.zeros(d.shape[1])
-        h_vt = np.zeros(d.shape[1])
+        h_vm = np.zeros(d.shape[1])
         for pv in (pa, pb, np.clip(1.0 - pa - pb, 0.0, 1.0)):
-            marg = pv.mean(axis=0)                                                      # P(v)
+            marg = pv.mean(axis=0)                                              # P(v)
             h_v -= marg * np.log(np.maximum(marg, _TINY))
-            cond = np.add.reduceat(pv[order], starts, axis=0) / (share[:, None] * S)  # P(v | T)
-            h_vt -= (share[:, None] * cond * np.log(np.maximum(cond, _TINY))).sum(axis=0)
-        out[at] = np.maximum(h_v - h_vt, 0.0)
+            for mk, n in zip(masks, n_m, strict=True):
+                cond = np.where(n > 0, (pv * mk).sum(axis=0) / np.maximum(n, 1), 0.0)  # P(v | M)
+                h_vm -= n / S * cond * np.log(np.maximum(cond, _TINY))
+        out[at] = np.maximum(h_v - h_vm, 0.0)
     return out
+
 
 def next_comparisons(idata: az.InferenceData | str | os.PathLike, n: int, *, goal: str = "ranking",
                      k: int | None = None, pair: tuple[str, str] | None = None, item: str | None = None,
@@ -371,23 +377,18 @@ def next_comparisons(idata: az.InferenceData | str | os.PathLike, n: int, *, goa
         p_ij = (draws[:, i] > draws[:, j]).mean(axis=0)
         weight = 2.0 * np.minimum(p_ij, 1.0 - p_ij)
     cov = np.cov(draws, rowvar=False).reshape(N, N)
-    if goal == "top-k":  # the share of a verdict's information on Δ that says who is in the top k
+    if goal == "top-k":  # what a verdict says of who of the pair is in the top k
         kk = int(k)  # type: ignore[arg-type]
         top = np.zeros(draws.shape, dtype=bool)
         for g in group_ids:  # ranks within each item (a ranking fit's items are separate rankings)
             cols = np.flatnonzero(groups == g)
             ranks = np.argsort(np.argsort(-draws[:, cols], axis=1), axis=1)  # 0 = best, per draw
             top[:, cols] = ranks < kk
-        straddle = (top[:, i] ^ top[:, j]).any(axis=0)             # a verdict can move the set at all
-        info = np.zeros(i.size)
-        for g in group_ids:  # each item's own top k (a verdict within an item says nothing of another's)
-            at = np.flatnonzero(straddle & (groups[i] == g))
-            if at.size:
-                info[at] = _set_information(model, draws, np.where(flip, j, i)[at], np.where(flip, i, j)[at],
-                                            top[:, groups == g])
+        at = np.flatnonzero((top[:, i] ^ top[:, j]).any(axis=0))   # pairs that straddle the boundary in some draw
+        weight = np.zeros(i.size)                                   # I(M; v): module docstring
+        weight[at] = _set_information(model, draws, np.where(flip, j, i)[at], np.where(flip, i, j)[at], top)
         var0 = cov[i, i] + cov[j, j] - 2 * cov[i, j]
-        gauss = 0.5 * np.log1p(fisher * np.maximum(var0, 0.0))
-        weight = np.where(gauss > 1e-12, info / np.maximum(gauss, 1e-12), 0.0)
+        base = 0.5 * np.log1p(fisher * np.maximum(var0, 0.0))      # the Gaussian information before the batch
     ab = None
     if goal == "pair":
         ab = np.zeros(N)
@@ -403,6 +404,9 @@ def next_comparisons(idata: az.InferenceData | str | os.PathLike, n: int, *, goa
             v_ab = float(ab @ sc)
             reduction = fisher * cross ** 2 / (1.0 + fisher * var)
             gain = 0.5 * np.log(v_ab / np.maximum(v_ab - reduction, 1e-300)) if v_ab > 0 else np.zeros(i.size)
+        elif goal == "top-k":  # I(M; v), discounted as the batch's earlier picks narrow Δ
+            left = 0.5 * np.log1p(fisher * np.maximum(var, 0.0))
+            gain = np.where(base > 1e-12, weight * np.minimum(left / np.maximum(base, 1e-12), 1.0), 0.0)
         else:
             gain = weight * 0.5 * np.log1p(fisher * np.maximum(var, 0.0))
         if chosen:
