@@ -145,12 +145,12 @@ def run_ray(
         GPUs hold when ``num_gpus`` > 0 (one judge per GPU with ``num_gpus=1``, two with 0.5),
         else 2
     batch_size : comparisons per Ray batch (per actor call)
-    num_cpus, num_gpus : resources per actor; ``num_cpus`` unset reserves Ray's default of one CPU
-        (Ray Data warns when both are set, so it is passed only when given)
+    num_cpus, num_gpus : resources per actor; ``num_cpus`` is passed to Ray only when given (Ray
+        Data warns when both are set): unset, Ray Data's default applies (one CPU in Ray 2.60)
 
     Returns
     -------
-    dict: ``actors``, ``batch_size``, ``num_cpus``, ``num_gpus`` and ``gpus`` (the GPU ids Ray
+    dict: ``actors``, ``batch_size``, ``num_cpus`` (None: Ray's default), ``num_gpus`` and ``gpus`` (the GPU ids Ray
     gave the actors that judged, as Ray names them), kept in the table's ``attrs["ray"]``.
     """
     try:
@@ -196,5 +196,5 @@ def run_ray(
             bar.update(len(out))
     finally:
         bar.close()
-    return {"actors": n, "batch_size": batch_size, "num_cpus": 1 if num_cpus is None else num_cpus, "num_gpus": num_gpus,
+    return {"actors": n, "batch_size": batch_size, "num_cpus": num_cpus, "num_gpus": num_gpus,
             "gpus": sorted(gpus)}
