@@ -3,6 +3,7 @@
 Static designs (``bj.select_comparisons``, greedy D-optimal: Liusie et al. 2024 (PoE) eq. 15-17)
 choose pairs before any verdict is in. Here the choice reads the posterior of a fit
 (``bj.leaderboard`` or ``bj.rank(..., bayesian=True)``): each candidate pair (i, j) is scored by
+(for the ``"ranking"`` goal; ``"top-k"`` and ``"pair"`` below)
 
     gain(i, j) = w_goal(i, j) · ½ log(1 + f_ij · cᵀ Σ c),     c = e_i − e_j,
 
@@ -222,21 +223,37 @@ def _outcomes(m: _Verdicts, e: int, d: np.ndarray, a: np.ndarray, b: np.ndarray
     return pa, pb, fisher
 
 
+def _judged(m: _Verdicts, d: np.ndarray, a: np.ndarray, b: np.ndarray, *, sides: bool = False
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(P_A, P_B, f) of a verdict on ``a`` shown before ``b``, per draw (S, pairs), for a judge
+    drawn at random from the fit's judges (the mean over them), from Δ ``d`` (S, pairs). With
+    ``sides``, a Gaussian expert's verdict is read by its side of ½: P(p > ½ | θ) = Φ((α Δ + β − ½) / σ)."""
+    from scipy.special import ndtr
+
+    E = m.shift.shape[1]
+    pa, pb, f = np.zeros_like(d), np.zeros_like(d), np.zeros_like(d)
+    for e in range(E):
+        x, y, fe = _outcomes(m, e, d, a, b)
+        if sides and m.kind == "gaussian":
+            x = ndtr((x - 0.5) / m.sigma[:, None])
+            y = 1.0 - x
+        pa, pb, f = pa + x, pb + y, f + fe
+    return pa / E, pb / E, f / E
+
+
 def _predict(m: _Verdicts, draws: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
     """(6, P): P_A, P_B and f of every pair shown as (i, j), then as (j, i), each the mean over
     the draws and the judges; computed in blocks of pairs (draws x pairs arrays of ``_BLOCK``)."""
     out = np.zeros((6, i.size))
-    E = m.shift.shape[1]
     step = max(1, _BLOCK // max(draws.shape[0], 1))
     for lo in range(0, i.size, step):
         at = slice(lo, lo + step)
         a, b = i[at], j[at]
         d = draws[:, a] - draws[:, b]
-        for e in range(E):
-            for k, (x, y, dd) in enumerate(((a, b, d), (b, a, -d))):
-                for r, v in enumerate(_outcomes(m, e, dd, x, y)):
-                    out[3 * k + r, at] += v.mean(axis=0)
-    return out / E
+        for k, (x, y, dd) in enumerate(((a, b, d), (b, a, -d))):
+            for r, v in enumerate(_judged(m, dd, x, y)):
+                out[3 * k + r, at] = v.mean(axis=0)
+    return out
 
 
 def _set_information(m: _Verdicts, draws: np.ndarray, a: np.ndarray, b: np.ndarray, top: np.ndarray) -> np.ndarray:
@@ -249,29 +266,17 @@ def _set_information(m: _Verdicts, draws: np.ndarray, a: np.ndarray, b: np.ndarr
     upward bias small where T's many values (a distinct T in nearly every draw at 60 systems)
     would make the estimate the verdict's information on every parameter. A Gaussian expert's
     verdict is read by its side of ½ (a lower bound)."""
-    from scipy.special import ndtr
-
     S = draws.shape[0]
-    E = m.shift.shape[1]
     out = np.zeros(a.size)
     step = max(1, _BLOCK // max(S, 1))
     for lo in range(0, a.size, step):
         at = slice(lo, lo + step)
-        d = draws[:, a[at]] - draws[:, b[at]]
-        pa, pb = np.zeros_like(d), np.zeros_like(d)
-        for e in range(E):
-            x, y, _ = _outcomes(m, e, d, a[at], b[at])
-            if m.kind == "gaussian":  # P(p > ½ | θ) = Φ((α Δ + β − ½) / σ)
-                x = ndtr((x - 0.5) / m.sigma[:, None])
-                y = 1.0 - x
-            pa += x
-            pb += y
-        pa, pb = pa / E, pb / E
+        pa, pb, _ = _judged(m, draws[:, a[at]] - draws[:, b[at]], a[at], b[at], sides=True)
         member = 2 * top[:, a[at]].astype(np.int8) + top[:, b[at]]               # M's value per draw (S, P)
         masks = [member == v for v in range(4)]
         n_m = np.stack([mk.sum(axis=0) for mk in masks])                        # draws of each M (4, P)
-        h_v = np.zeros(d.shape[1])
-        h_vm = np.zeros(d.shape[1])
+        h_v = np.zeros(pa.shape[1])
+        h_vm = np.zeros(pa.shape[1])
         for pv in (pa, pb, np.clip(1.0 - pa - pb, 0.0, 1.0)):
             marg = pv.mean(axis=0)                                              # P(v)
             h_v -= marg * np.log(np.maximum(marg, _TINY))

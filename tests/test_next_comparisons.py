@@ -352,7 +352,7 @@ def test_the_top_k_information_stays_at_the_boundary_among_many_systems():
     top = np.argsort(np.argsort(-draws, axis=1), axis=1) < 10
     m = nc._verdicts(fit, np.arange(draws.shape[0]), None)
     info = nc._set_information(m, draws, np.array([9, 30, 45]), np.array([10, 31, 46]), top)
-    assert info[0] > 0.02 and info[1] < 0.02 * info[0] and info[2] == 0.0
+    assert info[0] > 0.02 and info[1] < 0.02 * info[0] and info[2] < 1e-12  # (45, 46): out in every draw
 
 
 def test_a_saved_run_is_read_from_its_path(tmp_path):
