@@ -171,27 +171,45 @@ def diagnose_table(df: pd.DataFrame, **thresholds: Any) -> dict[str, dict[str, A
         val = pd.Series(uniq).astype(str).str.strip().str.lower().map({"a": 1.0, "b": 0.0, "tie": 0.5})
         hard = np.where(codes >= 0, np.r_[val.to_numpy(float), np.nan][codes], np.nan)
         p = np.where(given, p, hard)
-    judge = df["judge"].astype(str) if "judge" in df.columns else pd.Series("judge", index=df.index)
+    # the judges and the items coded once (a million rows: ~0.05 s each), the rows read chosen by
+    # those codes before any frame is built, so the grouping and the checks see ~20,000 rows a judge
+    if "judge" in df.columns:
+        jcode, juniq = pd.factorize(df["judge"], use_na_sentinel=False)
+        jnames = np.array([str(j) for j in juniq], dtype=object)
+    else:
+        jcode, jnames = np.zeros(len(df), dtype=np.intp), np.array(["judge"], dtype=object)
+    keep = same = None  # the rows each judge's checks read, and the rows the copies' check reads
+    if "item" in df.columns:
+        rank, n_items = _item_rank(df["item"])
+        n_j = np.bincount(jcode, minlength=len(jnames))
+        big = n_j > MAX_ROWS
+        if big.any():
+            limit = np.where(big, np.maximum(1, (n_items * MAX_ROWS / np.maximum(n_j, 1)).astype(np.int64)), 0)
+            keep = ~big[jcode] | (rank < limit[jcode])
+        if len(df) > MAX_ROWS:  # the copies' check: one share of the items for every judge (the
+            # smallest share, so its rows are among every judge's own)
+            same = rank < max(1, int(n_items * MAX_ROWS / len(df)))
     cols = [c for c in ("item", "a", "b") if c in df.columns]
-    t = df[cols].assign(p_a=p, judge=judge.to_numpy(), _soft=given)
+    t = df[cols].assign(p_a=p, judge=jnames[jcode], _soft=given)
+    if keep is not None:
+        t, same = t[keep], (same[keep] if same is not None else None)
     out = {}
     for name, g in t.groupby("judge", sort=True):
         soft = bool(g["_soft"].any())
         g = g.drop(columns="_soft")
-        if len(g) > MAX_ROWS and "item" in g.columns:  # a screening check: a seeded share of the items
-            g = g[_item_share(g["item"], len(g))]
         d = diagnose_judgments(g, **thresholds)
         if not soft:  # hard verdicts: meant to be hard, and "constant" said in their terms
-            keep = [i for i, f in enumerate(d["flags"]) if f != "saturated"]
-            d["flags"], d["messages"] = [d["flags"][i] for i in keep], [d["messages"][i] for i in keep]
+            keep_f = [i for i, f in enumerate(d["flags"]) if f != "saturated"]
+            d["flags"], d["messages"] = [d["flags"][i] for i in keep_f], [d["messages"][i] for i in keep_f]
             if "constant" in d["flags"]:
                 v = {1.0: "'a' (the first position)", 0.0: "'b' (the second position)", 0.5: "a tie"}
                 d["messages"][d["flags"].index("constant")] = (
                     f"all {d['n']} of its verdicts are {v.get(float(g['p_a'].iloc[0]), 'the same')}: "
                     "they do not depend on the texts")
         out[str(name)] = {k: d[k] for k in _KEEP}
-    for name, same in identical_judges(t.drop(columns="_soft")).items():  # copies: counted several times
-        out[name]["identical_to"] = same
+    t = t.drop(columns="_soft")
+    for name, copies in _identical(t if same is None else t[same]).items():  # copies: counted several times
+        out[name]["identical_to"] = copies
     return out
 
 
@@ -200,14 +218,13 @@ IDENTICAL_VARIED = 5  # ... of which at least this many differ from the commones
 # a plain pair agree on every item by chance (98% one way), copies agree on their rarer verdicts too
 
 
-def _item_share(item: pd.Series, n_rows: int) -> np.ndarray:
-    """(n,) bool: the rows of a fixed-seed share of the items, about ``MAX_ROWS`` rows of ``n_rows``
-    (items in order of first appearance, chosen by index: no string comparison per row)."""
+def _item_rank(item: pd.Series) -> tuple[np.ndarray, int]:
+    """Each row's item's place in one fixed-seed random order of the distinct items (a missing item
+    +inf: never chosen), and the number of items.  The rows whose rank is under ``m`` are those of
+    ``m`` items chosen at random; a smaller share's items are among a larger's."""
     codes, uniq = pd.factorize(item)
-    chosen = np.random.default_rng(0).choice(len(uniq), max(1, int(len(uniq) * MAX_ROWS / n_rows)), replace=False)
-    keep = np.zeros(len(uniq) + 1, dtype=bool)  # the last: a missing item (code -1), never kept
-    keep[chosen] = True
-    return keep[codes]
+    order = np.random.default_rng(0).permutation(len(uniq)).astype(float)
+    return np.r_[order, np.inf][codes], len(uniq)
 
 
 def identical_judges(t: pd.DataFrame) -> dict[str, list[str]]:
@@ -216,10 +233,16 @@ def identical_judges(t: pd.DataFrame) -> dict[str, list[str]]:
     one judge under two names, or a panel that never disagrees.
     ``t`` holds ``item``, ``a``, ``b``, ``judge`` and the verdict ``p_a``; a share of the items
     (fixed seed) is read when there are more than ``MAX_ROWS``."""
+    if len(t) > MAX_ROWS and "item" in t.columns:
+        rank, n_items = _item_rank(t["item"])
+        t = t[rank < max(1, int(n_items * MAX_ROWS / len(t)))]
+    return _identical(t)
+
+
+def _identical(t: pd.DataFrame) -> dict[str, list[str]]:
+    """:func:`identical_judges` on every row of ``t``."""
     if t["judge"].nunique() < 2 or not {"item", "a", "b"} <= set(t.columns):
         return {}
-    if len(t) > MAX_ROWS:
-        t = t[_item_share(t["item"], len(t))]
     # each verdict for the same system of the pair (the lower-sorted one), whatever the order shown: the
     # commonest verdict is then a system, not a position, and both orders of an item count once each
     a, b = t["a"].astype(str).to_numpy(), t["b"].astype(str).to_numpy()

@@ -22,14 +22,14 @@ is to be compared.  Bad tables are rejected by :func:`bayes_judge.validate_judgm
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from .schema import ids_as_text, validate_judgments
+from .schema import coded_judgments, ids_as_text
 
 __all__ = [
     "Outcomes", "read_outcomes", "read_label_table", "one_label_per_comparison", "orient", "label_sign", "check_connected",
@@ -99,6 +99,10 @@ class Outcomes:
     p_a : ndarray of float, shape (K,)
         ``p`` for position A: the ``p_a`` column as given (NaN where not given), kept because
         turning a probability twice, ``1 - (1 - x)``, need not give ``x`` back.
+    ids : dict
+        ``"item"`` and ``"judge"`` → ``(codes, uniques)`` of the table's column
+        (:func:`bayes_judge.schema.coded_judgments`), for encoders that would code them again;
+        empty where not known.
     """
 
     table: pd.DataFrame
@@ -110,11 +114,12 @@ class Outcomes:
     p: np.ndarray
     human: np.ndarray
     p_a: np.ndarray
+    ids: dict = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_positions(
         cls, table: pd.DataFrame, names: list[str], a: np.ndarray, b: np.ndarray,
-        outcome_a: np.ndarray, p_a: np.ndarray, human_a: np.ndarray,
+        outcome_a: np.ndarray, p_a: np.ndarray, human_a: np.ndarray, ids: dict | None = None,
     ) -> Outcomes:
         """Build from the rows' own orientation (codes of positions A and B, outcomes for A).
 
@@ -128,6 +133,8 @@ class Outcomes:
             ``+1`` / ``-1`` / ``0`` for position A.
         p_a : ndarray of float, shape (K,)
             P(A better), NaN where not given.
+        ids : dict, optional
+            :attr:`ids`.
         """
         first, second, a_first = orient(a, b)
         sign = np.where(a_first, 1, -1).astype(np.int8)
@@ -137,7 +144,7 @@ class Outcomes:
             outcome=(np.asarray(outcome_a, dtype=np.int8) * sign).astype(np.int8),
             p=np.where(a_first, p_a, 1.0 - p_a),
             human=(np.asarray(human_a, dtype=np.int8) * sign).astype(np.int8),
-            p_a=p_a,
+            p_a=p_a, ids=dict(ids or {}),
         )
 
     @property
@@ -220,7 +227,7 @@ class Outcomes:
             missing = [self.names[k] for k in np.flatnonzero(compared & (remap < 0))]
             raise ValueError(f"names: the table compares {missing}, which are not listed in {names}")
         return Outcomes.from_positions(
-            self.table, names, remap[self.a], remap[self.b], self.outcome_a, self.p_a, self.human_a
+            self.table, names, remap[self.a], remap[self.b], self.outcome_a, self.p_a, self.human_a, self.ids
         )
 
 
@@ -254,15 +261,17 @@ def read_outcomes(df: pd.DataFrame, *, names: Sequence[str] | None = None) -> Ou
     >>> o.names, o.a_first.tolist(), o.outcome.tolist(), o.p.tolist()
     (['x', 'y'], [False, True], [-1, -1], [0.25, 0.25])
     """
-    v = validate_judgments(df)
+    v, coded = coded_judgments(df)
     K = len(v)
-    codes, uniques = pd.factorize(
-        np.concatenate([v["a"].to_numpy(dtype=object), v["b"].to_numpy(dtype=object)]), sort=True
-    )
+    # the compared names, sorted, and each position's code: from the validation's codes of the
+    # columns (their few distinct names looked up, not two million strings coded again)
+    (ca, ua), (cb, ub) = coded["a"], coded["b"]
+    compared = sorted(set(ua.tolist()) | set(ub.tolist()))
+    index = pd.Index(compared)
     p_a = v["p_a"].to_numpy(dtype=float) if "p_a" in v.columns else np.full(K, np.nan)
     out = Outcomes.from_positions(
-        v, [str(s) for s in uniques], codes[:K], codes[K:], label_sign(v["winner"]), p_a,
-        label_sign(v["human"]),
+        v, compared, index.get_indexer(ua)[ca], index.get_indexer(ub)[cb], label_sign(v["winner"]), p_a,
+        label_sign(v["human"]), ids={"item": coded["item"], "judge": coded["judge"]},
     )
     return out if names is None else out.reordered(names)
 

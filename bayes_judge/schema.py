@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["validate_judgments", "ids_as_text", "REQUIRED_COLUMNS", "KEY_COLUMNS", "WINNERS"]
+__all__ = ["validate_judgments", "coded_judgments", "ids_as_text", "REQUIRED_COLUMNS", "KEY_COLUMNS", "WINNERS"]
 
 REQUIRED_COLUMNS = ("item", "a", "b")
 KEY_COLUMNS = ("item", "a", "b", "judge")
@@ -84,6 +84,28 @@ def _ids_as_text(col: pd.Series, kind: str, inferred: str) -> pd.Series:
             text[whole] = x[whole].astype(np.int64).astype(str)
             return pd.Series(text, index=col.index, dtype=object)
     return col.astype(str).astype(object)
+
+
+def _coded_ids(col: pd.Series) -> tuple[pd.Series, np.ndarray, np.ndarray]:
+    """:func:`ids_as_text` of a column without missing values, with its codes: ``(text, codes,
+    uniques)``, ``text == uniques[codes]``.
+
+    Where the column is of one type (a string, number or bool dtype, or objects that are all
+    ``str``) each distinct value is read once: the column is coded, then its distinct values turned
+    to text (distinct values of one type read as distinct texts: a float is written as an integer
+    only where it is whole).  Otherwise the rows are read first: ``1`` and ``True`` are one key to a
+    hash table but two ids, and ``1`` and ``"1"`` two keys but one id.
+    """
+    kind = col.dtype.kind
+    by_value = kind in "iufb" or (kind == "O" and pd.api.types.infer_dtype(col, skipna=False) == "string") \
+        or (kind != "O" and pd.api.types.is_string_dtype(col.dtype))
+    if by_value:  # distinct values of one of these types read as distinct texts
+        codes, uniq = pd.factorize(col)
+        names = ids_as_text(pd.Series(uniq)).to_numpy(dtype=object)
+    else:
+        codes, uniq = pd.factorize(ids_as_text(col))
+        names = np.asarray(uniq, dtype=object)
+    return pd.Series(names[codes], index=col.index, dtype=object), codes, names
 
 
 def _all_trimmed(vals: np.ndarray) -> bool:
@@ -188,6 +210,22 @@ def validate_judgments(df: pd.DataFrame) -> pd.DataFrame:
       item  a  b  p_a  judge winner human
     0    1  x  y  0.7  judge      a  None
     """
+    return coded_judgments(df)[0]
+
+
+def coded_judgments(df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, tuple[np.ndarray, np.ndarray]]]:
+    """:func:`validate_judgments`, with the codes of the id columns it computes on the way.
+
+    Returns
+    -------
+    table : DataFrame
+        :func:`validate_judgments`'s normalized copy.
+    coded : dict
+        ``"item"``, ``"a"``, ``"b"``, ``"judge"`` (and ``"sample"`` where given) → ``(codes,
+        uniques)``: ``table[c] == uniques[codes]`` (int codes, shape (n_rows,); uniques an object
+        array of the ids as text, in order of first appearance), for readers that would otherwise
+        code the same million strings again.
+    """
     if not isinstance(df, pd.DataFrame):
         raise ValueError(f"judgments must be a pandas DataFrame, got {type(df).__name__}")
     if len(df) == 0:
@@ -202,22 +240,25 @@ def validate_judgments(df: pd.DataFrame) -> pd.DataFrame:
         raise ValueError("judgments table needs a 'winner' column, a 'p_a' column, or both")
 
     out = df.reset_index(drop=True).copy()
+    # each id column coded once: its distinct values for the id checks, its codes for the duplicate
+    # key and for the readers (coded_judgments)
+    coded: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for c in ("item", "a", "b"):
         na = out[c].isna()
         if na.any():
             raise ValueError(f"column '{c}': missing id in {_rows(out.index[na])}")
-        out[c] = ids_as_text(out[c])
+        out[c], codes, uniq = _coded_ids(out[c])
+        coded[c] = (codes, uniq)
     if "judge" not in out.columns:
         out["judge"] = DEFAULT_JUDGE
+        coded["judge"] = (np.zeros(len(out), dtype=np.intp), np.array([DEFAULT_JUDGE], dtype=object))
     else:
         na = out["judge"].isna()
         if na.any():
             raise ValueError(f"column 'judge': missing judge name in {_rows(out.index[na])}")
-        out["judge"] = ids_as_text(out["judge"])
-
-    # each id column coded once: its distinct values for the id checks, its codes for the duplicate key
-    coded = {c: pd.factorize(out[c]) for c in KEY_COLUMNS}
-    _check_ids(out, {c: np.asarray(u, dtype=object) for c, (_, u) in coded.items()})
+        out["judge"], codes, uniq = _coded_ids(out["judge"])
+        coded["judge"] = (codes, uniq)
+    _check_ids(out, {c: u for c, (_, u) in coded.items()})
     same = out["a"] == out["b"]
     if same.any():
         raise ValueError(
@@ -274,7 +315,8 @@ def validate_judgments(df: pd.DataFrame) -> pd.DataFrame:
 
     key = list(KEY_COLUMNS) + (["sample"] if "sample" in out.columns else [])
     if "sample" in out.columns:  # coded too, so that the packed key serves tables with repeats
-        coded["sample"] = pd.factorize(out["sample"], use_na_sentinel=False)  # a missing one a code of its own
+        s_codes, s_uniq = pd.factorize(out["sample"], use_na_sentinel=False)  # a missing one a code of its own
+        coded["sample"] = (s_codes, np.asarray(s_uniq))
     dup = _duplicated(out, key, coded)
     if dup.any():
         raise ValueError(
@@ -282,4 +324,4 @@ def validate_judgments(df: pd.DataFrame) -> pd.DataFrame:
             "a judge that judged the same comparison more than once needs a 'sample' column "
             "numbering the repeats"
         )
-    return out
+    return out, coded

@@ -99,6 +99,23 @@ def test_diagnose_table_reads_a_large_judge_on_a_share_of_its_items():
     assert d["judge1"]["informative"] is False and "position-determined" in d["judge1"]["flags"]
 
 
+def test_a_large_tables_copies_are_found_on_rows_every_judge_read():
+    """Over ``MAX_ROWS`` rows each judge is read on a share of the items, and the copies' check on a
+    smaller share of all the items: the smaller share's items are among every judge's own (one
+    random order of the items), so copies of a judge are still compared on their shared rows, and a
+    judge with fewer rows is read whole."""
+    import bayes_judge as bj
+    from bayes_judge.diagnose import MAX_ROWS, diagnose_table
+
+    base = bj.simulate_win_rate(12_000, p=0.8, q0=[0.75], swap=True, seed=3).drop(columns="human")
+    small = bj.simulate_win_rate(300, p=0.8, q0=[0.75], swap=True, seed=4).drop(columns="human")
+    df = pd.concat([base.assign(judge="j0"), base.assign(judge="j1"), small.assign(judge="few")], ignore_index=True)
+    assert (df["judge"] == "j0").sum() > MAX_ROWS
+    d = diagnose_table(df)
+    assert d["j0"]["identical_to"] == ["j1"] and d["j1"]["identical_to"] == ["j0"] and "identical_to" not in d["few"]
+    assert MAX_ROWS * 0.9 <= d["j0"]["n"] <= MAX_ROWS * 1.1 and d["few"]["n"] == len(small)
+
+
 def test_identical_judges_are_found_and_agreeing_strong_judges_are_not(tmp_path):
     """Copies of one judge (5 of them narrowed Dawid-Skene's interval to [0.61, 0.73] for a truth of
     0.86) are named; two accurate judges of a plain pair that agree on every item by chance are not."""

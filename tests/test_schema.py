@@ -174,3 +174,27 @@ def test_a_missing_sample_is_a_value_of_its_own_in_the_duplicate_key():
     assert len(bj.validate_judgments(df)) == 3
     with pytest.raises(ValueError, match="duplicate judgments"):
         bj.validate_judgments(pd.concat([df, df.iloc[[1]]], ignore_index=True))
+
+
+@pytest.mark.parametrize("column", [
+    ["x", "y", "x", "z"],  # object strings
+    pd.array(["x", "y", "x", "z"], dtype="string[pyarrow]"),  # Arrow strings (a Parquet file's)
+    [1, 2, 1, 30],  # integers
+    [1.0, 2.0, 1.0, 30.5],  # floats: 1.0 reads "1", 30.5 stays
+    [1, "1", 2.0, True],  # mixed: 1, "1" and 2.0 read alike; True is its own id, not 1
+])
+def test_the_validation_codes_are_the_normalized_ids(column):
+    """``coded_judgments`` codes each id column once for the readers; its codes and uniques give
+    back the validated table's column, value for value, whatever the column's dtype (a hash table
+    codes ``1`` and ``True`` alike, so mixed objects are read as text first)."""
+    from bayes_judge.schema import coded_judgments, ids_as_text
+
+    n = len(column)
+    df = pd.DataFrame({"item": pd.Series(column), "a": pd.Series(column), "b": [f"b{i}" for i in range(n)],
+                       "judge": pd.Series(column), "winner": "a"})
+    out, coded = coded_judgments(df)
+    for c in ("item", "a", "judge"):
+        codes, uniq = coded[c]
+        assert out[c].tolist() == list(uniq[codes]) == ids_as_text(pd.Series(column)).tolist()
+        assert len(set(uniq.tolist())) == len(uniq)  # one code per id
+    assert coded_judgments(df.drop(columns="judge"))[1]["judge"][1].tolist() == ["judge"]

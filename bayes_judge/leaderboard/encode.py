@@ -133,8 +133,16 @@ def _group(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray
         code = np.zeros(len(keys), dtype=np.int64)
         for c in range(keys.shape[1]):
             code = code * np.int64(span[c]) + keys[:, c].astype(np.int64)
-        _, first, inv = np.unique(code, return_index=True, return_inverse=True)
-        uniq = keys[first]
+        # hashed, not sorted (a million rows: 0.03 s, np.unique's sort 0.08 s), then the distinct
+        # codes sorted, so the cells come in np.unique's order.  Codes are given in order of first
+        # appearance, so a row is its group's first where the running maximum of the codes rises
+        inv, distinct = pd.factorize(code)
+        run = np.maximum.accumulate(inv)
+        first = np.flatnonzero(np.r_[True, run[1:] > run[:-1]])
+        order = np.argsort(distinct)
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        inv, uniq = rank[inv], keys[first[order]]
     else:
         uniq, inv = np.unique(keys, axis=0, return_inverse=True)
     inv = inv.ravel()
@@ -238,6 +246,17 @@ def _mix(*parts: np.ndarray | None) -> np.ndarray:
     return pd.util.hash_array(out).view(np.int64)
 
 
+def _sorted_codes(o: Outcomes, column: str) -> tuple[list[str], np.ndarray]:
+    """The sorted distinct values of an id column of ``o.table`` and each row's index among them,
+    from the validation's codes where ``o`` kept them."""
+    if column in o.ids:
+        codes, uniq = o.ids[column]
+        names = sorted(str(u) for u in uniq)
+        return names, pd.Index(names).get_indexer(pd.Index(np.asarray(uniq, dtype=object)))[codes]
+    names = sorted(o.table[column].unique().tolist())
+    return names, pd.Index(names).get_indexer(pd.Index(o.table[column].to_numpy(object)))
+
+
 def encode_leaderboard(
     df: pd.DataFrame,
     *,
@@ -282,8 +301,7 @@ def encode_leaderboard(
         if not np.isfinite(x.to_numpy(float)).all():
             raise ValueError(f"covariate column {c!r} has missing or non-numeric values in "
                              f"{int((~np.isfinite(x.to_numpy(float))).sum())} row(s)")
-    judges = sorted(df["judge"].unique().tolist())
-    je = pd.Index(judges).get_indexer(pd.Index(df["judge"].to_numpy(object)))
+    judges, je = _sorted_codes(o, "judge")
     counts = _position_counts(o, je, len(judges))
     if check_judges:
         _refuse_one_position(judges, *counts)
