@@ -367,3 +367,18 @@ def test_too_few_draws_to_weigh_are_returned_unweighed_and_said_so():
     assert z.shape == (1, 1, 3) and info["unchecked"] and not info["resampled"]
     with pytest.warns(RuntimeWarning, match="1 draws are too few to check the Gaussian"):
         assert "NOT checked: 1 draws are too few to weigh" in approximation_note(info, 1)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_proposals_weighed_grow_to_what_the_ess_says_is_needed(seed):
+    """Closer to Gaussian (log-gamma(8): a pilot ESS of 1000 proposals about 700) the second round
+    weighs what that ESS says reaches ¼ of the draws, with a margin, not twice the pilot: fewer
+    than 2,000 proposals, an ESS over the target, and the exact mean."""
+    from scipy.special import digamma
+
+    from bayes_judge.inference.laplace import ESS_SHARE, PILOT, laplace_draws
+
+    z, info = laplace_draws(_skewed, np.array([8.0, 0.0]), np.zeros(3), chains=4, draws=1000, seed=seed)
+    assert info["resampled"] and PILOT < info["proposals"] < 1.6 * PILOT
+    assert info["ess_importance"] >= ESS_SHARE * 4000
+    assert abs(z.mean() - digamma(8.0)) < 0.03 < abs(np.log(8.0) - digamma(8.0))
