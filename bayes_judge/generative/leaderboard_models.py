@@ -53,7 +53,7 @@ import numpy as np
 from .priors import HalfNormal, Normal, Prior, Priors
 from .registry import generative_model
 
-__all__ = ["JudgedBTPriors", "DavidsonPriors", "judged_bradley_terry", "davidson_bradley_terry"]
+__all__ = ["JudgedBTPriors", "DavidsonPriors", "judged_bradley_terry", "davidson_bradley_terry", "DIMS"]
 
 
 @dataclass(frozen=True)
@@ -160,6 +160,17 @@ def _system_bias_scale(p: Prior) -> Any:
     u = pm.Normal("system_bias_signed", 0.0, np.asarray(p.sigma, dtype=float))
     pm.Deterministic("system_bias_sd", pt.abs(u))
     return u
+
+
+#: the dims of every variable the two declarations may declare, for readers that would otherwise
+#: build the PyMC model to ask it (a Laplace or fast-path fit: PyMC's import and the build, 0.5 s in
+#: a fresh process); a test checks them against the models' own under every option
+DIMS: dict[str, tuple[str, ...]] = {
+    "s_raw": ("system",), "s": ("system",), "difficulty_sd": (), "u_raw": ("prompt",), "u": ("prompt",),
+    "effect": ("covariate",), "tau": ("tie_judge",), "nu": ("tie_judge",), "alpha": ("judge",), "q": ("judge",),
+    "beta": ("judge",), "delta_raw": ("judge", "system"), "delta": ("judge", "system"), "system_bias_signed": (),
+    "system_bias_sd": (),
+}
 
 
 def leaderboard_start(d: Any, prior: Priors) -> dict[str, Any]:

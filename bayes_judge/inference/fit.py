@@ -199,6 +199,33 @@ def _entry(spec: ModelSpec, arrays, dims, coords, priors: Priors, data_dims: set
     return entry
 
 
+class _LazyEntry:
+    """An :class:`_Entry` built on first use: a fast path that starts itself from the declaration's
+    start values (``own_start``) samples without the PyMC model, which a fresh process would import
+    PyMC (0.4 s) and build for; it is built when something reads it (pointwise log-likelihoods,
+    posterior predictions, a declaration's dims)."""
+
+    def __init__(self, make: Any) -> None:
+        self._make = make
+        self._built: _Entry | None = None
+
+    def _get(self) -> _Entry:
+        if self._built is None:
+            self._built = self._make()
+        return self._built
+
+    def __getattr__(self, name: str) -> Any:  # only for what the proxy itself lacks
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._get(), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:  # what is cached goes to the shared entry
+        if name.startswith("_"):
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self._get(), name, value)
+
+
 def _set_data(model, arrays, coords, data_dims: set[str]) -> None:
     """Swap a cached model's data and the lengths of its data dimensions.
 
@@ -237,10 +264,14 @@ def _stored_vars(model, spec: ModelSpec) -> list[str]:
     return names
 
 
-def _init_point(spec: ModelSpec, d: Any, priors: Priors, model) -> dict[str, np.ndarray]:
+def _prior_mean_init() -> Any:
     from ..generative.winrate_models import prior_mean_init
 
-    return _shape_start(model, (spec.init or prior_mean_init)(d, priors))
+    return prior_mean_init
+
+
+def _init_point(spec: ModelSpec, d: Any, priors: Priors, model) -> dict[str, np.ndarray]:
+    return _shape_start(model, (spec.init or _prior_mean_init())(d, priors))
 
 
 def _shape_start(model, init: Mapping[str, Any]) -> dict[str, np.ndarray]:
@@ -328,10 +359,14 @@ def fit_model(
         raise ValueError(f"sampler={sampler!r} needs a model with a hand-written kernel that offers it "
                          f"({spec.task} model {spec.name!r} with these options has none); use 'nutpie'")
     options = dict(options or {})
-    entry = _entry(spec, arrays, dims, coords, priors, data_dims, options)
-    model = entry.model
     d = SimpleNamespace(**arrays)
-    start = _init_point(spec, d, priors, model) if init is None else _shape_start(model, init)
+    if fp is not None and getattr(fp, "own_start", False):  # the start broadcast by the kernel itself
+        entry: Any = _LazyEntry(functools.partial(_entry, spec, arrays, dims, coords, priors, data_dims, options))
+        start = dict((spec.init or _prior_mean_init())(d, priors) if init is None else init)
+    else:
+        entry = _entry(spec, arrays, dims, coords, priors, data_dims, options)
+        model = entry.model
+        start = _init_point(spec, d, priors, model) if init is None else _shape_start(model, init)
     info: dict = {}
     if sampler in APPROXIMATE:
         kw = {"options": options} if options else {}

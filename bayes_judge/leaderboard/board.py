@@ -413,8 +413,13 @@ def leaderboard(
                     sampling=sampling, options=options, init=start, fast=fast)
     # the raw coordinates, and the sign-expanded scale of δ (whose sign, with delta_raw's, is arbitrary)
     post = {k: v for k, v in fit.posterior.items() if k not in ("s_raw", "u_raw", "delta_raw", "system_bias_signed")}
-    m = fit.entry.model
-    dims = {k: list(m.named_vars_to_dims.get(k, ())) for k in post}
+    from ..generative.leaderboard_models import DIMS
+
+    if spec.name in LEADERBOARD_MODELS and all(k in DIMS for k in post):  # no PyMC model built to ask
+        dims = {k: list(DIMS[k]) for k in post}
+    else:
+        m = fit.entry.model
+        dims = {k: list(m.named_vars_to_dims.get(k, ())) for k in post}
     C, D = post["s"].shape[:2]
     if pointwise is None:
         pointwise = C * D * (data.n_cells + len(data.hum_a)) <= 2e7

@@ -627,3 +627,38 @@ def test_a_judge_that_people_s_labels_contradict_is_named():
                                  seed=41)
     with pytest.warns(UserWarning, match=r"labels contradict judge\(s\): 'j0' agrees with 21% of 80"):
         bj.leaderboard(df, sampler="laplace", chains=2, draws=100, seed=0)
+
+
+@pytest.mark.parametrize("model", ["bt-judges", "bt"])
+def test_the_dims_table_is_the_declarations_own(model, monkeypatch):
+    """A fast-path fit reads its variables' dims from ``leaderboard_models.DIMS`` instead of
+    building the PyMC model (PyMC's import and the build, ~0.5 s of a fresh process): under every
+    option the model names, every variable it declares has those dims, and a Laplace fit then
+    returns without importing PyMC's model (its entry never built)."""
+    from bayes_judge.generative import get_model
+    from bayes_judge.generative.leaderboard_models import DIMS
+    from bayes_judge.inference.fit import _build
+    from bayes_judge.leaderboard.encode import LeaderboardData
+
+    df, *_ = simulate(n_sys=5, n_cmp=150, seed=6)
+    df["x"] = np.random.default_rng(0).normal(0, 1, len(df))
+    spec = get_model(model, "leaderboard")
+    for difficulty, cov, bias, system_bias, ties in [(False, [], True, True, (0,)), (True, ["x"], False, False, ())]:
+        data = encode_leaderboard(df, difficulty=difficulty, covariates=cov)
+        coords = data.coords()
+        coords["tie_judge"] = [data.judges[e] for e in ties] or ["none"]
+        options = {"position_bias": bias, "tie_judges": ties, "n_judges": len(data.judges), "difficulty": difficulty,
+                   "n_cov": len(cov)}
+        if model == "bt-judges":
+            options["system_bias"] = system_bias
+        m = _build(spec, data.arrays(), LeaderboardData.DIMS, coords, spec.default_priors(), False, options)
+        declared = [v.name for v in (*m.free_RVs, *m.deterministics)]
+        assert declared and all(DIMS[k] == tuple(m.named_vars_to_dims.get(k, ())) for k in declared), declared
+    import bayes_judge.inference.fit as fit_mod
+
+    built: list[int] = []
+    real = fit_mod._entry
+    monkeypatch.setattr(fit_mod, "_entry", lambda *a, **k: built.append(1) or real(*a, **k))
+    idata = bj.leaderboard(df.drop(columns="human"), model=model, sampler="laplace", pointwise=False,
+                           system_bias=False if model == "bt-judges" else None)
+    assert not built and idata.posterior["s"].dims == ("chain", "draw", "system")

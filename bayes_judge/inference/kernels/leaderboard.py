@@ -1337,6 +1337,7 @@ def build_fast_path(name: str, *, pack, kernel, expand, layout, log_sites: tuple
 
     fast_path.__doc__ = f"The registered nutpie fast path of the {name!r} declaration (same posterior)."
     fast_path.laplace = laplace  # type: ignore[attr-defined]
+    fast_path.own_start = True  # type: ignore[attr-defined]  # _start broadcasts the declaration's start values
     fast_path.logp_grad = logp_grad_declared  # type: ignore[attr-defined]
     fast_path.accepts = accepts  # type: ignore[attr-defined]
     fast_path.option_cases = option_cases  # type: ignore[attr-defined]
