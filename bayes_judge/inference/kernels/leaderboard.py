@@ -1220,6 +1220,9 @@ def _derive_judged(post: dict) -> None:
 #: whether the fast paths start at the mode and sample through a Laplace shear (:func:`_sheared_start`);
 #: ``benchmarks/bench_leaderboard.py --no-shear`` turns it off to compare
 SHEAR = True
+#: whether the mode and the curvature of the shear are read from the cells in double precision where
+#: the sampler's are single (``benchmarks/bench_leaderboard_shear.py`` turns it off to compare)
+CURVATURE_DOUBLE = True
 
 
 def _sheared_start(kernel, buf: np.ndarray, x0: np.ndarray, lay: list[tuple[str, tuple[int, ...]]],
@@ -1230,7 +1233,14 @@ def _sheared_start(kernel, buf: np.ndarray, x0: np.ndarray, lay: list[tuple[str,
     (:mod:`bayes_judge.inference.laplace`; at 1,000,000 comparisons, over 6 seeds, the lowest
     effective sample size of the judges' accuracies goes from 497-705 to 6,420-7,818 of 4,000
     draws, the scores' lowest from 2,204-3,097 to 6,823-7,937: ``benchmarks/bench_leaderboard.py``,
-    section (c) of ``benchmarks/results/bench_leaderboard.md``)."""
+    section (c) of ``benchmarks/results/bench_leaderboard.md``).
+
+    ``kernel`` and ``buf`` give the mode and the curvature: the cells in double precision
+    (``CURVATURE_DOUBLE``).  Single precision's rounding, differenced, swamps the curvature of the
+    flat direction where a judge's accuracy trades against the scores' spread: without labels the
+    shear from it left the accuracies' lowest ESS at 337-345 of 4,000 draws (r_hat up to 1.018);
+    from double precision 3,441-3,532 (r_hat 1.005-1.007; two seeds at 1,000,000 comparisons,
+    ``benchmarks/bench_leaderboard_shear.py``)."""
     if not SHEAR or global_sites is None:
         return x0, None
     sl, off = {}, 0
@@ -1281,7 +1291,12 @@ def build_fast_path(name: str, *, pack, kernel, expand, layout, log_sites: tuple
     def fast_path(arrays, coords, priors, *, init, chains, draws, tune, seed, target_accept, options=None):
         buf, lay = buffer(arrays, coords, priors, options)
         kern = kernel_of(buf)
-        start, shear = _sheared_start(kern, buf, _start(init, lay, log_sites), lay, global_sites, held_sites)
+        # the mode and the curvature on the cells in double precision (_sheared_start); the sampler's own
+        # cells where they differ
+        single = SHEAR and CURVATURE_DOUBLE and global_sites is not None and buf[18] != 0.0
+        dbuf = buffer(arrays, coords, priors, {**(options or {}), "double": True})[0] if single else buf
+        start, shear = _sheared_start(kernel_of(dbuf), dbuf, _start(init, lay, log_sites), lay, global_sites,
+                                      held_sites)
         m = make_model(kern, expand, buf=buf, init_flat=start, shapes=dict(lay), dims={}, coords={}, shear=shear)
         post, stats = run(m, chains=chains, draws=draws, tune=tune, seed=seed, target_accept=target_accept,
                           save_warmup=False)
