@@ -174,8 +174,12 @@ def diagnose_table(df: pd.DataFrame, **thresholds: Any) -> dict[str, dict[str, A
     # the judges and the items coded once (a million rows: ~0.05 s each), the rows read chosen by
     # those codes before any frame is built, so the grouping and the checks see ~20,000 rows a judge
     if "judge" in df.columns:
-        jcode, juniq = pd.factorize(df["judge"], use_na_sentinel=False)
-        jnames = np.array([str(j) for j in juniq], dtype=object)
+        from .schema import _coded_ids
+
+        named = df["judge"].notna().to_numpy()
+        if not named.all():  # a verdict of no judge is no judge's: left out (a missing group)
+            df, p, given = df[named], p[named], given[named]
+        _, jcode, jnames = _coded_ids(df["judge"])  # the names the validation gives (1.0 -> "1")
     else:
         jcode, jnames = np.zeros(len(df), dtype=np.intp), np.array(["judge"], dtype=object)
     keep = same = None  # the rows each judge's checks read, and the rows the copies' check reads
@@ -184,7 +188,11 @@ def diagnose_table(df: pd.DataFrame, **thresholds: Any) -> dict[str, dict[str, A
         n_j = np.bincount(jcode, minlength=len(jnames))
         big = n_j > MAX_ROWS
         if big.any():
-            limit = np.where(big, np.maximum(1, (n_items * MAX_ROWS / np.maximum(n_j, 1)).astype(np.int64)), 0)
+            # a judge's share of the items, and at least its first item in the order (a judge whose
+            # rows sit on a few items far down the order is still read)
+            first = np.full(len(jnames), np.inf)
+            np.minimum.at(first, jcode, rank)
+            limit = np.maximum(np.maximum(1, (n_items * MAX_ROWS / np.maximum(n_j, 1)).astype(np.int64)), first + 1)
             keep = ~big[jcode] | (rank < limit[jcode])
         if len(df) > MAX_ROWS:  # the copies' check: one share of the items for every judge (the
             # smallest share, so its rows are among every judge's own)

@@ -221,10 +221,11 @@ def coded_judgments(df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, tuple[np.
     table : DataFrame
         :func:`validate_judgments`'s normalized copy.
     coded : dict
-        ``"item"``, ``"a"``, ``"b"``, ``"judge"`` (and ``"sample"`` where given) → ``(codes,
-        uniques)``: ``table[c] == uniques[codes]`` (int codes, shape (n_rows,); uniques an object
-        array of the ids as text, in order of first appearance), for readers that would otherwise
-        code the same million strings again.
+        ``"item"``, ``"a"``, ``"b"``, ``"judge"`` → ``(codes, uniques)``: ``table[c] ==
+        uniques[codes]`` (int codes, shape (n_rows,); uniques an object array of the ids as text,
+        in order of first appearance), for readers that would otherwise code the same million
+        strings again; and ``"sample"`` where given: its codes and raw distinct values (a missing
+        one a value of its own).
     """
     if not isinstance(df, pd.DataFrame):
         raise ValueError(f"judgments must be a pandas DataFrame, got {type(df).__name__}")

@@ -116,6 +116,37 @@ def test_a_large_tables_copies_are_found_on_rows_every_judge_read():
     assert MAX_ROWS * 0.9 <= d["j0"]["n"] <= MAX_ROWS * 1.1 and d["few"]["n"] == len(small)
 
 
+def test_a_large_judge_on_few_items_far_down_the_order_is_still_read():
+    """A judge's share is a cut-off on one random order of all the items; a judge of 25,000 rows on
+    the one item that order ranks last was left with no row and vanished from the diagnosis (its
+    flags and warnings silently gone): it keeps at least its first item."""
+    from bayes_judge.diagnose import MAX_ROWS, _item_rank, diagnose_table
+
+    rng = np.random.default_rng(0)
+    items = np.repeat(np.arange(100), 20)
+    rank, _ = _item_rank(pd.Series(items))
+    last = int(items[np.argmax(rank)])
+    n1, n2 = 25_000, len(items)
+    df = pd.DataFrame({"item": np.r_[items, np.full(n1, last)], "a": rng.choice(["x", "y"], n1 + n2), "b": "z",
+                       "p_a": rng.random(n1 + n2).round(3), "judge": ["j2"] * n2 + ["j1"] * n1})
+    d = diagnose_table(df)
+    assert sorted(d) == ["j1", "j2"] and d["j1"]["n"] == n1 > MAX_ROWS and d["j2"]["n"] == n2
+
+
+def test_judges_are_named_as_the_validation_names_them_and_a_missing_judge_is_none():
+    """The diagnosis names a judge as every table the package reads does (1.0 -> "1"); ids that a
+    hash table codes alike but that read differently stay apart (1 and True), and rows without a
+    judge are no judge's."""
+    from bayes_judge.diagnose import diagnose_table
+
+    base = pd.DataFrame({"item": np.repeat(np.arange(20), 2), "a": ["x", "y"] * 20, "b": ["y", "x"] * 20,
+                         "p_a": np.linspace(0.1, 0.9, 40)})
+    mixed = pd.concat([base.assign(judge=j) for j in (1.0, True, "k")] + [base.assign(judge=None)],
+                      ignore_index=True)
+    d = diagnose_table(mixed)
+    assert sorted(d) == ["1", "True", "k"] and all(d[j]["n"] == 40 for j in d)
+
+
 def test_identical_judges_are_found_and_agreeing_strong_judges_are_not(tmp_path):
     """Copies of one judge (5 of them narrowed Dawid-Skene's interval to [0.61, 0.73] for a truth of
     0.86) are named; two accurate judges of a plain pair that agree on every item by chance are not."""

@@ -203,7 +203,9 @@ class _LazyEntry:
     """An :class:`_Entry` built on first use: a fast path that starts itself from the declaration's
     start values (``own_start``) samples without the PyMC model, which a fresh process would import
     PyMC (0.4 s) and build for; it is built when something reads it (pointwise log-likelihoods,
-    posterior predictions, a declaration's dims)."""
+    posterior predictions, a declaration's dims).  Attributes read and set go to the built entry;
+    it is not an ``_Entry`` itself (no ``isinstance`` or identity checks), and an error while
+    building is raised as a RuntimeError (an AttributeError would read as a missing attribute)."""
 
     def __init__(self, make: Any) -> None:
         self._make = make
@@ -211,7 +213,10 @@ class _LazyEntry:
 
     def _get(self) -> _Entry:
         if self._built is None:
-            self._built = self._make()
+            try:
+                self._built = self._make()
+            except AttributeError as e:
+                raise RuntimeError(f"building the PyMC model of a fit failed: {e}") from e
         return self._built
 
     def __getattr__(self, name: str) -> Any:  # only for what the proxy itself lacks

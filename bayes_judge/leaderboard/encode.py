@@ -249,7 +249,7 @@ def _mix(*parts: np.ndarray | None) -> np.ndarray:
 def _sorted_codes(o: Outcomes, column: str) -> tuple[list[str], np.ndarray]:
     """The sorted distinct values of an id column of ``o.table`` and each row's index among them,
     from the validation's codes where ``o`` kept them."""
-    if column in o.ids:
+    if column in o.ids and len(o.ids[column][0]) == len(o.table):  # the codes of this very table
         codes, uniq = o.ids[column]
         names = sorted(str(u) for u in uniq)
         return names, pd.Index(names).get_indexer(pd.Index(np.asarray(uniq, dtype=object)))[codes]
