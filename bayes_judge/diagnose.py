@@ -171,8 +171,9 @@ def diagnose_table(df: pd.DataFrame, **thresholds: Any) -> dict[str, dict[str, A
         val = pd.Series(uniq).astype(str).str.strip().str.lower().map({"a": 1.0, "b": 0.0, "tie": 0.5})
         hard = np.where(codes >= 0, np.r_[val.to_numpy(float), np.nan][codes], np.nan)
         p = np.where(given, p, hard)
-    # the judges and the items coded once (a million rows: ~0.05 s each), the rows read chosen by
-    # those codes before any frame is built, so the grouping and the checks see ~20,000 rows a judge
+    # the judges and the items coded once (a million rows: 0.02 s and, a million distinct items,
+    # 0.15 s), the rows read chosen by those codes before any frame is built, so the grouping and
+    # the checks see ~20,000 rows a judge
     if "judge" in df.columns:
         from .schema import _coded_ids
 

@@ -297,7 +297,8 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
 
     # more proposals until their importance ESS is ESS_SHARE of the draws and their k-hat trusted (a
     # k-hat from fewer weights is the noisier): as many as the ESS so far says are needed, with a
-    # margin (weighing 2,000 where 1,400 reach the target cost a leaderboard refit 0.3 s)
+    # margin (doubling weighed 2,000 where 1,750-1,850 reach it at 1M battles with labels, 4,000
+    # where 2,600-2,800 do without)
     while m < total and (ess < ESS_SHARE * total or k > k_max(m)):
         need = GROW_MARGIN * m * ESS_SHARE * total / max(ess, 1.0) if k <= k_max(m) else 2.0 * m
         m2 = int(min(total, 2 * m, max(m + PILOT // 4, np.ceil(need))))
