@@ -128,7 +128,8 @@ def _check_ids(out: pd.DataFrame, distinct: dict[str, np.ndarray]) -> None:
     two (an item typed twice would split its two presentation orders).  ``distinct``: each id
     column's distinct values."""
     for cols in (("a", "b"), ("judge",), ("item",)):
-        vals = pd.unique(np.concatenate([np.asarray(distinct[c], dtype=object) for c in cols]))
+        vals = (np.asarray(distinct[cols[0]], dtype=object) if len(cols) == 1  # distinct already
+                else pd.unique(np.concatenate([np.asarray(distinct[c], dtype=object) for c in cols])))
         if _all_trimmed(vals):
             continue
         ids = pd.Series(vals, dtype=object)
@@ -150,9 +151,13 @@ def _check_ids(out: pd.DataFrame, distinct: dict[str, np.ndarray]) -> None:
 
 
 def _normalize_label(col: pd.Series, name: str, allowed: tuple[str, ...], allow_na: bool) -> pd.Series:
-    missing = col.isna()
-    lowered = col.where(missing, col.astype(str).str.strip().str.lower())
-    bad = ~missing & ~lowered.isin(allowed)
+    """``col`` stripped and lower-cased, None where missing; each distinct spelling read once (a
+    million verdicts have a handful), errors naming the unknown values and the rows."""
+    missing = col.isna().to_numpy()
+    codes, uniq = pd.factorize(col)  # a missing value: -1
+    text = pd.Series(np.asarray(uniq, dtype=object)).astype(str).str.strip().str.lower().to_numpy(dtype=object)
+    known = np.append(np.isin(text, list(allowed)), True)[codes]
+    bad = ~missing & ~known
     if bad.any():
         vals = sorted({str(v) for v in col[bad].unique()})[:5]
         raise ValueError(
@@ -161,7 +166,7 @@ def _normalize_label(col: pd.Series, name: str, allowed: tuple[str, ...], allow_
         )
     if missing.any() and not allow_na:
         raise ValueError(f"column '{name}': missing value in {_rows(col.index[missing])}")
-    return lowered.astype(object).where(~missing, None)
+    return pd.Series(np.append(text, None)[codes], index=col.index, dtype=object)
 
 
 def _duplicated(out: pd.DataFrame, key: list[str], coded: dict[str, tuple[np.ndarray, Any]]) -> np.ndarray:

@@ -198,3 +198,20 @@ def test_the_validation_codes_are_the_normalized_ids(column):
         assert out[c].tolist() == list(uniq[codes]) == ids_as_text(pd.Series(column)).tolist()
         assert len(set(uniq.tolist())) == len(uniq)  # one code per id
     assert coded_judgments(df.drop(columns="judge"))[1]["judge"][1].tolist() == ["judge"]
+
+
+@pytest.mark.parametrize("dtype", [object, "string[pyarrow]", "category"])
+def test_labels_are_normalized_value_by_value_whatever_the_dtype(dtype):
+    """``winner`` / ``human`` spellings are read once each (a million verdicts have a handful):
+    stripped and lower-cased, None where missing, the rows' own index kept, and an unknown value
+    named with its row."""
+    from bayes_judge.schema import _normalize_label
+
+    col = pd.Series([" A", "b ", "TIE", None, "a"], index=[5, 6, 7, 8, 9], dtype=dtype)
+    out = _normalize_label(col, "winner", ("a", "b", "tie"), allow_na=True)
+    assert out.tolist() == ["a", "b", "tie", None, "a"] and out.index.tolist() == [5, 6, 7, 8, 9]
+    assert out.dtype == object
+    with pytest.raises(ValueError, match=r"column 'human': unknown value\(s\) \['TIE'\] in row\(s\) 7"):
+        _normalize_label(col, "human", ("a", "b"), allow_na=True)
+    with pytest.raises(ValueError, match=r"column 'winner': missing value in row\(s\) 8"):
+        _normalize_label(col, "winner", ("a", "b", "tie"), allow_na=False)
