@@ -166,7 +166,7 @@ def _normalize_label(col: pd.Series, name: str, allowed: tuple[str, ...], allow_
         )
     if missing.any() and not allow_na:
         raise ValueError(f"column '{name}': missing value in {_rows(col.index[missing])}")
-    return pd.Series(np.append(text, None)[codes], index=col.index, dtype=object)
+    return pd.Series(np.append(text, np.array([None], dtype=object))[codes], index=col.index, dtype=object)
 
 
 def _duplicated(out: pd.DataFrame, key: list[str], coded: dict[str, tuple[np.ndarray, Any]]) -> np.ndarray:

@@ -159,11 +159,21 @@ def _human_labels(o: Outcomes, human: pd.DataFrame | None) -> pd.DataFrame:
     lo < hi), lo_wins."""
     has = o.human != 0
     lab = pd.DataFrame({"item": o.table["item"].to_numpy(object)[has], "first": o.first[has], "second": o.second[has],
-                        "first_wins": o.human[has] > 0})
-    if human is not None:
-        lab = pd.concat([lab, read_label_table(human, o.names)], ignore_index=True)
+                        "first_wins": o.human[has] > 0, "item_code": _row_items(o)[0][has]})
+    if human is not None:  # their items' codes looked up by the encoder (-1)
+        lab = pd.concat([lab, read_label_table(human, o.names).assign(item_code=-1)], ignore_index=True)
     lab = one_label_per_comparison(lab, o.names)
     return lab.rename(columns={"first": "lo", "second": "hi", "first_wins": "lo_wins"})
+
+
+def _row_items(o: Outcomes) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's item code and the distinct items (in order of first appearance): the
+    validation's (``o.ids``) where they are this table's, else coded here."""
+    if "item" in o.ids and len(o.ids["item"][0]) == len(o.table):
+        codes, uniq = o.ids["item"]
+        return np.asarray(codes, dtype=np.int64), np.asarray(uniq, dtype=object)
+    codes, uniq = pd.factorize(o.table["item"].to_numpy(object))
+    return codes.astype(np.int64), np.asarray(uniq, dtype=object)
 
 
 def _oriented_covariates(t: pd.DataFrame, covariates: list[str], systems: list[str]) -> pd.DataFrame:
@@ -312,8 +322,18 @@ def encode_leaderboard(
     item_index = pd.Index(items)
     item_col = df["item"].to_numpy(object)
     # a comparison (item, lo, hi) as one integer, items coded over both tables (a MultiIndex of the
-    # same keys costs a second a million rows in its lookups)
-    codes, item_ids = pd.factorize(np.r_[item_col, lab["item"].to_numpy(object)])
+    # same keys costs a second a million rows in its lookups): the rows' codes from the validation,
+    # a label from the rows its row's code, one from the human= table looked up (or coded after)
+    row_items, item_ids = _row_items(o)
+    lab_items = lab["item_code"].to_numpy(np.int64, copy=True)
+    other = lab_items < 0
+    if other.any():
+        at = pd.Index(item_ids).get_indexer(lab["item"].to_numpy(object)[other])
+        new, new_ids = pd.factorize(lab["item"].to_numpy(object)[other][at < 0])
+        at[at < 0] = len(item_ids) + new
+        lab_items[other] = at
+        item_ids = np.r_[item_ids, np.asarray(new_ids, dtype=object)]
+    codes = np.r_[row_items, lab_items]
     S = len(systems)
     comparison = (codes[:len(df)] * S + o.first) * S + o.second
     # the human label of every judgment's comparison, in the judgment's orientation

@@ -662,3 +662,20 @@ def test_the_dims_table_is_the_declarations_own(model, monkeypatch):
     idata = bj.leaderboard(df.drop(columns="human"), model=model, sampler="laplace", pointwise=False,
                            system_bias=False if model == "bt-judges" else None)
     assert not built and idata.posterior["s"].dims == ("chain", "draw", "system")
+
+
+def test_labels_from_the_table_and_from_a_human_table_are_the_same_comparisons():
+    """The rows' item codes come from the validation and a label's from its row; a ``human=``
+    table's items are looked up among the rows' (or coded after them where no judge saw them): the
+    same labels given either way are the same comparisons (keys, human cells, labelled rows), and
+    labels on unseen items are comparisons of their own."""
+    df, _ = simulate_leaderboard(8, 600, label_share=0.3, design="one-judge", seed=4)
+    human = df.loc[df["human"].notna(), ["item", "a", "b", "human"]]
+    a = encode_leaderboard(df)
+    b = encode_leaderboard(df.drop(columns="human"), human=human)
+    assert sorted(a.label_keys) == sorted(b.label_keys) and a.meta["n_labelled_rows"] == b.meta["n_labelled_rows"] > 0
+    assert np.array_equal(a.hum_n, b.hum_n) and np.array_equal(a.h, b.h)
+    unseen = human.head(5).assign(item=lambda t: t["item"].astype(str) + "_unseen")
+    c = encode_leaderboard(df.drop(columns="human"), human=pd.concat([unseen, human], ignore_index=True))
+    assert len(c.label_keys) == len(b.label_keys) + 5 and set(b.label_keys) < set(c.label_keys)
+    assert c.meta["n_labelled_rows"] == b.meta["n_labelled_rows"]
