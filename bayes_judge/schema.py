@@ -244,6 +244,10 @@ def coded_judgments(df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, tuple[np.
         )
     if "winner" not in df.columns and "p_a" not in df.columns:
         raise ValueError("judgments table needs a 'winner' column, a 'p_a' column, or both")
+    read = set(KEY_COLUMNS) | {"winner", "p_a", "human", "sample"}
+    twice = sorted({str(c) for c in df.columns[df.columns.duplicated()] if c in read})
+    if twice:
+        raise ValueError(f"judgments table has column(s) {twice} more than once; keep one of each")
 
     out = df.reset_index(drop=True).copy()
     # each id column coded once: its distinct values for the id checks, its codes for the duplicate

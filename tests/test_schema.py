@@ -215,3 +215,13 @@ def test_labels_are_normalized_value_by_value_whatever_the_dtype(dtype):
         _normalize_label(col, "human", ("a", "b"), allow_na=True)
     with pytest.raises(ValueError, match=r"column 'winner': missing value in row\(s\) 8"):
         _normalize_label(col, "winner", ("a", "b", "tie"), allow_na=False)
+
+
+def test_a_column_the_validation_reads_given_twice_is_named():
+    """Two ``winner`` columns (a careless concat) failed inside pandas with no column named; a
+    duplicated column the validation does not read is left alone."""
+    df = pd.concat([base(), base()[["winner"]]], axis=1)
+    with pytest.raises(ValueError, match=r"column\(s\) \['winner'\] more than once"):
+        bj.validate_judgments(df)
+    extra = pd.concat([base(), pd.DataFrame({"note": [1, 2, 3]}), pd.DataFrame({"note": [4, 5, 6]})], axis=1)
+    assert len(bj.validate_judgments(extra)) == 3

@@ -156,7 +156,8 @@ def _group(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray
 def _human_labels(o: Outcomes, human: pd.DataFrame | None) -> pd.DataFrame:
     """One human label per comparison, from the table's ``human`` column and the ``human=`` table
     together (a contradiction between them is an error): columns item, lo, hi (system codes,
-    lo < hi), lo_wins."""
+    lo < hi), lo_wins, item_code (the labelled row's item code from the validation; -1 for a label
+    of the ``human=`` table, which the encoder looks up)."""
     has = o.human != 0
     lab = pd.DataFrame({"item": o.table["item"].to_numpy(object)[has], "first": o.first[has], "second": o.second[has],
                         "first_wins": o.human[has] > 0, "item_code": _row_items(o)[0][has]})
