@@ -141,7 +141,8 @@ _KEEP = ("flags", "messages", "informative", "checked", "share_a", "position_det
          "order_consistent", "p_sd", "n")
 
 
-def diagnose_table(df: pd.DataFrame, **thresholds: Any) -> dict[str, dict[str, Any]]:
+def diagnose_table(df: pd.DataFrame, *, ids: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
+                   **thresholds: Any) -> dict[str, dict[str, Any]]:
     """:func:`diagnose_judgments` for every judge of a judgments table, read from the table itself.
 
     The diagnosis is made from the rows, not carried beside them, so it holds whatever route the
@@ -150,6 +151,17 @@ def diagnose_table(df: pd.DataFrame, **thresholds: Any) -> dict[str, dict[str, A
     as 1 / 0 / ½); hard verdicts are not flagged ``"saturated"`` (they are meant to be hard).
     A judge with more than ``MAX_ROWS`` rows is read on a fixed-seed share of its items (both
     orders of an item together), so a million-row table costs what 20,000 rows do.
+
+    Parameters
+    ----------
+    df : DataFrame
+        A judgments table (``item``, ``a``, ``b``, ``judge``, ``p_a`` and/or ``winner``).
+    ids : dict, optional
+        ``"item"`` and ``"judge"`` → ``(codes, distinct values)`` of ``df``'s rows, where a reader
+        has coded them already (:func:`bayes_judge.schema.coded_judgments`, kept by the
+        leaderboard's encoder): not coded again.
+    **thresholds
+        Passed to :func:`diagnose_judgments`.
 
     Returns
     -------
@@ -174,7 +186,11 @@ def diagnose_table(df: pd.DataFrame, **thresholds: Any) -> dict[str, dict[str, A
     # the judges and the items coded once (a million rows: 0.02 s and, a million distinct items,
     # 0.15 s), the rows read chosen by those codes before any frame is built, so the grouping and
     # the checks see ~20,000 rows a judge
-    if "judge" in df.columns:
+    ids = {k: v for k, v in (ids or {}).items() if len(v[0]) == len(df)}  # codes of these very rows
+    if "judge" in ids:
+        jcode, jnames = ids["judge"]
+        jnames = np.asarray(jnames, dtype=object)
+    elif "judge" in df.columns:
         from .schema import _coded_ids
 
         named = df["judge"].notna().to_numpy()
@@ -185,7 +201,7 @@ def diagnose_table(df: pd.DataFrame, **thresholds: Any) -> dict[str, dict[str, A
         jcode, jnames = np.zeros(len(df), dtype=np.intp), np.array(["judge"], dtype=object)
     keep = same = None  # the rows each judge's checks read, and the rows the copies' check reads
     if "item" in df.columns:
-        rank, n_items = _item_rank(df["item"])
+        rank, n_items = _item_rank(df["item"], ids.get("item"))
         n_j = np.bincount(jcode, minlength=len(jnames))
         big = n_j > MAX_ROWS
         if big.any():
@@ -227,11 +243,12 @@ IDENTICAL_VARIED = 5  # ... of which at least this many differ from the commones
 # a plain pair agree on every item by chance (98% one way), copies agree on their rarer verdicts too
 
 
-def _item_rank(item: pd.Series) -> tuple[np.ndarray, int]:
+def _item_rank(item: pd.Series, coded: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, int]:
     """Each row's item's place in one fixed-seed random order of the distinct items (a missing item
     +inf: never chosen), and the number of items.  The rows whose rank is under ``m`` are those of
-    ``m`` items chosen at random; a smaller share's items are among a larger's."""
-    codes, uniq = pd.factorize(item)
+    ``m`` items chosen at random; a smaller share's items are among a larger's.  ``coded``: the
+    items' codes and distinct values where a reader has them (not coded again)."""
+    codes, uniq = coded if coded is not None else pd.factorize(item)
     order = np.random.default_rng(0).permutation(len(uniq)).astype(float)
     return np.r_[order, np.inf][codes], len(uniq)
 
@@ -386,15 +403,17 @@ def warn_if_uninformative(diagnosis: dict[str, Any], judge: str, *, stacklevel: 
         )
 
 
-def diagnose_rows(df: pd.DataFrame, where: str) -> str:
+def diagnose_rows(df: pd.DataFrame, where: str, *, ids: dict[str, tuple[np.ndarray, np.ndarray]] | None = None
+                  ) -> str:
     """The judges' diagnosis of a judgments table as ``attrs["judge_diagnosis"]`` keeps it (JSON),
     with an :class:`UninformativeJudgeWarning` naming a judge whose verdicts do not depend on the
-    texts (for the calls without ``judges=``: ``bj.rank``, ``bj.leaderboard``)."""
+    texts (for the calls without ``judges=``: ``bj.rank``, ``bj.leaderboard``); ``ids`` as
+    :func:`diagnose_table` takes them."""
     import json
     import warnings
 
     cols = [c for c in ("item", "a", "b", "judge", "p_a", "winner") if c in df.columns]
-    diagnosis = diagnose_table(df[cols])
+    diagnosis = diagnose_table(df[cols], ids=ids)
     why = uninformative_message(diagnosis, judges_option=False)
     if why:
         warnings.warn(f"{where}: {why}", UninformativeJudgeWarning, stacklevel=3)

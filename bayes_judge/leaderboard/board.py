@@ -321,7 +321,8 @@ def leaderboard(
 
     # a judge that follows a position or a constant is said so (in an update, of the new rows alone)
     diagnosis = diagnose_rows(df, "leaderboard" if previous is None else
-                              f"leaderboard update (its {len(df)} new rows alone; the earlier fit's are not read again)")
+                              f"leaderboard update (its {len(df)} new rows alone; the earlier fit's are not read again)",
+                              ids=data.row_ids)  # the rows' codes from their reading
     prev_post = None
     if previous is not None:
         from .encode import check_judges_cells, data_of_run, merge_data

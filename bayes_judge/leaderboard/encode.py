@@ -91,6 +91,9 @@ class LeaderboardData:
     comparison_keys: np.ndarray | None = None  # None: a run written before they were kept
     #: each judge's (verdicts naming A, decided verdicts), kept with the run for an update's screening
     position_counts: tuple[np.ndarray, np.ndarray] | None = None
+    #: the encoded table's ``item`` and ``judge`` codes per row (:func:`bayes_judge.schema.coded_judgments`),
+    #: for the judge screening of the same rows (not kept with the run)
+    row_ids: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False, compare=False)
 
     DIMS = {
         "sys_a": ("cell",), "sys_b": ("cell",), "judge": ("cell",), "h": ("cell",), "n": ("cell", "outcome"),
@@ -153,14 +156,14 @@ def _group(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return uniq, sums
 
 
-def _human_labels(o: Outcomes, human: pd.DataFrame | None) -> pd.DataFrame:
+def _human_labels(o: Outcomes, human: pd.DataFrame | None, row_items: np.ndarray) -> pd.DataFrame:
     """One human label per comparison, from the table's ``human`` column and the ``human=`` table
     together (a contradiction between them is an error): columns item, lo, hi (system codes,
     lo < hi), lo_wins, item_code (the labelled row's item code from the validation; -1 for a label
     of the ``human=`` table, which the encoder looks up)."""
     has = o.human != 0
     lab = pd.DataFrame({"item": o.table["item"].to_numpy(object)[has], "first": o.first[has], "second": o.second[has],
-                        "first_wins": o.human[has] > 0, "item_code": _row_items(o)[0][has]})
+                        "first_wins": o.human[has] > 0, "item_code": row_items[has]})
     if human is not None:  # their items' codes looked up by the encoder (-1)
         lab = pd.concat([lab, read_label_table(human, o.names).assign(item_code=-1)], ignore_index=True)
     lab = one_label_per_comparison(lab, o.names)
@@ -317,7 +320,8 @@ def encode_leaderboard(
     counts = _position_counts(o, je, len(judges))
     if check_judges:
         _refuse_one_position(judges, *counts)
-    lab = _human_labels(o, human)
+    row_items, row_item_ids = _row_items(o)
+    lab = _human_labels(o, human, row_items)
     systems = o.names
     items = sorted(set(df["item"]) | set(lab["item"])) if difficulty else ["all"]
     item_index = pd.Index(items)
@@ -325,7 +329,7 @@ def encode_leaderboard(
     # a comparison (item, lo, hi) as one integer, items coded over both tables (a MultiIndex of the
     # same keys costs a second a million rows in its lookups): the rows' codes from the validation,
     # a label from the rows its row's code, one from the human= table looked up (or coded after)
-    row_items, item_ids = _row_items(o)
+    item_ids = row_item_ids
     lab_items = lab["item_code"].to_numpy(np.int64, copy=True)
     other = lab_items < 0
     if other.any():
@@ -418,6 +422,7 @@ def encode_leaderboard(
         hum_a=hum_a, hum_b=hum_b, hum_item=hum_item, hum_n=hsum, hum_x=hum_x,
         covariates=covariates, meta=meta, row_keys=row_keys, label_keys=label_keys,
         comparison_keys=np.asarray(comparison_keys, dtype=np.int64), position_counts=counts,
+        row_ids={"item": (row_items, row_item_ids), "judge": (je, np.asarray(judges, dtype=object))},
     )
 
 

@@ -675,6 +675,8 @@ def test_labels_from_the_table_and_from_a_human_table_are_the_same_comparisons()
     b = encode_leaderboard(df.drop(columns="human"), human=human)
     assert sorted(a.label_keys) == sorted(b.label_keys) and a.meta["n_labelled_rows"] == b.meta["n_labelled_rows"] > 0
     assert np.array_equal(a.hum_n, b.hum_n) and np.array_equal(a.h, b.h)
+    codes, items = a.row_ids["item"]  # the rows' item codes, handed to the judge screening
+    assert np.array_equal(items[codes], df["item"].astype(str).to_numpy()) and a.row_ids["judge"][1].tolist() == a.judges
     unseen = human.head(5).assign(item=lambda t: t["item"].astype(str) + "_unseen")
     c = encode_leaderboard(df.drop(columns="human"), human=pd.concat([unseen, human], ignore_index=True))
     assert len(c.label_keys) == len(b.label_keys) + 5 and set(b.label_keys) < set(c.label_keys)
