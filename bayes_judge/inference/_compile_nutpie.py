@@ -34,6 +34,7 @@ from typing import Any
 import numba
 import numpy as np
 from numba.core import cgutils
+from numba.core.errors import NumbaPerformanceWarning
 from numba.extending import intrinsic
 from nutpie import compile_pymc as ncp
 
@@ -182,6 +183,9 @@ def compile_declaration(model, *, initial_points: Mapping[str, Any] | None = Non
     logp_sig, expand_sig = c_signatures(numba.types.int64)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
+        # numba's speed hints on the code pytensor generates (np.dot on non-contiguous views, seen
+        # where the caches are empty): not the user's code, nor ours
+        warnings.simplefilter("ignore", NumbaPerformanceWarning)
         logp = _callback(_LOGP_SRC, "logp_callback", logp_sig, logp_fn.vm.jit_fn,
                          [v.name for v in logp_fn.get_shared()], shared, n=n_dim)
         expand = _callback(_EXPAND_SRC, "expand_callback", expand_sig, expand_fn.vm.jit_fn,
