@@ -76,13 +76,13 @@ def test_vectorized_log_matches_libm_over_the_whole_range():
     np.testing.assert_allclose(inv[has], 1.0 / p[has], rtol=1e-15, atol=0)
 
 
-def _large_case(seed: int = 3, model: str = "bt-judges"):
+def _large_case(seed: int = 3, model: str = "bt-judges", soft_share: float = 0.1):
     """30 systems, 3 judges (judge 1 ties), 4,000 comparisons: each unlabelled segment holds
     several hundred cells, so segments span blocks and blocks end mid-segment."""
     df, _ = simulate_leaderboard(30, 4000, alpha=(1.5, 1.0, 0.7), beta=(0.3, -0.2, 0.0), tau=[0.0, 0.6, 0.0],
                                  label_share=0.05, design="one-judge", seed=seed)
     rng = np.random.default_rng(seed)
-    soft = (rng.random(len(df)) < 0.1) & (df["winner"] != "tie").to_numpy()
+    soft = (rng.random(len(df)) < soft_share) & (df["winner"] != "tie").to_numpy()
     df["p_a"] = np.where(soft, rng.uniform(0.05, 0.95, len(df)), np.nan)
     df["winner"] = df["winner"].where(~soft, None)
     data = encode_leaderboard(df)
@@ -124,6 +124,46 @@ def test_segments_spanning_blocks_match_the_declaration(model, kernel, monkeypat
             ref0, got0 = float(logp(point)), lp
         else:
             assert lp - got0 == pytest.approx(float(logp(point)) - ref0, rel=1e-10, abs=1e-8)
+
+
+@pytest.mark.parametrize("single", [False, True], ids=["float64", "float32"])
+def test_labelled_cells_are_one_a_judge_and_label_without_the_judges_system_preferences(monkeypatch, single):
+    """Without δ a labelled cell's probabilities are its judge's and label's alone: the packed
+    buffer holds one listed cell per (label, judge) seen, and the same value and gradient as every
+    labelled cell listed (soft rows, ties and segments spanning blocks included)."""
+    monkeypatch.setattr(fast, "_DENSE_FILL", np.inf)
+    monkeypatch.setattr(fast, "_SINGLE_MIN", 0 if single else np.inf)
+    data, coords, options = _large_case(soft_share=0.0 if single else 0.1)  # soft rows keep a table in float64
+    options = {**options, "system_bias": False}
+    arrays = data.arrays()
+    priors = get_model("bt-judges", "leaderboard").default_priors()
+    labelled = arrays["h"] != 0
+    seen = len(np.unique(arrays["h"][labelled] * 3 + arrays["judge"][labelled]))
+    assert labelled.sum() > 20 * seen
+    x = np.random.default_rng(2).normal(0.0, 0.5, len(data.systems) + 3 + 3 + 1)
+    out = []
+    for summed in (True, False):
+        if not summed:
+            monkeypatch.setattr(fast, "_one_cell_a_label", lambda a, b, e, h, counts, x, *_: (a, b, e, h, counts, x))
+        buf = fast.pack_data(arrays, priors, options, len(data.systems))
+        assert buf[18] == float(single)
+        assert int(buf[2]) == (~labelled).sum() + (seen if summed else labelled.sum())
+        out.append(fast.fast_path.logp_grad(x, arrays, coords, priors, options=options))
+    (lp0, g0), (lp1, g1) = out
+    assert np.isfinite(lp0)
+    tol = float(_F32_BOUND) if single else 1e-12
+    assert lp0 == pytest.approx(lp1, rel=tol)
+    np.testing.assert_allclose(g0, g1, rtol=0, atol=tol * np.abs(g1).max())
+
+
+def test_labelled_cells_stay_listed_where_their_sum_would_round_in_float32():
+    counts = np.array([[2.0 ** 23, 2.0 ** 23 + 1.0], [1.0, 0.0], [0.0, 0.0], [0.0, 0.0]])
+    a, b, e, h = np.array([0.0, 1.0]), np.array([1.0, 0.0]), np.zeros(2), np.ones(2)
+    x = np.zeros((2, 0))
+    kept = fast._one_cell_a_label(a, b, e, h, counts, x, 1, single=True)
+    assert len(kept[0]) == 2
+    one = fast._one_cell_a_label(a, b, e, h, counts, x, 1, single=False)
+    assert len(one[0]) == 1 and one[4][:, 0].tolist() == [2.0 ** 24 + 1.0, 1.0, 0.0, 0.0]
 
 
 def _dense_case(n_systems: int = 150, m: int = 6000, seed: int = 7, soft_share: float = 0.05):

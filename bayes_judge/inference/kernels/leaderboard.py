@@ -132,7 +132,8 @@ def pack_data(arrays: dict, priors: Priors, options: dict, n_systems: int) -> np
                          f"with scalar parameters; got options {options} and\n{priors}")
     (N, E, C, H, K, T), parts = _cells(arrays, options, n_systems, with_h=True)
     single = _single(parts[4], C) and not options.get("double", False)  # the Laplace path differentiates twice
-    parts, C, D = _sorted_cells(parts, N, E, C, H, K, single=single)
+    parts, C, D = _sorted_cells(parts, N, E, C, H, K, single=single,
+                                system_bias=bool(options.get("system_bias", True)))
     pr = priors
     header = np.zeros(_HEADER)
     header[:18] = [N, E, C, H, K, T, float(bool(options.get("position_bias", True))),
@@ -228,8 +229,8 @@ def _single(n: np.ndarray, C: int) -> bool:
     return C >= _SINGLE_MIN and bool(np.all(counts.astype(np.float32) == counts))
 
 
-def _sorted_cells(parts: list[np.ndarray], N: int, E: int, C: int, H: int, K: int, *, single: bool = False
-                  ) -> tuple[list[np.ndarray], int, int]:
+def _sorted_cells(parts: list[np.ndarray], N: int, E: int, C: int, H: int, K: int, *, single: bool = False,
+                  system_bias: bool = True) -> tuple[list[np.ndarray], int, int]:
     """The kernel's cell layout from :func:`_cells`' parts: cells sorted by (h, e, a, b) and cut
     into segments of one label state and one judge (judge constants are scalars in a segment),
     the five counts folded into the four the likelihood reads.  The unlabelled cells of the
@@ -239,7 +240,9 @@ def _sorted_cells(parts: list[np.ndarray], N: int, E: int, C: int, H: int, K: in
     (D × 4 × N × P, rows padded to P = :func:`_row_length`; cells of one place are summed, as the
     listed cells' terms add up).  Empty and padding places hold zero counts: the kernel still
     computes them, and masks their gradient terms.  With ``single`` the grids are stored as
-    float32, two to a float64 slot.  Returns the parts, the number of listed cells and D."""
+    float32, two to a float64 slot.  Without ``system_bias`` the labelled cells of one judge and
+    one label state are summed into one (:func:`_one_cell_a_label`).  Returns the parts, the
+    number of listed cells and D."""
     a, b, e, h, n, x = parts[:6]
     n = n.reshape(C, 5)
     counts = np.stack([n[:, 0] + n[:, 3], n[:, 1] + n[:, 4], n[:, 2], n[:, 3] + n[:, 4]])
@@ -259,13 +262,44 @@ def _sorted_cells(parts: list[np.ndarray], N: int, E: int, C: int, H: int, K: in
     row_flag = np.where(row_soft, 2.0, np.where(row_total > 0, 1.0, 0.0))
     keep = ~into
     a, b, e, h, counts, x = a[keep], b[keep], e[keep], h[keep], counts[:, keep], x.reshape(C, K)[keep]
-    C = int(keep.sum())
+    if not system_bias:
+        a, b, e, h, counts, x = _one_cell_a_label(a, b, e, h, counts, x, E, single)
+    C = len(a)
     o = np.lexsort((b, a, e, h))
     key = h[o].astype(np.int64) * E + e[o].astype(np.int64)
     seg = np.searchsorted(key, np.arange(3 * E + 1)).astype(np.float64)
     cells = grid.ravel().astype(np.float32).view(np.float64) if single else grid.ravel()  # P is even
     out = [a[o], b[o], counts[:, o].ravel(), x[o].ravel(), seg, *parts[6:], index, row_flag.ravel(), cells]
     return out, C, D
+
+
+def _one_cell_a_label(a: np.ndarray, b: np.ndarray, e: np.ndarray, h: np.ndarray, counts: np.ndarray, x: np.ndarray,
+                      E: int, single: bool) -> tuple[np.ndarray, ...]:
+    """The listed cells with those a person labelled summed into one cell per (label, judge).
+
+    With the label known, ``w`` is 1 or 0, so a labelled cell's probabilities are
+    ``P_A = a₁`` or ``a₀`` (module docstring): functions of its judge's ``α, β, τ`` and
+    ``δ_{e,a} − δ_{e,b}`` alone.  Without the judges' own system preferences (δ = 0) every
+    labelled cell of a judge and a label has the same probabilities, and the likelihood is linear
+    in the counts, so one cell holding their sums gives the same log density and gradient (its
+    systems, ``0, 0``, and covariates, zeros, are never read for a labelled cell).  At a million
+    verdicts with 10% labelled, 78,000 listed cells become six.  Kept listed where a sum would
+    not be exact in the cells' float32 (2^24 verdicts of one judge and one label)."""
+    lab = h != 0
+    if not lab.any():
+        return a, b, e, h, counts, x
+    key = (h[lab].astype(np.int64) - 1) * E + e[lab].astype(np.int64)
+    sums = np.stack([np.bincount(key, weights=counts[j, lab], minlength=2 * E) for j in range(4)])
+    if single and not np.all(sums.astype(np.float32) == sums):
+        return a, b, e, h, counts, x
+    held = np.flatnonzero(np.bincount(key, minlength=2 * E))
+    new = len(held)
+    zeros = np.zeros(new)
+    return (np.concatenate([a[~lab], zeros]), np.concatenate([b[~lab], zeros]),
+            np.concatenate([e[~lab], (held % E).astype(np.float64)]),
+            np.concatenate([h[~lab], (held // E + 1).astype(np.float64)]),
+            np.concatenate([counts[:, ~lab], sums[:, held]], axis=1),
+            np.concatenate([x[~lab], np.zeros((new, x.shape[1]))]))
 
 
 @numba.njit(inline="always")
@@ -1368,6 +1402,8 @@ fast_path = build_fast_path(
         {"position_bias": True, "system_bias": True, "tie_judges": (1,), "n_judges": 3},
         {"position_bias": False, "system_bias": False, "tie_judges": (), "n_judges": 3},
         {"position_bias": True, "system_bias": True, "tie_judges": (0, 2), "n_judges": 3, "n_cov": 1},
+        # labelled cells summed a judge and a label (_one_cell_a_label), beside ties, a shift, a covariate
+        {"position_bias": True, "system_bias": False, "tie_judges": (1,), "n_judges": 3, "n_cov": 1},
     ],
 )
 #: this module's fast paths by (task, model), collected by :mod:`bayes_judge.inference.fastpaths`
