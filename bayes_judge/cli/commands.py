@@ -148,7 +148,11 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     _check_run_args(args)
     df = read_table(args.judgments, "judgments table", judgments=True, mapping=args.map, baseline=args.baseline)
     human = read_table(args.human, "human labels table", mapping=args.human_map) if args.human else None
-    tune = args.draws if args.tune is None else args.tune
+    from ..inference.settings import SAMPLING
+
+    # no --tune: the function's default (300 on the fast path, where the chains start at the mode),
+    # at most --draws
+    tune = args.tune if args.tune is not None else (None if args.draws >= SAMPLING.tune else args.draws)
     idata = bj.leaderboard(df, human=human, model=args.model, position_bias=False if args.no_position_bias else None,
                            system_bias=False if args.no_system_bias else None, bridge=False if args.no_bridge else None,
                            difficulty=args.difficulty, covariates=_split_list(args.covariates),

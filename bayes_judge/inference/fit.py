@@ -301,6 +301,17 @@ def _read_idata_stats(ss) -> dict[str, np.ndarray]:
     return out
 
 
+def chosen_fast_path(spec: ModelSpec, sampler: str, fast: bool, priors: Priors,
+                     options: Mapping[str, Any] | None, arrays: Mapping[str, np.ndarray]) -> Any:
+    """The registered fast path :func:`fit_model` runs for these settings (``None``: the
+    declaration's own sampler): the model's, where ``fast`` and NUTS by nutpie (or an
+    approximate sampler) ask for it and it states these priors, options and data."""
+    fp = fast_path(spec.task, spec.name) if ((fast and sampler == "nutpie") or sampler in APPROXIMATE) else None
+    if fp is not None and not getattr(fp, "accepts", lambda p, o, a: True)(priors, dict(options or {}), arrays):
+        fp = None
+    return fp
+
+
 def fit_model(
     spec: ModelSpec,
     arrays: Mapping[str, np.ndarray],
@@ -357,9 +368,7 @@ def fit_model(
             if dim in data_dims and dim not in coords:
                 coords[dim] = np.arange(v.shape[ax])
 
-    fp = fast_path(spec.task, spec.name) if ((fast and sampler == "nutpie") or sampler in APPROXIMATE) else None
-    if fp is not None and not getattr(fp, "accepts", lambda p, o, a: True)(priors, options or {}, arrays):
-        fp = None
+    fp = chosen_fast_path(spec, sampler, fast, priors, options, arrays)
     if sampler in APPROXIMATE and (fp is None or not hasattr(fp, sampler)):
         raise ValueError(f"sampler={sampler!r} needs a model with a hand-written kernel that offers it "
                          f"({spec.task} model {spec.name!r} with these options has none); use 'nutpie'")

@@ -167,7 +167,7 @@ def leaderboard(
     sampler: str = SAMPLING.sampler,
     chains: int = SAMPLING.chains,
     draws: int = SAMPLING.draws,
-    tune: int = SAMPLING.tune,
+    tune: int | None = None,
     seed: int = SAMPLING.seed,
     target_accept: float = SAMPLING.target_accept,
     fast: bool = True,
@@ -235,7 +235,11 @@ def leaderboard(
         posterior kept. Needs the model's hand-written kernel and no hierarchical scale
         (``system_bias=False``).
     chains, draws, tune, seed, target_accept : NUTS settings (``tune`` and ``target_accept``
-        unused by ``"laplace"``; its draws are seeded by ``seed``).
+        unused by ``"laplace"``; its draws are seeded by ``seed``).  ``tune=None`` (default):
+        300 tuning steps where ``"bt-judges"`` runs on its fast path (its chains start at the mode
+        and sample through the Laplace shear; nutpie's own default, which gave the ESS, r_hat and
+        coverage of 1000 steps in 0.6-0.7 of the time, ``benchmarks/results/bench_leaderboard_tune.md``),
+        else 1000.
     fast : bool
         With ``sampler="nutpie"``, use the model's registered fast path where it states the fit
         (``"bt-judges"`` without ``difficulty``: :mod:`bayes_judge.inference.kernels.leaderboard`, the same
@@ -310,7 +314,8 @@ def leaderboard(
 
     if estimand not in (None, "human", "judges"):
         raise ValueError(f"estimand must be 'human' or 'judges', got {estimand!r}")
-    sampling = Sampling(sampler, chains, draws, tune, seed, target_accept)  # checked once
+    sampling = Sampling(sampler, chains, draws, SAMPLING.tune if tune is None else tune, seed,
+                        target_accept)  # checked once
     if not (bridge is None or isinstance(bridge, bool | ScoreBridge)):
         raise TypeError(f"bridge must be True, False or a ScoreBridge, got {type(bridge).__name__}")
     # an update's new rows may connect only through the earlier fit's systems, and a judge's verdicts
@@ -350,7 +355,7 @@ def leaderboard(
         data = merge_data(old_data, data)
         check_judges_cells(data)
         prev_post = previous["posterior"]
-        sampling = sampling.replace(tune=min(tune, 300))
+        sampling = sampling.replace(tune=min(sampling.tune, 300))
     _warn_contradicted(data)
     people = data.judges == ["human"]
     if "human" in data.judges and not people:  # votes fitted as one more LLM judge (q 0.96), "no labels" said
@@ -410,7 +415,16 @@ def leaderboard(
             for name in ("alpha", "beta", "nu"):  # per judge, or one number (tau's judges may change)
                 if name in prev_post:
                     start[name] = prev_post[name].mean(("chain", "draw")).to_numpy()
-    fit = fit_model(spec, data.arrays(), dims=LeaderboardData.DIMS, coords=coords, priors=priors,
+    arrays = data.arrays()
+    bridge_tune = sampling.tune  # the score bridge's own model is no fast path: its warm-up stays
+    if tune is None and previous is None:  # the warm-up the fast path's chains need, where it runs
+        from ..inference.fit import chosen_fast_path
+
+        fp = chosen_fast_path(spec, sampling.sampler, fast, spec.default_priors() if priors is None else priors,
+                              options, arrays)
+        if getattr(fp, "tune", None) is not None:
+            sampling = sampling.replace(tune=fp.tune)
+    fit = fit_model(spec, arrays, dims=LeaderboardData.DIMS, coords=coords, priors=priors,
                     sampling=sampling, options=options, init=start, fast=fast)
     # the raw coordinates, and the sign-expanded scale of δ (whose sign, with delta_raw's, is arbitrary)
     post = {k: v for k, v in fit.posterior.items() if k not in ("s_raw", "u_raw", "delta_raw", "system_bias_signed")}
@@ -442,6 +456,8 @@ def leaderboard(
         approx["approximate"] += no_bias_note
     if previous is not None:
         approx["updated_from"] = f"a previous fit of {int((previous.attrs or {}).get('n_rows', 0))} rows"
+    if sampler != "laplace":  # as PyMC records it: the warm-up the chains ran (tune=None: the fast path's own)
+        approx["tuning_steps"] = int(sampling.tune)
     attrs = {**approx, "n_rows": data.meta["n_rows"], "n_comparisons": data.meta["n_comparisons"],
              "n_labelled_rows": labels.meta.get("n_labelled_rows", 0),
              "n_labels": n_labels, "n_soft": data.meta["n_soft"], "n_ties": data.meta["n_ties"],
@@ -456,7 +472,7 @@ def leaderboard(
         prior = bridge if isinstance(bridge, ScoreBridge) else SCORE_BRIDGE
         reading = post["s"]
         cal = calibrate_bridge(reading.reshape(C * D, -1), labels.hum_a, labels.hum_b, labels.hum_n, prior,
-                               sampler=sampler, chains=C, draws=D, tune=sampling.tune, seed=seed,
+                               sampler=sampler, chains=C, draws=D, tune=bridge_tune, seed=seed,
                                target_accept=sampling.target_accept, pointwise=loglik is not None)
         post["s_judges"], post["s"] = reading, cal["s"]
         post["bridge_lambda"], post["bridge_tau"] = cal["bridge_lambda"], cal["bridge_tau"]

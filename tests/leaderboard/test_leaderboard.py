@@ -152,6 +152,18 @@ def test_both_models_run_on_their_fast_paths_by_default(fitted):
         bj.leaderboard(df, sampler="stan")
 
 
+def test_the_fast_paths_chains_tune_for_its_own_warm_up_unless_told():
+    """``tune=None``: 300 steps where bt-judges samples from its mode through the shear (nutpie's
+    own default, ``benchmarks/results/bench_leaderboard_tune.md``); a given ``tune`` is kept, and a
+    model without that warm-up (the votes' ``bt``) tunes for the package's 1000."""
+    df, *_ = simulate(n_sys=4, n_cmp=120, seed=3)
+    assert bj.leaderboard(df, seed=0, chains=1, draws=20).attrs["tuning_steps"] == 300
+    assert bj.leaderboard(df, seed=0, chains=1, draws=20, tune=40).attrs["tuning_steps"] == 40
+    votes, *_ = simulate(n_sys=4, n_cmp=80, alpha=(3.0,), beta=(0.0,), tau=(0.6,), seed=3)
+    votes = votes.assign(judge="human").drop(columns="human")
+    assert bj.leaderboard(votes, seed=0, chains=1, draws=20).attrs["tuning_steps"] == 1000
+
+
 def test_arena_votes_use_plain_davidson_bt():
     df, s, *_ = simulate(n_sys=6, n_cmp=400, alpha=(3.0,), beta=(0.0,), tau=(0.6,), seed=5)
     df = df.assign(judge="human").drop(columns="human")
