@@ -11,6 +11,7 @@ import pytest
 from scipy.stats import kendalltau
 
 import bayes_judge as bj
+from bayes_judge.inference import SAMPLING
 from bayes_judge.leaderboard import (
     PositionBiasNotIdentifiedError,
     encode_leaderboard,
@@ -161,7 +162,7 @@ def test_the_fast_paths_chains_tune_for_its_own_warm_up_unless_told():
     assert bj.leaderboard(df, seed=0, chains=1, draws=20, tune=40).attrs["tuning_steps"] == 40
     votes, *_ = simulate(n_sys=4, n_cmp=80, alpha=(3.0,), beta=(0.0,), tau=(0.6,), seed=3)
     votes = votes.assign(judge="human").drop(columns="human")
-    assert bj.leaderboard(votes, seed=0, chains=1, draws=20).attrs["tuning_steps"] == 1000
+    assert bj.leaderboard(votes, seed=0, chains=1, draws=20).attrs["tuning_steps"] == SAMPLING.tune
 
 
 def test_arena_votes_use_plain_davidson_bt():
