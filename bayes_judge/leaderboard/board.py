@@ -238,7 +238,7 @@ def leaderboard(
         unused by ``"laplace"``; its draws are seeded by ``seed``).  ``tune=None`` (default):
         300 tuning steps where ``"bt-judges"`` runs on its fast path (its chains start at the mode
         and sample through the Laplace shear; nutpie's own default, which gave the ESS, r_hat and
-        coverage of 1000 steps in 0.6-0.7 of the time, ``benchmarks/results/bench_leaderboard_tune.md``),
+        coverage of 1000 steps in 0.58-0.77 of the time, ``benchmarks/results/bench_leaderboard_tune.md``),
         else 1000.
     fast : bool
         With ``sampler="nutpie"``, use the model's registered fast path where it states the fit

@@ -1402,7 +1402,7 @@ fast_path = build_fast_path(
     log_sites=_LOG_SITES, derive=_derive_judged, accepts=accepts, global_sites=("effect", "alpha", "beta", "tau"),
     held_sites=("system_bias_signed", "delta_raw"),
     # chains that start at the mode and sample through the shear need nutpie's own default warm-up:
-    # 300 steps gave the ESS, r_hat and coverage of 1000 in 0.6-0.7 of the time, with and without
+    # 300 steps gave the ESS, r_hat and coverage of 1000 in 0.58-0.77 of the time, with and without
     # labels and the judges' own system preferences (benchmarks/results/bench_leaderboard_tune.md)
     tune=300,
     option_cases=[
