@@ -62,6 +62,7 @@ from numba.core import types
 from numba.extending import intrinsic, overload
 
 from ...generative.priors import HalfNormal, Normal, Prior, Priors
+from .._compile_beside import KERNEL_SIG, AfterCompile, compile_beside, wait
 from .._nutpie import copy_function, make_model, run
 from ..laplace import laplace_shear
 
@@ -1190,6 +1191,13 @@ logp_grad_single = numba.njit(cache=True, nogil=True, error_model="numpy")(
     copy_function(logp_grad.py_func, "logp_grad_single", _CELLS=np.float32))
 
 
+#: what a second process runs to compile :func:`logp_grad_single` (and the sampler's callbacks of
+#: it) while this one compiles :func:`logp_grad` (:mod:`bayes_judge.inference._compile_beside`)
+_COMPILE_SINGLE = ("from bayes_judge.inference.kernels.leaderboard import logp_grad_single, expand\n"
+                   "from bayes_judge.inference._nutpie import callbacks\n"
+                   "callbacks(logp_grad_single, expand)")
+
+
 def kernel_for(buf: np.ndarray):
     """The log-density kernel for a packed buffer: :func:`logp_grad_single` where its cells run
     in single precision, else :func:`logp_grad`."""
@@ -1301,7 +1309,7 @@ def _sheared_start(kernel, buf: np.ndarray, x0: np.ndarray, lay: list[tuple[str,
 
 def build_fast_path(name: str, *, pack, kernel, expand, layout, log_sites: tuple[str, ...], derive=None,
                     accepts, option_cases: list[dict], kernel_for=None, global_sites: tuple[str, ...] | None = None,
-                    held_sites: tuple[str, ...] = (), tune: int | None = None):
+                    held_sites: tuple[str, ...] = (), tune: int | None = None, compile_single: str | None = None):
     """Register a leaderboard model's numba kernel as its nutpie fast path.
 
     ``pack(arrays, priors, options, n_systems)`` makes the data buffer, ``kernel_for(buf)``, if
@@ -1314,7 +1322,10 @@ def build_fast_path(name: str, *, pack, kernel, expand, layout, log_sites: tuple
     the kernel's coordinates.  The fast path returns the declaration's stored
     variables as ``(chains, draws, ...)`` and nutpie's statistics.  ``tune``, if given, is the
     warm-up its chains need (``fast_path.tune``): a caller that was given none
-    (``bj.leaderboard(tune=None)``) tunes for that many steps.
+    (``bj.leaderboard(tune=None)``) tunes for that many steps.  ``compile_single``, if given, is
+    the code a second process runs to compile the single-precision kernel while this one finds the
+    mode on the double-precision one, where the former is not in numba's cache yet
+    (:mod:`bayes_judge.inference._compile_beside`).
     """
 
     def buffer(arrays: dict, coords: dict, priors: Priors, options: dict | None):
@@ -1331,8 +1342,11 @@ def build_fast_path(name: str, *, pack, kernel, expand, layout, log_sites: tuple
         # cells where they differ
         single = SHEAR and CURVATURE_DOUBLE and global_sites is not None and buf[18] != 0.0
         dbuf = buffer(arrays, coords, priors, {**(options or {}), "double": True})[0] if single else buf
+        # on a first run the sampler's single-precision kernel compiles in a second process meanwhile
+        helper = compile_beside(kern, KERNEL_SIG, compile_single) if single and compile_single else None
         start, shear = _sheared_start(kernel_of(dbuf), dbuf, _start(init, lay, log_sites), lay, global_sites,
                                       held_sites)
+        wait(helper)
         m = make_model(kern, expand, buf=buf, init_flat=start, shapes=dict(lay), dims={}, coords={}, shear=shear)
         post, stats = run(m, chains=chains, draws=draws, tune=tune, seed=seed, target_accept=target_accept,
                           save_warmup=False)
@@ -1368,7 +1382,10 @@ def build_fast_path(name: str, *, pack, kernel, expand, layout, log_sites: tuple
         # the importance weights need only log densities: those the sampler would use (single
         # precision where the table qualifies)
         w_buf, _ = buffer(arrays, coords, priors, options)
-        weigh = (kernel_of(w_buf), w_buf) if w_buf[18] != buf[18] else None
+        weigh = None
+        if w_buf[18] != buf[18]:  # on a first run compiled in a second process during the mode and curvature
+            helper = compile_beside(kernel_of(w_buf), KERNEL_SIG, compile_single) if compile_single else None
+            weigh = (AfterCompile(kernel_of(w_buf), helper) if helper is not None else kernel_of(w_buf), w_buf)
         z, info = laplace_draws(kern, buf, _start(init, lay, log_sites), chains=chains, draws=draws, seed=seed,
                                 weigh=weigh)
         n_out = sum(int(np.prod(shape, dtype=np.int64)) for _, shape in lay)
@@ -1404,7 +1421,7 @@ fast_path = build_fast_path(
     # chains that start at the mode and sample through the shear need nutpie's own default warm-up:
     # 300 steps gave the ESS, r_hat and coverage of 1000 in 0.58-0.77 of the time, with and without
     # labels and the judges' own system preferences (benchmarks/results/bench_leaderboard_tune.md)
-    tune=300,
+    tune=300, compile_single=_COMPILE_SINGLE,
     option_cases=[
         {"position_bias": True, "system_bias": True, "tie_judges": (1,), "n_judges": 3},
         {"position_bias": False, "system_bias": False, "tie_judges": (), "n_judges": 3},
