@@ -74,6 +74,15 @@ def wait(proc: subprocess.Popen | None, timeout: float = WAIT_S) -> None:
         raise
 
 
+def stop(proc: subprocess.Popen | None) -> None:
+    """End a :func:`compile_beside` process that is no longer needed (the fit failed, or never called
+    the kernel): stopped where it still runs, and reaped."""
+    if proc is not None:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+
+
 class AfterCompile:
     """``kernel`` called after waiting, once, for the :func:`compile_beside` process ``proc`` (thread
     safe): for a kernel first called deep inside a routine, as the importance weights' is."""

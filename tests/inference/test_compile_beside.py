@@ -70,3 +70,14 @@ def test_a_helper_that_fails_leaves_the_compile_here(kernel_module):
     assert call(np.ones(2), np.array([1.0]), g) == pytest.approx(4.0)
     assert proc.returncode == 3 and sum(mod.twice.stats.cache_misses.values()) == 1
     assert cb.in_cache(mod.twice, cb.KERNEL_SIG)
+
+
+def test_a_helper_no_longer_needed_is_stopped(kernel_module):
+    """A fit that fails (or never calls the kernel) stops its helper and reaps it: no process is
+    left running, and ``stop`` of nothing does nothing."""
+    mod, _ = kernel_module
+    proc = cb.compile_beside(mod.twice, cb.KERNEL_SIG, "import time\ntime.sleep(60)")
+    assert proc is not None and proc.poll() is None
+    cb.stop(proc)
+    assert proc.returncode is not None and proc.returncode < 0
+    cb.stop(None)

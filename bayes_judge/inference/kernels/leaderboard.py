@@ -62,7 +62,7 @@ from numba.core import types
 from numba.extending import intrinsic, overload
 
 from ...generative.priors import HalfNormal, Normal, Prior, Priors
-from .._compile_beside import KERNEL_SIG, AfterCompile, compile_beside, wait
+from .._compile_beside import KERNEL_SIG, AfterCompile, compile_beside, stop, wait
 from .._nutpie import copy_function, make_model, run
 from ..laplace import laplace_shear
 
@@ -1344,8 +1344,12 @@ def build_fast_path(name: str, *, pack, kernel, expand, layout, log_sites: tuple
         dbuf = buffer(arrays, coords, priors, {**(options or {}), "double": True})[0] if single else buf
         # on a first run the sampler's single-precision kernel compiles in a second process meanwhile
         helper = compile_beside(kern, KERNEL_SIG, compile_single) if single and compile_single else None
-        start, shear = _sheared_start(kernel_of(dbuf), dbuf, _start(init, lay, log_sites), lay, global_sites,
-                                      held_sites)
+        try:
+            start, shear = _sheared_start(kernel_of(dbuf), dbuf, _start(init, lay, log_sites), lay, global_sites,
+                                          held_sites)
+        except BaseException:
+            stop(helper)
+            raise
         wait(helper)
         m = make_model(kern, expand, buf=buf, init_flat=start, shapes=dict(lay), dims={}, coords={}, shear=shear)
         post, stats = run(m, chains=chains, draws=draws, tune=tune, seed=seed, target_accept=target_accept,
@@ -1382,12 +1386,15 @@ def build_fast_path(name: str, *, pack, kernel, expand, layout, log_sites: tuple
         # the importance weights need only log densities: those the sampler would use (single
         # precision where the table qualifies)
         w_buf, _ = buffer(arrays, coords, priors, options)
-        weigh = None
+        weigh, helper = None, None
         if w_buf[18] != buf[18]:  # on a first run compiled in a second process during the mode and curvature
             helper = compile_beside(kernel_of(w_buf), KERNEL_SIG, compile_single) if compile_single else None
             weigh = (AfterCompile(kernel_of(w_buf), helper) if helper is not None else kernel_of(w_buf), w_buf)
-        z, info = laplace_draws(kern, buf, _start(init, lay, log_sites), chains=chains, draws=draws, seed=seed,
-                                weigh=weigh)
+        try:
+            z, info = laplace_draws(kern, buf, _start(init, lay, log_sites), chains=chains, draws=draws, seed=seed,
+                                    weigh=weigh)
+        finally:  # done wherever the weights were weighed (they waited for it); else not needed
+            stop(helper)
         n_out = sum(int(np.prod(shape, dtype=np.int64)) for _, shape in lay)
         flat = np.empty((chains * draws, n_out))
         for i, x in enumerate(z.reshape(chains * draws, -1)):
