@@ -630,3 +630,28 @@ def test_compare_refuses_options_its_setting_would_ignore(tmp_path, capsys):
     assert "--samples applies to --mode sample" in _error(capsys, [*base, "--samples", "3"])
     assert "--concurrency applies to --endpoint judges only" in _error(capsys, [*base, "--concurrency", "8"])
     assert "--samples must be at least 1, got 0" in _error(capsys, [*base, "--mode", "sample", "--samples", "0"])
+
+
+def test_leaderboard_updates_a_saved_run_from_the_shell(tmp_path, capsys):
+    """Issue 34: `bayes-judge leaderboard NEW --previous RUN --out RUN2` = bj.leaderboard(new,
+    previous=RUN): the updated run counts both fits' comparisons and adds the new system; the same
+    rows again are refused (each counts once), as is a previous run that is not one."""
+    from bayes_judge.leaderboard.simulate import simulate_leaderboard
+
+    df, _ = simulate_leaderboard(6, 1200, alpha=(3.0,), beta=(0.0,), tau=(0.0,), design="one-judge", seed=3)
+    df = df.drop(columns="human").assign(judge="human")
+    old, new = tmp_path / "old.csv", tmp_path / "new.csv"
+    df.iloc[:1000].to_csv(old, index=False)
+    extra = df.iloc[1000:].assign(b=lambda d: d["b"].where(d.index % 2 == 0, "S_new"))
+    extra.to_csv(new, index=False)
+    assert main(["leaderboard", str(old), "--sampler", "laplace", "--out", str(tmp_path / "lb")]) == 0
+    capsys.readouterr()
+    assert main(["leaderboard", str(new), "--previous", str(tmp_path / "lb"), "--sampler", "laplace",
+                 "--out", str(tmp_path / "lb2")]) == 0
+    assert "S_new" in capsys.readouterr().out
+    up = bj.load_run(tmp_path / "lb2")
+    assert up.attrs["n_rows"] == 1200 and "S_new" in up.posterior["system"].values
+    assert "counted" in _error(capsys, ["leaderboard", str(new), "--previous", str(tmp_path / "lb2"),
+                                        "--sampler", "laplace", "--out", str(tmp_path / "lb3")])
+    assert "not found" in _error(capsys, ["leaderboard", str(new), "--previous", str(tmp_path / "nothing"),
+                                          "--out", str(tmp_path / "lb4")])

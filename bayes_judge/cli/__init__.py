@@ -161,7 +161,8 @@ def build_parser() -> argparse.ArgumentParser:
     # -- leaderboard ----------------------------------------------------------------------------
     lb = _sub(sub, "leaderboard", cmd_leaderboard, "rank systems across prompts (judges + human labels) -> run",
               "bayes-judge leaderboard arena.jsonl --out models/arena   |   bayes-judge leaderboard j.csv "
-              "--map a=model_a,b=model_b --human labels.csv --out models/lb",
+              "--map a=model_a,b=model_b --human labels.csv --out models/lb   |   bayes-judge leaderboard "
+              "new.jsonl --previous models/arena --out models/arena2",
               description=_doc(cmd_leaderboard) + "\n\n" + _fill(
                   "JUDGMENTS (.csv, .tsv, .parquet, .jsonl, .json; csv/jsonl may be .gz): item (the prompt), a, b "
                   "(the systems in the order shown), judge, p_a and/or winner, human (optional labels). Chatbot "
@@ -193,6 +194,10 @@ def build_parser() -> argparse.ArgumentParser:
     lb.add_argument("--difficulty", action="store_true", help="a per-prompt scale of the score differences")
     lb.add_argument("--covariates", metavar="COL,...",
                     help="columns with covariate differences (A minus B), e.g. a length difference")
+    lb.add_argument("--previous", metavar="RUN",
+                    help="a saved leaderboard run to update: JUDGMENTS holds only the new battles (and new "
+                         "systems); the run's cells are read back, not its rows, and its model, judges and "
+                         "settings are kept (a difference is refused, named); --out writes the updated run")
     _sampling_args(lb, [*BACKENDS, "laplace"], "nutpie (default), pymc or numpyro (NUTS), or laplace (the Laplace "
                    "approximation, importance-corrected: seconds at a million comparisons; it says when it fails)")
     lb.add_argument("--hdi-prob", type=float, default=HDI_PROB, help=f"mass of the intervals (default {HDI_PROB})")

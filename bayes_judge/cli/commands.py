@@ -157,7 +157,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
                            system_bias=False if args.no_system_bias else None, bridge=False if args.no_bridge else None,
                            difficulty=args.difficulty, covariates=_split_list(args.covariates),
                            sampler=args.sampler, chains=args.chains, draws=args.draws, tune=tune, seed=args.seed,
-                           target_accept=args.target_accept)
+                           target_accept=args.target_accept, previous=args.previous)
     table = bj.leaderboard_summary(idata, hdi_prob=args.hdi_prob)
     path = bj.save_run(idata, args.out)
     a = idata.attrs
