@@ -6,7 +6,8 @@ sampler's and the importance weights' evaluations), each 15-18 s of numba and LL
 machine at 1,000,000 comparisons.  numba compiles one function at a time in a process, so the
 single-precision kernel is compiled by a second Python process (its output discarded) while this
 one compiles the other; that process writes numba's on-disk cache (``cache=True``), which this
-one reads when it needs the kernel.  Nothing is started where the kernel is already compiled
+one reads when it needs the kernel (the second process imports the package from where this one
+did: ``PYTHONPATH``).  Nothing is started where the kernel is already compiled
 here or in the cache, or where ``$BAYES_JUDGE_COMPILE_BESIDE`` is ``0``; if the process cannot be
 started, fails or takes longer than ``WAIT_S``, this process compiles the kernel itself, as before.
 """
@@ -52,11 +53,25 @@ def compile_beside(dispatcher: Any, sig: tuple, code: str) -> subprocess.Popen |
     started."""
     if os.environ.get(ENV, "1") == "0" or not sys.executable or in_cache(dispatcher, sig):
         return None
+    env = dict(os.environ)
+    root = _import_root(dispatcher)
+    if root:  # the second process imports the kernel from where this one did (a checkout beside an install)
+        env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [env.get("PYTHONPATH")])])
     try:
         return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     except OSError:
         return None
+
+
+def _import_root(dispatcher: Any) -> str | None:
+    """The folder this process imported ``dispatcher``'s top-level package (or module) from."""
+    top = sys.modules.get(str(getattr(dispatcher, "__module__", "")).split(".")[0])
+    path = getattr(top, "__file__", None)
+    if not path:
+        return None
+    where = os.path.dirname(os.path.abspath(path))
+    return os.path.dirname(where) if hasattr(top, "__path__") else where
 
 
 def wait(proc: subprocess.Popen | None, timeout: float = WAIT_S) -> None:

@@ -30,16 +30,16 @@ def kernel_module(tmp_path, monkeypatch):
     name = f"_beside_{tmp_path.name.replace('-', '_')}"
     (tmp_path / f"{name}.py").write_text(KERNEL)
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
     mod = importlib.import_module(name)
     yield mod, name
     sys.modules.pop(name, None)
 
 
 def test_a_kernel_compiled_beside_is_read_from_the_cache_here(kernel_module):
-    """Not in the cache: a second process compiles it; then it is in the cache, this process loads
-    it from there (a cache hit, no compile here), and it computes; compiled or cached, nothing more
-    is started."""
+    """Not in the cache: a second process compiles it (importing the module from where this process
+    did: it is on no path of the second's but the one ``compile_beside`` gives it); then it is in the
+    cache, this process loads it from there (a cache hit, no compile here), and it computes;
+    compiled or cached, nothing more is started."""
 
     mod, name = kernel_module
     assert not cb.in_cache(mod.twice, cb.KERNEL_SIG)
