@@ -255,15 +255,16 @@ def test_the_importance_weights_can_come_from_a_second_kernel_of_the_same_densit
 @pytest.mark.parametrize("seed", [0, 1])
 def test_importance_resampling_stops_weighing_once_its_ess_suffices(seed):
     """On a log-gamma(4) posterior (mean ψ(4) = 1.256, variance ψ'(4) = 0.284; the Gaussian at the
-    mode sits at log 4 = 1.386, variance 0.25) the resampled draws have the exact moments, and half
-    of the 4,000 proposals were weighed: their importance ESS already exceeded ¼ of the draws."""
+    mode sits at log 4 = 1.386, variance 0.25) the resampled draws have the exact moments, and at
+    most half of the 4,000 proposals were weighed: their importance ESS already exceeded ¼ of the
+    draws."""
     from scipy.special import digamma, polygamma
 
     from bayes_judge.inference.laplace import ESS_SHARE, laplace_draws
 
     z, info = laplace_draws(_skewed, np.array([4.0, 0.0]), np.zeros(3), chains=4, draws=1000, seed=seed)
     x = z.reshape(-1, 3)
-    assert info["resampled"] and info["proposals"] == 2000 and info["ess_importance"] >= ESS_SHARE * 4000
+    assert info["resampled"] and 1000 < info["proposals"] <= 2000 and info["ess_importance"] >= ESS_SHARE * 4000
     assert abs(x.mean() - digamma(4.0)) < 0.04 < abs(np.log(4.0) - digamma(4.0))
     assert x.var(axis=0).mean() == pytest.approx(polygamma(1, 4.0), rel=0.12)
     # every draw is one of the 2,000 weighed proposals (the Gaussian's first draws, same seed)
