@@ -38,7 +38,8 @@ PILOT = 1000
 #: a pilot far from the posterior has an ESS of a few percent of its proposals, which only show the
 #: direction of the step (from their gradients) and whether it helped.  At 1,000,000 battles
 #: without labels pilots of 1,000 made 1,000-2,000 of the 4,600-6,100 proposals weighed those
-#: discarded; pilots of 250, 2,750-4,350 in all, the ESS and the posterior the same
+#: discarded; pilots of 250, 2,750-4,350 in all (2,500-3,270 with ``GROW_MARGIN`` at 1.05), the ESS
+#: and the posterior the same
 ADAPT_PILOT = 250
 #: a first pilot whose ESS share is under this moves the proposal at once; above it the pilot is
 #: weighed on to ``PILOT`` before ``ADAPT_BELOW`` decides (250 weights' ESS cannot tell a share of
