@@ -20,7 +20,9 @@ width of NUTS's, both fits' coverage of the true scores, and the importance weig
 table, the judge screening, the mode, the Hessian, the importance weights; the median of
 ``--repeats`` refits in one process after a first call), and with ``--vs REPO`` the same for the
 package of another checkout (``git worktree add /tmp/old <commit>``) in the same run, alternating,
-with the ratio: a speed claim measured side by side.
+with the ratio: a speed claim measured side by side.  It also gives the medians of the log densities
+the importance weights evaluated (pilots included; a tree before ``info["evaluated"]`` shows none)
+and of their importance ESS.
 
 ``--real`` instead compares the two on the bundled real leaderboards (SummEval and HANNA
 coherence, three judges each, no labels): the judges' errors there are not the model's.
@@ -143,13 +145,20 @@ timed(diag, "diagnose_rows", "judge screening")
 timed(lap, "mode", "mode")
 timed(lap, "hessian", "Hessian")
 timed(lap, "_logp_many", "importance weights")
+infos = []  # each fit's importance-weight counts (a tree before info["evaluated"] reports none)
+_draws = lap.laplace_draws
+def kept(*a, **k):
+    z, info = _draws(*a, **k); infos.append(info); return z, info
+lap.laplace_draws = kept
 df = pd.read_parquet(sys.argv[2]); kw = json.loads(sys.argv[3])
 bj.leaderboard(df, sampler="laplace", seed=0, pointwise=False, **kw)  # compiles, caches
 rows = []
 for i in range(int(sys.argv[4])):
     spent.clear(); t = time.perf_counter()
     bj.leaderboard(df, sampler="laplace", seed=i + 1, pointwise=False, **kw)
-    rows.append({"total": time.perf_counter() - t, **spent})
+    rows.append({"total": time.perf_counter() - t, **spent,
+                 **({"n evaluated": infos[-1]["evaluated"]} if "evaluated" in infos[-1] else {}),
+                 "n importance ESS": infos[-1]["ess_importance"]})
 print(json.dumps({k: statistics.median(r.get(k, 0.0) for r in rows) for k in rows[0]}))
 """
 
@@ -198,7 +207,9 @@ def stages_markdown(res: dict, command: str) -> str:
         for k in st[labels[0]]:
             vals = [st[lb].get(k, 0.0) for lb in labels]
             ratio = f" {vals[0] / vals[1]:.2f} |" if len(labels) == 2 and vals[1] > 0 else (" — |" if len(labels) == 2 else "")
-            lines.append(f"| {case['case']} | {k} | " + " | ".join(f"{v:.2f} s" for v in vals) + " |" + ratio)
+            fmt = "{:,.0f}" if k.startswith("n ") else "{:.2f} s"  # counts: log densities weighed, their ESS
+            lines.append(f"| {case['case']} | {k.removeprefix('n ')} | " + " | ".join(fmt.format(v) for v in vals)
+                         + " |" + ratio)
     return "\n".join(lines) + "\n"
 
 
