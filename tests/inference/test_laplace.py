@@ -315,11 +315,10 @@ def test_a_posterior_leaning_off_the_mode_is_followed_by_stein_steps(seed):
     assert 1 / np.sum(w ** 2) < 100 and info["ess_importance"] >= 1000
 
 
-def test_the_pilots_of_a_posterior_leaning_off_the_mode_are_small_and_counted(monkeypatch):
-    """The tilted posterior's pilot at the mode has an ESS of a few percent: it only shows the
-    direction of a step.  Every pilot is ``ADAPT_PILOT`` proposals (not ``PILOT``), the kept
-    proposal's weighed on from its own pilot, and ``info["evaluated"]`` counts every evaluation: the
-    kept proposal's and the discarded pilots' (one a try)."""
+def test_every_evaluation_of_the_weights_is_counted_the_pilots_thrown_away_too(monkeypatch):
+    """The tilted posterior's pilot at the mode has an ESS of a few percent and is replaced by the
+    Stein steps' pilots (``PILOT`` proposals each); ``info["evaluated"]`` counts every evaluation:
+    the kept proposal's and the pilots thrown away (one a try)."""
     from bayes_judge.inference import laplace as lap
 
     sizes: list[tuple[int, bool]] = []
@@ -331,12 +330,9 @@ def test_the_pilots_of_a_posterior_leaning_off_the_mode_are_small_and_counted(mo
 
     monkeypatch.setattr(lap, "_logp_many", counted)
     z, info = lap.laplace_draws(_tilted, np.array([0.01]), np.zeros(201), chains=4, draws=1000, seed=0)
-    pilots = [n for n, grad in sizes if grad]
-    assert lap.ADAPT_PILOT < lap.PILOT and pilots == [lap.ADAPT_PILOT] * (1 + info["tries"])
+    assert [n for n, grad in sizes if grad] == [lap.PILOT] * (1 + info["tries"])
     assert info["resampled"] and info["adapted"] >= 1 and info["ess_importance"] >= 1000
-    assert info["evaluated"] == sum(n for n, _ in sizes) == info["proposals"] + info["tries"] * lap.ADAPT_PILOT
-    x = z.reshape(-1, 201)
-    assert abs(x[:, 0].mean()) < 0.1 and x[:, 0].var() == pytest.approx(1.0, rel=0.15)
+    assert info["evaluated"] == sum(n for n, _ in sizes) == info["proposals"] + info["tries"] * lap.PILOT
 
 
 def test_a_step_that_overshoots_is_halved():
