@@ -214,12 +214,15 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
     proposals), and the proposal is moved toward it by Stein steps from the pilot's own gradients
     (:meth:`_Proposal.stein_step`; a fresh pilot each, kept where its ESS is
     higher and its k-hat no higher (or under 0.5), else tried again at half the length; ``ADAPT_ROUNDS`` pilots at
-    most; ``info["adapted"]`` counts the steps kept, ``info["tries"]`` the pilots).  Then the
-    proposals weighed grow (to what the ESS so far says is needed, ``GROW_MARGIN``; doubling at
-    most) until their importance ESS reaches ``ESS_SHARE`` (¼) of the draws and their k-hat is
-    trusted (``info["proposals"]`` says how many of the kept proposal's were weighed,
-    ``info["evaluated"]`` how many in all, the pilots discarded included), and the draws
-    are resampled from those.  ``weigh``, a kernel and its
+    most, and none once one more pilot of the kept proposal would complete the ESS asked for;
+    ``info["adapted"]`` counts the steps kept, ``info["tries"]`` the pilots).  Every pilot's weighed
+    draws, of a step kept or not, stay in a pool (:class:`_Pool`: each proposal's self-normalized
+    weights, those with a trusted k-hat mixed in proportion to their ESS).  Then the kept
+    proposal's draws weighed grow (to what the ESS so far says is needed, ``GROW_MARGIN``; doubling
+    at most) until the pool's importance ESS reaches ``ESS_SHARE`` (¼) of the draws and the kept
+    proposal's k-hat is trusted (``info["proposals"]`` says how many draws the pool holds,
+    ``info["pooled"]`` of how many proposals, ``info["evaluated"]`` how many were weighed in all,
+    the pilots left out for an untrusted k-hat included), and the draws are resampled from the pool.  ``weigh``, a kernel and its
     buffer of the same density on the same coordinates, evaluates the weights instead of
     ``logp_grad``: the leaderboard's kernel with its cells in single precision, about 1.8× faster
     (``benchmarks/bench_leaderboard_precision.py``); its rounding, about 1e-8 of the log density,
@@ -228,7 +231,7 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
 
     Returns the draws, shape (chains, draws, n), and ``{"mode", "logp_mode", "min_eig", "n_grad",
     "pareto_k", "ess_importance", "resampled", "gaussian", "proposals", "evaluated", "adapted", "shift",
-    "tries"}`` (``pareto_k``, ``ess_importance`` NaN without
+    "tries", "pooled"}`` (``pareto_k`` the largest of the pooled proposals') (``pareto_k``, ``ess_importance`` NaN without
     ``importance``).
 
     Raises
@@ -253,7 +256,7 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
     lp_mode = float(logp_grad(x_mode, buf, g))
     info = {"mode": x_mode, "logp_mode": lp_mode, "min_eig": float(eig[0]), "n_grad": n + 1,
             "pareto_k": float("nan"), "ess_importance": float("nan"), "resampled": False, "gaussian": False,
-            "proposals": 0, "evaluated": 0, "adapted": 0, "shift": 0.0, "tries": 0}
+            "proposals": 0, "evaluated": 0, "adapted": 0, "shift": 0.0, "tries": 0, "pooled": 1}
     from scipy.linalg import solve_triangular
 
     A0 = solve_triangular(chol.T, np.eye(n), lower=False) * scale  # z = x̂ + A0 ε
@@ -278,9 +281,18 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
         return z.reshape(chains, draws, n), info
     # far from Gaussian: move the proposal toward the posterior along the direction its log weights
     # rise (ADAPT_ROUNDS at most, each a fresh pilot, kept where its ESS is higher and its weights'
-    # tail no heavier); the pilots thrown away are counted in info["evaluated"]
-    tries, damp = 0, 1.0
-    while ess < ADAPT_BELOW * m and tries < ADAPT_ROUNDS:
+    # tail no heavier).  Every pilot's weighed draws stay in the pool (_Pool): a step's pilot is
+    # an importance sample of its own proposal whether or not the step is kept
+    pool = _Pool()
+    pool.add(z[:m], lp, w, k)
+    cur, tries, damp = 0, 0, 1.0  # cur: the pool's entry of the kept proposal
+    target = ESS_SHARE * total
+    # (and only while growing the kept proposal, trusted, to twice its draws within the total would
+    # not complete the pool: a step then costs a pilot where the growth costs less)
+    def grows_enough() -> bool:
+        return k <= k_max(m) and pool.ess(but=cur) + ess * min(2 * m, total) / m >= target
+
+    while ess < ADAPT_BELOW * m and tries < ADAPT_ROUNDS and not grows_enough():
         tries += 1
         new, _ = prop.stein_step(eps1[:m], grad @ A0, damp=damp)
         if new is prop:
@@ -291,10 +303,12 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
         evaluated += m
         w_n, k_n = _psis_weights(lp_n, lq_n)
         ess_n = 1.0 / np.sum(w_n ** 2)
+        pool.add(z_n, lp_n, w_n, k_n)
         if not (ess_n > ess and k_n <= max(k, 0.5)):
             damp /= 2.0  # overshot (the log weights curve away from their linear tilt): a shorter step
             continue
         prop, eps, eps1, lq, z, lp, grad, w, k, ess = new, eps_n, eps1_n, lq_n, z_n, lp_n, grad_n, w_n, k_n, ess_n
+        cur = len(pool.z) - 1
         info["adapted"] += 1
         damp = 1.0
     info["tries"] = tries
@@ -306,11 +320,13 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
             e, e1, q = prop.draw(rng, size - len(z))
             eps, eps1, lq, z = np.r_[eps, e], np.r_[eps1, e1], np.r_[lq, q], np.r_[z, x_mode + e @ A0.T]
 
-    # more proposals until their importance ESS is ESS_SHARE of the draws and their k-hat trusted (a
-    # k-hat from fewer weights is the noisier): as many as the ESS so far says are needed, with a
-    # margin (doubling weighed 2,000 where 1,550-1,650 reach it at 1M battles with labels)
-    while m < total and (ess < ESS_SHARE * total or k > k_max(m)):
-        need = GROW_MARGIN * m * ESS_SHARE * total / max(ess, 1.0) if k <= k_max(m) else 2.0 * m
+    # more of the kept proposal's draws until the pool's importance ESS is ESS_SHARE of the draws and
+    # the kept proposal's k-hat is trusted (a k-hat from fewer weights is the noisier): as many as the
+    # ESS so far says are needed, with a margin (doubling weighed 2,000 where 1,550-1,650 reach it at
+    # 1M battles with labels)
+    others = pool.ess(but=cur)
+    while m < total and (others + ess < target or k > k_max(m)):
+        need = GROW_MARGIN * m * (target - others) / max(ess, 1.0) if k <= k_max(m) else 2.0 * m
         m2 = int(min(total, 2 * m, max(m + PILOT // 4, np.ceil(need))))
         extend(m2)
         lp = np.concatenate([lp, _logp_many(w_kern, w_buf, z[m:m2], threads)])
@@ -318,11 +334,15 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
         m = m2
         w, k = _psis_weights(lp, lq[:m])
         ess = 1.0 / np.sum(w ** 2)
-    info.update(pareto_k=k, ess_importance=float(ess), proposals=m, evaluated=evaluated)
+    pool.set(cur, z[:m], lp, w, k)
+    info.update(pareto_k=k, ess_importance=float(ess), proposals=m, evaluated=evaluated, pooled=1)
     if k <= k_max(m):  # else the weights cannot be trusted either: the proposal's own draws, flagged
+        zs, w_all, used = pool.weights()
+        info.update(pareto_k=float(max(pool.k[i] for i in used)), ess_importance=pool.ess(),
+                    proposals=int(sum(len(pool.z[i]) for i in used)), pooled=len(used))
         u = (rng.random() + np.arange(total)) / total  # systematic resampling
-        idx = np.minimum(np.searchsorted(np.cumsum(w), u), m - 1)
-        z = z[rng.permutation(idx)]
+        idx = np.minimum(np.searchsorted(np.cumsum(w_all), u), len(zs) - 1)
+        z = zs[rng.permutation(idx)]
         info["resampled"] = True
     else:  # the Gaussian at the mode, as the note says (not a moved proposal whose weights failed too)
         z = gaussian
@@ -403,6 +423,49 @@ class _Proposal:
             float(np.linalg.norm(step))
 
 
+class _Pool:
+    """The weighed draws of every proposal tried (the Laplace approximation's pilot, each Stein
+    step's pilot, kept or not, and the kept proposal's draws), combined.
+
+    Each proposal's draws are an importance sample of the posterior on their own (Pareto-smoothed
+    weights ``w_j``, normalized within it, importance ESS ``n_j``); those whose k-hat is trusted
+    (:func:`k_max` of their number) are mixed in proportion to their ESS, ``λ_j = n_j / Σ n``: the
+    weighted mean of independent estimates, each weighed by its precision, whose ESS is ``Σ n_j``.
+    At 1,000,000 battles without labels the pilots of the steps carry ESS shares of 0.35-0.5, so the
+    pool needs far fewer new proposals than the kept proposal's draws alone would.
+    """
+
+    def __init__(self) -> None:
+        self.z: list[np.ndarray] = []
+        self.lp: list[np.ndarray] = []
+        self.w: list[np.ndarray] = []
+        self.k: list[float] = []
+
+    def add(self, z: np.ndarray, lp: np.ndarray, w: np.ndarray, k: float) -> None:
+        self.z.append(z)
+        self.lp.append(lp)
+        self.w.append(w)
+        self.k.append(float(k))
+
+    def set(self, i: int, z: np.ndarray, lp: np.ndarray, w: np.ndarray, k: float) -> None:
+        self.z[i], self.lp[i], self.w[i], self.k[i] = z, lp, w, float(k)
+
+    def trusted(self) -> list[int]:
+        return [i for i in range(len(self.z)) if self.k[i] <= k_max(len(self.z[i]))]
+
+    def ess(self, *, but: int | None = None) -> float:
+        """The pool's importance ESS (that of ``but`` left out)."""
+        return float(sum(1.0 / np.sum(self.w[i] ** 2) for i in self.trusted() if i != but))
+
+    def weights(self) -> tuple[np.ndarray, np.ndarray, list[int]]:
+        """The trusted proposals' draws, stacked (S, n), their normalized weights (S,), and which."""
+        used = self.trusted()
+        n_eff = np.array([1.0 / np.sum(self.w[i] ** 2) for i in used])
+        lam = n_eff / n_eff.sum()
+        w = np.concatenate([lam[j] * self.w[i] for j, i in enumerate(used)])
+        return np.concatenate([self.z[i] for i in used]), w / w.sum(), used
+
+
 def _psis_weights(lp: np.ndarray, lq: np.ndarray) -> tuple[np.ndarray, float]:
     """Pareto-smoothed normalized importance weights of proposals with log density ``lp`` and
     proposal log density ``lq`` (each up to a constant), and their Pareto k-hat."""
@@ -467,6 +530,8 @@ def approximation_note(info: dict, n_draws: int, *, why_not: str = "") -> str:
         m = info.get("proposals") or n_draws
         moved = (f" from the Gaussian moved {info['shift']:.1f} of its standard deviations toward the posterior in "
                  f"{info['adapted']} Stein step(s)") if info.get("adapted") else ""
+        if info.get("pooled", 1) > 1:
+            moved += f", the {info['pooled'] - 1} other Gaussian(s) tried on the way pooled in"
         note = (f"corrected by Pareto-smoothed importance resampling (k-hat {k:.2f}, importance ESS {ess:.0f} of "
                 f"{m} proposals{moved}, resampled to {n_draws} draws)")
     else:

@@ -316,9 +316,9 @@ def test_a_posterior_leaning_off_the_mode_is_followed_by_stein_steps(seed):
 
 
 def test_every_evaluation_of_the_weights_is_counted_the_pilots_thrown_away_too(monkeypatch):
-    """The tilted posterior's pilot at the mode has an ESS of a few percent and is replaced by the
-    Stein steps' pilots (``PILOT`` proposals each); ``info["evaluated"]`` counts every evaluation:
-    the kept proposal's and the pilots thrown away (one a try)."""
+    """The tilted posterior's pilot at the mode has an ESS of a few percent (seed 0: its k-hat
+    untrusted) and is replaced by the Stein steps' pilots (``PILOT`` proposals each);
+    ``info["evaluated"]`` counts every evaluation: the pool's and the pilot left out."""
     from bayes_judge.inference import laplace as lap
 
     sizes: list[tuple[int, bool]] = []
@@ -332,7 +332,56 @@ def test_every_evaluation_of_the_weights_is_counted_the_pilots_thrown_away_too(m
     z, info = lap.laplace_draws(_tilted, np.array([0.01]), np.zeros(201), chains=4, draws=1000, seed=0)
     assert [n for n, grad in sizes if grad] == [lap.PILOT] * (1 + info["tries"])
     assert info["resampled"] and info["adapted"] >= 1 and info["ess_importance"] >= 1000
+    assert info["pooled"] == 1  # the pilot at the mode left out (its k-hat untrusted), the moved one kept
     assert info["evaluated"] == sum(n for n, _ in sizes) == info["proposals"] + info["tries"] * lap.PILOT
+
+
+def test_the_pool_mixes_each_proposals_weights_by_its_ess_and_leaves_out_an_untrusted_tail():
+    """Draws of N(0.3, 0.8²) from three proposals: N(−1, 1) and N(1, 1.5²) weighed by their own
+    densities are each an importance sample (ESS a fraction of their 4,000 draws), pooled with
+    λ_j ∝ ESS_j (the pool's ESS their sum) and the pooled weights give the exact mean and variance;
+    N(3, 0.3²), far too narrow (k-hat above 0.7), is left out."""
+    from scipy.stats import norm
+
+    from bayes_judge.inference.laplace import _Pool, _psis_weights
+
+    rng = np.random.default_rng(0)
+    pool, ess = _Pool(), []
+    for mu, sd in ((-1.0, 1.0), (1.0, 1.5), (3.0, 0.3)):
+        z = rng.normal(mu, sd, size=(4000, 1))
+        w, k = _psis_weights(norm.logpdf(z[:, 0], 0.3, 0.8), norm.logpdf(z[:, 0], mu, sd))
+        pool.add(z, np.zeros(4000), w, k)
+        ess.append(1 / np.sum(w ** 2))
+    assert pool.k[2] > 0.7 and max(pool.k[:2]) < 0.5 and 300 < min(ess[:2]) and max(ess[:2]) < 3000
+    z, w, used = pool.weights()
+    assert used == [0, 1] and len(z) == 8000 and w.sum() == pytest.approx(1.0)
+    assert w[:4000].sum() == pytest.approx(ess[0] / (ess[0] + ess[1]))  # λ ∝ ESS
+    assert pool.ess() == pytest.approx(ess[0] + ess[1]) == pytest.approx(1 / np.sum(w ** 2), rel=1e-9)
+    assert pool.ess(but=0) == pytest.approx(ess[1])
+    mean = float(w @ z[:, 0])
+    assert mean == pytest.approx(0.3, abs=0.04) and float(w @ (z[:, 0] - mean) ** 2) == pytest.approx(0.64, rel=0.08)
+
+
+def test_the_stein_steps_pilots_are_pooled_not_thrown_away(monkeypatch):
+    """On the tilted posterior (seed 3) the Laplace approximation's pilot has a trusted k-hat and
+    stays in the pool beside the moved proposal's draws: every evaluation is in ``proposals``, the
+    pool's ESS reaches the target, and t's mean and variance are exact."""
+    from bayes_judge.inference import laplace as lap
+
+    sizes: list[int] = []
+    inner = lap._logp_many
+
+    def counted(kern, buf, xs, threads, *, gradients=False):
+        sizes.append(len(xs))
+        return inner(kern, buf, xs, threads, gradients=gradients)
+
+    monkeypatch.setattr(lap, "_logp_many", counted)
+    z, info = lap.laplace_draws(_tilted, np.array([0.01]), np.zeros(201), chains=4, draws=1000, seed=3)
+    x = z.reshape(-1, 201)
+    assert info["resampled"] and info["pooled"] == 2 and info["adapted"] == 1
+    assert info["evaluated"] == sum(sizes) == info["proposals"] and info["ess_importance"] >= 1000
+    assert abs(x[:, 0].mean()) < 0.1 and x[:, 0].var() == pytest.approx(1.0, rel=0.15)
+    assert "1 other Gaussian(s) tried on the way pooled in" in lap.approximation_note(info, 4000)
 
 
 def test_a_step_that_overshoots_is_halved():
