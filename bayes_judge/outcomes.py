@@ -57,19 +57,27 @@ def orient(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
     return np.minimum(a, b), np.maximum(a, b), a < b
 
 
-def label_sign(values: pd.Series | np.ndarray) -> np.ndarray:
+def label_sign(values: pd.Series | np.ndarray, coded: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """A column of ``"a"`` / ``"b"`` labels as ``+1`` / ``-1``; anything else (missing) is ``0``.
 
     Parameters
     ----------
     values : Series or ndarray, shape (K,)
         Normalized labels (``winner`` or ``human`` of a validated table).
+    coded : (codes, labels), optional
+        The same column as :func:`bayes_judge.schema.coded_judgments` codes it (``values ==
+        labels[codes]``, −1 missing): read from the few distinct labels, not row by row.
 
     Returns
     -------
     ndarray of int8, shape (K,)
         The label in the row's own orientation (position A first).
     """
+    if coded is not None and len(coded[0]) == len(values):
+        codes, labels = coded
+        u = np.asarray(labels, dtype=object)
+        sign = np.append((u == "a").astype(np.int8) - (u == "b").astype(np.int8), np.int8(0))
+        return sign[codes]  # code -1: the appended 0
     v = np.asarray(values, dtype=object)
     return (v == "a").astype(np.int8) - (v == "b").astype(np.int8)
 
@@ -270,8 +278,8 @@ def read_outcomes(df: pd.DataFrame, *, names: Sequence[str] | None = None) -> Ou
     index = pd.Index(compared)
     p_a = v["p_a"].to_numpy(dtype=float) if "p_a" in v.columns else np.full(K, np.nan)
     out = Outcomes.from_positions(
-        v, compared, index.get_indexer(ua)[ca], index.get_indexer(ub)[cb], label_sign(v["winner"]), p_a,
-        label_sign(v["human"]), ids={"item": coded["item"], "judge": coded["judge"]},
+        v, compared, index.get_indexer(ua)[ca], index.get_indexer(ub)[cb], label_sign(v["winner"], coded.get("winner")),
+        p_a, label_sign(v["human"], coded.get("human")), ids={"item": coded["item"], "judge": coded["judge"]},
     )
     return out if names is None else out.reordered(names)
 

@@ -208,9 +208,10 @@ def test_labels_are_normalized_value_by_value_whatever_the_dtype(dtype):
     from bayes_judge.schema import _normalize_label
 
     col = pd.Series([" A", "b ", "TIE", None, "a"], index=[5, 6, 7, 8, 9], dtype=dtype)
-    out = _normalize_label(col, "winner", ("a", "b", "tie"), allow_na=True)
+    out, (codes, labels) = _normalize_label(col, "winner", ("a", "b", "tie"), allow_na=True)
     assert out.tolist() == ["a", "b", "tie", None, "a"] and out.index.tolist() == [5, 6, 7, 8, 9]
-    assert out.dtype == object
+    assert out.dtype == object and codes[3] == -1
+    assert [labels[c] if c >= 0 else None for c in codes] == out.tolist()  # the codes say the same labels
     with pytest.raises(ValueError, match=r"column 'human': unknown value\(s\) \['TIE'\] in row\(s\) 7"):
         _normalize_label(col, "human", ("a", "b"), allow_na=True)
     with pytest.raises(ValueError, match=r"column 'winner': missing value in row\(s\) 8"):
@@ -225,3 +226,32 @@ def test_a_column_the_validation_reads_given_twice_is_named():
         bj.validate_judgments(df)
     extra = pd.concat([base(), pd.DataFrame({"note": [1, 2, 3]}), pd.DataFrame({"note": [4, 5, 6]})], axis=1)
     assert len(bj.validate_judgments(extra)) == 3
+
+
+def test_the_label_signs_read_from_the_codes_are_the_rows_own():
+    """``read_outcomes`` reads ``winner`` and ``human`` from their few coded labels, not row by row:
+    the same signs as row by row, also where some winners are derived from ``p_a`` (those codes are
+    then not kept) and where a label is missing."""
+    from bayes_judge.outcomes import label_sign
+    from bayes_judge.schema import coded_judgments
+
+    df = pd.DataFrame({"item": [1, 2, 3, 4, 5], "a": ["x", "y", "x", "y", "x"], "b": ["y", "x", "y", "x", "y"],
+                       "winner": [" A", "b", "TIE", "a", None], "p_a": [0.9, 0.2, 0.5, 0.7, 0.1],
+                       "human": ["a", None, "B", "b", "a"]})
+    v, coded = coded_judgments(df)
+    assert "winner" not in coded  # row 5's winner comes from its p_a
+    assert label_sign(v["human"], coded["human"]).tolist() == label_sign(v["human"]).tolist() == [1, 0, -1, -1, 1]
+    v, coded = coded_judgments(df.dropna(subset=["winner"]))
+    assert label_sign(v["winner"], coded["winner"]).tolist() == label_sign(v["winner"]).tolist() == [1, -1, 0, 1]
+
+
+def test_a_key_column_distinct_on_every_row_means_no_duplicates_and_is_not_hashed_again():
+    """Every row an item of its own (an arena's battle ids): no row repeats another's key, found
+    without hashing the packed key; one repeated item is still caught."""
+    from bayes_judge.schema import _duplicated, coded_judgments
+
+    df = pd.DataFrame({"item": range(6), "a": list("xyxyxy"), "b": list("yxyxyx"), "winner": list("ababab")})
+    v, coded = coded_judgments(df)
+    assert not _duplicated(v, ["item", "a", "b", "judge"], coded).any()
+    with pytest.raises(ValueError, match="duplicate"):
+        coded_judgments(df.assign(item=[0, 1, 2, 3, 4, 4], a=list("xyxyxx"), b=list("yxyxyy")))

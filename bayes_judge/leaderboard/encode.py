@@ -407,7 +407,9 @@ def encode_leaderboard(
         row_keys[rep] = _mix(h_item[:len(df)][rep], h_sys[ia[rep]], h_sys[ib[rep]], h_judge[je[rep]], sample[rep])
     label_keys = (_mix(h_item[len(df):], h_sys[lab["lo"].to_numpy(np.int64)], h_sys[lab["hi"].to_numpy(np.int64)])
                   if len(lab) else np.zeros(0, np.int64))
-    once = ~pd.Series(comparison).duplicated().to_numpy()  # each comparison's first row, hashed as label_keys
+    # each comparison's first row, hashed as label_keys (every row where each has an item of its own)
+    once = (np.ones(len(df), dtype=bool) if len(row_item_ids) == len(df)
+            else ~pd.Series(comparison).duplicated().to_numpy())
     comparison_keys = _mix(h_item[:len(df)][once], h_sys[o.first[once]], h_sys[o.second[once]])
     meta = {
         "n_rows": len(df), "n_soft": int(soft.sum()), "n_ties": int((~soft & (ya == 0)).sum()),
