@@ -215,9 +215,12 @@ def diagnose_table(df: pd.DataFrame, *, ids: dict[str, tuple[np.ndarray, np.ndar
             # smallest share, so its rows are among every judge's own)
             same = rank < max(1, int(n_items * MAX_ROWS / len(df)))
     cols = [c for c in ("item", "a", "b") if c in df.columns]
-    t = df[cols].assign(p_a=p, judge=jnames[jcode], _soft=given)
-    if keep is not None:
-        t, same = t[keep], (same[keep] if same is not None else None)
+    t = df[cols]
+    if keep is not None:  # the rows read chosen before the judges' names are written out (a million: 0.09 s)
+        rows = np.flatnonzero(keep)
+        t, p, jcode, given = t.iloc[rows], p[rows], jcode[rows], given[rows]
+        same = same[rows] if same is not None else None
+    t = t.assign(p_a=p, judge=jnames[jcode], _soft=given)
     out = {}
     for name, g in t.groupby("judge", sort=True):
         soft = bool(g["_soft"].any())
