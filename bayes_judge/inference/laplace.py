@@ -222,7 +222,8 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
     at most) until the pool's importance ESS reaches ``ESS_SHARE`` (¼) of the draws and the kept
     proposal's k-hat is trusted (``info["proposals"]`` says how many draws the pool holds,
     ``info["pooled"]`` of how many proposals, ``info["evaluated"]`` how many were weighed in all,
-    the pilots left out for an untrusted k-hat included), and the draws are resampled from the pool.  ``weigh``, a kernel and its
+    the pilots left out for an untrusted k-hat included), and the draws are resampled from the pool.
+    ``weigh``, a kernel and its
     buffer of the same density on the same coordinates, evaluates the weights instead of
     ``logp_grad``: the leaderboard's kernel with its cells in single precision, about 1.8× faster
     (``benchmarks/bench_leaderboard_precision.py``); its rounding, about 1e-8 of the log density,
@@ -231,8 +232,8 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
 
     Returns the draws, shape (chains, draws, n), and ``{"mode", "logp_mode", "min_eig", "n_grad",
     "pareto_k", "ess_importance", "resampled", "gaussian", "proposals", "evaluated", "adapted", "shift",
-    "tries", "pooled"}`` (``pareto_k`` the largest of the pooled proposals') (``pareto_k``, ``ess_importance`` NaN without
-    ``importance``).
+    "tries", "pooled"}`` (``pareto_k`` the largest of the pooled proposals'; ``pareto_k`` and
+    ``ess_importance`` NaN without ``importance``).
 
     Raises
     ------
@@ -284,7 +285,7 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
     # tail no heavier).  Every pilot's weighed draws stay in the pool (_Pool): a step's pilot is
     # an importance sample of its own proposal whether or not the step is kept
     pool = _Pool()
-    pool.add(z[:m], lp, w, k)
+    pool.add(z[:m], w, k)
     cur, tries, damp = 0, 0, 1.0  # cur: the pool's entry of the kept proposal
     target = ESS_SHARE * total
     # (and only while growing the kept proposal, trusted, to twice its draws within the total would
@@ -303,7 +304,7 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
         evaluated += m
         w_n, k_n = _psis_weights(lp_n, lq_n)
         ess_n = 1.0 / np.sum(w_n ** 2)
-        pool.add(z_n, lp_n, w_n, k_n)
+        pool.add(z_n, w_n, k_n)
         if not (ess_n > ess and k_n <= max(k, 0.5)):
             damp /= 2.0  # overshot (the log weights curve away from their linear tilt): a shorter step
             continue
@@ -334,7 +335,7 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
         m = m2
         w, k = _psis_weights(lp, lq[:m])
         ess = 1.0 / np.sum(w ** 2)
-    pool.set(cur, z[:m], lp, w, k)
+    pool.set(cur, z[:m], w, k)
     info.update(pareto_k=k, ess_importance=float(ess), proposals=m, evaluated=evaluated, pooled=1)
     if k <= k_max(m):  # else the weights cannot be trusted either: the proposal's own draws, flagged
         zs, w_all, used = pool.weights()
@@ -437,18 +438,16 @@ class _Pool:
 
     def __init__(self) -> None:
         self.z: list[np.ndarray] = []
-        self.lp: list[np.ndarray] = []
         self.w: list[np.ndarray] = []
         self.k: list[float] = []
 
-    def add(self, z: np.ndarray, lp: np.ndarray, w: np.ndarray, k: float) -> None:
+    def add(self, z: np.ndarray, w: np.ndarray, k: float) -> None:
         self.z.append(z)
-        self.lp.append(lp)
         self.w.append(w)
         self.k.append(float(k))
 
-    def set(self, i: int, z: np.ndarray, lp: np.ndarray, w: np.ndarray, k: float) -> None:
-        self.z[i], self.lp[i], self.w[i], self.k[i] = z, lp, w, float(k)
+    def set(self, i: int, z: np.ndarray, w: np.ndarray, k: float) -> None:
+        self.z[i], self.w[i], self.k[i] = z, w, float(k)
 
     def trusted(self) -> list[int]:
         return [i for i in range(len(self.z)) if self.k[i] <= k_max(len(self.z[i]))]

@@ -350,7 +350,7 @@ def test_the_pool_mixes_each_proposals_weights_by_its_ess_and_leaves_out_an_untr
     for mu, sd in ((-1.0, 1.0), (1.0, 1.5), (3.0, 0.3)):
         z = rng.normal(mu, sd, size=(4000, 1))
         w, k = _psis_weights(norm.logpdf(z[:, 0], 0.3, 0.8), norm.logpdf(z[:, 0], mu, sd))
-        pool.add(z, np.zeros(4000), w, k)
+        pool.add(z, w, k)
         ess.append(1 / np.sum(w ** 2))
     assert pool.k[2] > 0.7 and max(pool.k[:2]) < 0.5 and 300 < min(ess[:2]) and max(ess[:2]) < 3000
     z, w, used = pool.weights()
