@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> dict:
     import numpy as np
 
     sys.path.insert(0, str(ROOT))
-    from bayes_judge.leaderboard.simulate import simulate_leaderboard
+    from bayes_judge.leaderboard.simulate import THREE_JUDGES, simulate_leaderboard
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--systems", type=int, default=200)
@@ -71,8 +71,7 @@ def main(argv: list[str] | None = None) -> dict:
                  "command": "python benchmarks/bench_first_run.py " + " ".join(argv if argv is not None else sys.argv[1:]),
                  "rows": []}
     with tempfile.TemporaryDirectory() as tmp:
-        df, _ = simulate_leaderboard(args.systems, args.comparisons, alpha=(2.0, 1.0, 1.5), beta=(0.4, -0.3, 0.1),
-                                     tau=(0.0, 0.5, 0.3), design="one-judge", label_share=0.0, seed=0)
+        df, _ = simulate_leaderboard(args.systems, args.comparisons, **THREE_JUDGES, design="one-judge", label_share=0.0, seed=0)
         path = Path(tmp) / "df.parquet"
         df.drop(columns="human").to_parquet(path)
         got: dict = {}

@@ -49,14 +49,16 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+
+from bayes_judge.leaderboard.simulate import THREE_JUDGES  # noqa: E402
 
 CASES = {
     "votes": dict(alpha=(3.0,), beta=(0.0,), tau=(0.0,), label_share=1.0, votes=True, kw={}),
-    "judges+labels": dict(alpha=(2.0, 1.0, 1.5), beta=(0.4, -0.3, 0.1), tau=(0.0, 0.5, 0.3), label_share=0.1,
-                            votes=False, kw={"system_bias": False, "bridge": False}),  # one joint model for both
+    "judges+labels": dict(**THREE_JUDGES, label_share=0.1, votes=False,
+                          kw={"system_bias": False, "bridge": False}),  # one joint model for both
     # the model's own posterior (bridge=False): the score bridge would widen both alike
-    "judges-no-labels": dict(alpha=(2.0, 1.0, 1.5), beta=(0.4, -0.3, 0.1), tau=(0.0, 0.5, 0.3), label_share=0.0,
-                              votes=False, kw={"bridge": False}),
+    "judges-no-labels": dict(**THREE_JUDGES, label_share=0.0, votes=False, kw={"bridge": False}),
 }
 
 FIT = r"""

@@ -66,10 +66,9 @@ def main() -> None:
     args = ap.parse_args()
 
     import bayes_judge as bj
-    from bayes_judge.leaderboard.simulate import simulate_leaderboard
+    from bayes_judge.leaderboard.simulate import THREE_JUDGES, simulate_leaderboard
 
-    df, truth = simulate_leaderboard(args.systems, args.comparisons, alpha=(2.0, 1.0, 1.5), beta=(0.4, -0.3, 0.1),
-                                     tau=(0.0, 0.5, 0.3), design="one-judge", label_share=0.0, seed=0)
+    df, truth = simulate_leaderboard(args.systems, args.comparisons, **THREE_JUDGES, design="one-judge", label_share=0.0, seed=0)
     df = df.drop(columns="human")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

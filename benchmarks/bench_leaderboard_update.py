@@ -32,7 +32,7 @@ sys.path.insert(0, str(HERE.parent))
 def main(argv: list[str] | None = None) -> dict:
 
     import bayes_judge as bj
-    from bayes_judge.leaderboard.simulate import simulate_leaderboard
+    from bayes_judge.leaderboard.simulate import THREE_JUDGES, simulate_leaderboard
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--systems", type=int, default=200)
@@ -40,8 +40,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--new-share", type=float, default=0.1)
     ap.add_argument("--out", default=str(HERE / "results" / "bench_leaderboard_update.json"))
     args = ap.parse_args(argv)
-    df, _ = simulate_leaderboard(args.systems, args.comparisons, alpha=(2.0, 1.0, 1.5), beta=(0.4, -0.3, 0.1),
-                                 tau=(0.0, 0.5, 0.3), design="one-judge", label_share=0.1, seed=0)
+    df, _ = simulate_leaderboard(args.systems, args.comparisons, **THREE_JUDGES, design="one-judge", label_share=0.1, seed=0)
     cut = int(len(df) * (1 - args.new_share))
     old, new = df.iloc[:cut], df.iloc[cut:]
     rows = []

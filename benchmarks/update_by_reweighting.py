@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     import bayes_judge as bj
     from bayes_judge.inference import laplace as lap
-    from bayes_judge.leaderboard.simulate import simulate_leaderboard
+    from bayes_judge.leaderboard.simulate import THREE_JUDGES, simulate_leaderboard
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--systems", type=int, default=200)
@@ -43,8 +43,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--out", default=str(HERE / "results" / "update_by_reweighting.json"))
     args = ap.parse_args(argv)
 
-    df, _ = simulate_leaderboard(args.systems, args.comparisons, alpha=(2.0, 1.0, 1.5), beta=(0.4, -0.3, 0.1),
-                                 tau=(0.0, 0.5, 0.3), design="one-judge", label_share=0.1, seed=args.seed)
+    df, _ = simulate_leaderboard(args.systems, args.comparisons, **THREE_JUDGES, design="one-judge", label_share=0.1, seed=args.seed)
     fits: list[dict] = []
     inner = lap.laplace_draws
 

@@ -16,7 +16,14 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["simulate_leaderboard"]
+__all__ = ["simulate_leaderboard", "THREE_JUDGES"]
+
+#: the three LLM judges of the arena-scale leaderboard benchmarks (the Laplace, NUTS, update and
+#: first-run benchmarks, and the tests that fit the same workload small): accuracies ``alpha``,
+#: position biases ``beta`` and tie thresholds ``tau``, one each: a sharp judge that favours position
+#: A and never ties, a weak one that favours B and ties often, and one between
+THREE_JUDGES: dict[str, tuple[float, ...]] = {"alpha": (2.0, 1.0, 1.5), "beta": (0.4, -0.3, 0.1),
+                                              "tau": (0.0, 0.5, 0.3)}
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:

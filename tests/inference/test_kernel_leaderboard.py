@@ -20,7 +20,7 @@ from bayes_judge.inference.fit import _build
 from bayes_judge.inference.kernels import leaderboard as fast
 from bayes_judge.inference.kernels import leaderboard_bt as fast_bt
 from bayes_judge.leaderboard.encode import LeaderboardData, encode_leaderboard
-from bayes_judge.leaderboard.simulate import simulate_leaderboard
+from bayes_judge.leaderboard.simulate import THREE_JUDGES, simulate_leaderboard
 
 
 @numba.njit
@@ -517,7 +517,7 @@ def test_the_shear_decorrelates_the_judges_at_the_mode_of_the_double_precision_c
     diagonal, ``Bᵀ H_V B = diag H_V``, and the sampler's buffer is packed in single precision."""
     from bayes_judge.inference.laplace import hessian
 
-    df, _ = simulate_leaderboard(120, 60_000, alpha=(2.0, 1.0, 1.5), beta=(0.4, -0.3, 0.1), tau=(0.0, 0.5, 0.3),
+    df, _ = simulate_leaderboard(120, 60_000, **THREE_JUDGES,
                                  design="one-judge", label_share=0.0, seed=3)
     data = encode_leaderboard(df.drop(columns="human"))
     ties = tuple(int(e) for e in np.flatnonzero(data.has_ties))

@@ -18,7 +18,7 @@ from bayes_judge.leaderboard import (
     judge_table,
     position_identified,
 )
-from bayes_judge.leaderboard.simulate import simulate_leaderboard
+from bayes_judge.leaderboard.simulate import THREE_JUDGES, simulate_leaderboard
 
 # the joint model's fixtures judge each comparison several times: its warning is asserted in its own test
 pytestmark = pytest.mark.filterwarnings("ignore::bayes_judge.leaderboard.board.CountedTwiceWarning")
@@ -344,7 +344,7 @@ def test_laplace_agrees_with_nuts(case):
         df, _ = simulate_leaderboard(30, 8000, alpha=(3.0,), beta=(0.0,), tau=(0.4,), design="one-judge", seed=5)
         df, kw = df.drop(columns="human").assign(judge="human"), {}
     else:  # judges read through their accuracy, labels fixing the scale: skewed, corrected
-        df, _ = simulate_leaderboard(30, 12000, alpha=(2.0, 1.0, 1.5), beta=(0.4, -0.3, 0.1), tau=(0.0, 0.5, 0.3),
+        df, _ = simulate_leaderboard(30, 12000, **THREE_JUDGES,
                                      design="one-judge", label_share=0.1, seed=5)
         kw = {"system_bias": False, "bridge": False}  # the one joint model both approximate
     lap = bj.leaderboard(df, sampler="laplace", seed=1, pointwise=False, **kw)
@@ -366,7 +366,7 @@ def test_laplace_weighs_in_single_precision_where_the_sampler_would(monkeypatch)
     import bayes_judge.inference.laplace as laplace_mod
     from bayes_judge.inference.kernels import leaderboard as lb_kernel
 
-    df, _ = simulate_leaderboard(30, 12000, alpha=(2.0, 1.0, 1.5), beta=(0.4, -0.3, 0.1), tau=(0.0, 0.5, 0.3),
+    df, _ = simulate_leaderboard(30, 12000, **THREE_JUDGES,
                                  design="one-judge", label_share=0.1, seed=5)
     kw = dict(sampler="laplace", seed=1, pointwise=False, system_bias=False)
     double = bj.leaderboard_summary(bj.leaderboard(df, **kw)).set_index("system")
@@ -400,7 +400,7 @@ def test_a_resampled_laplace_fit_reports_the_importance_ess():
 
 def test_laplace_says_when_it_fails_and_refuses_what_it_cannot_approximate():
     # judges without labels: accuracy against spread, a ridge no Gaussian follows
-    df, _ = simulate_leaderboard(40, 15000, alpha=(2.0, 1.0, 1.5), beta=(0.4, -0.3, 0.1), tau=(0.0, 0.5, 0.3),
+    df, _ = simulate_leaderboard(40, 15000, **THREE_JUDGES,
                                  design="one-judge", seed=5)
     with pytest.warns(RuntimeWarning, match="Gaussian approximation is far from this posterior"):
         lap = bj.leaderboard(df.drop(columns="human"), sampler="laplace", pointwise=False)

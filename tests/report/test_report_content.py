@@ -204,10 +204,10 @@ def test_a_laplace_fit_is_reported_by_its_own_check(tmp_path):
     checks pass'."""
     import warnings
 
-    from bayes_judge.leaderboard.simulate import simulate_leaderboard
+    from bayes_judge.leaderboard.simulate import THREE_JUDGES, simulate_leaderboard
 
     # judges of unequal accuracy, no labels, 375 battles a system: k-hat 1.2, no Gaussian follows
-    lb, _ = simulate_leaderboard(40, 15000, alpha=(2.0, 1.0, 1.5), beta=(0.4, -0.3, 0.1), tau=(0.0, 0.5, 0.3),
+    lb, _ = simulate_leaderboard(40, 15000, **THREE_JUDGES,
                                  design="one-judge", seed=5)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
