@@ -31,12 +31,17 @@ __all__ = ["mode", "laplace_shear", "hessian", "curvature_at", "laplace_draws", 
 
 #: the largest Pareto k-hat at which importance weights are trusted (Vehtari et al. 2024)
 K_MAX = 0.7
-#: proposals weighed first; where their weights are nearly equal (k-hat <= 0.3, ESS >= 90%) the
-#: Gaussian's draws are returned as they are.  Each Stein step's pilot is as large: pilots of 250
-#: where the first pilot's ESS share was under a quarter weighed 23-45% fewer proposals at 1,000,000
-#: battles without labels, but on the bundled HANNA leaderboard (11 systems, no labels) their steps
-#: left an importance ESS of 436 of 4,000 (endpoints within 10% of NUTS's width for 91% of the
-#: systems) where pilots of 1,000 leave 931 (100%)
+#: proposals weighed first (half as many from ``CURVED_FROM`` coordinates on); where their weights
+#: are nearly equal (k-hat <= 0.3, ESS >= 90%) the Gaussian's draws are returned as they are.  Each
+#: Stein step's pilot is ``PILOT``: pilots of 250 where the first pilot's ESS share was under a
+#: quarter weighed 23-45% fewer proposals at 1,000,000 battles without labels, but on the bundled
+#: HANNA leaderboard (11 systems, no labels) their steps left an importance ESS of 436 of 4,000
+#: (endpoints within 10% of NUTS's width for 91% of the systems) where pilots of 1,000 leave 931
+#: (100%).  A step with the curvature at its new mean needs only the pilot's mean gradient: at
+#: 1,000,000 battles without labels the moved proposal's pilot keeps an ESS of 751-755 of 1,000
+#: from a first pilot of 500 (seeds 1-4), 729-755 from one of 1,000; in a few dimensions (SummEval,
+#: with the curvature taken there too) a first pilot of 500 failed one k-hat of six fits where 1,000
+#: failed none, so the halving goes with the curvature
 PILOT = 1000
 #: otherwise more proposals are weighed until their importance ESS reaches this share of the
 #: draws asked for (or all are weighed): at an ESS of 1,000 a 90% interval's endpoint moves by about
@@ -214,9 +219,10 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
     the posterior is skewed (a judge's accuracy against the scores' spread: the mode's scores are
     pulled in); the Pareto ``k̂`` of the weights says how far to trust it. Above ``K_MAX`` (0.7) the
     weights are not trusted either, and the Gaussian's own draws are returned (``info["resampled"]``
-    False): the caller should say the approximation failed. The first ``PILOT`` proposals are
-    weighed first; where their weights are nearly equal the Gaussian is taken as it is
-    (``info["gaussian"]``) and the other proposals are not weighed.  Where their importance ESS is
+    False): the caller should say the approximation failed. The first ``PILOT`` proposals (half as
+    many from ``CURVED_FROM`` coordinates on) are weighed first; where their weights are nearly
+    equal the Gaussian is taken as it is (``info["gaussian"]``) and the other proposals are not
+    weighed.  Where their importance ESS is
     under ``ADAPT_BELOW`` (half) of them, the posterior leans away from the Gaussian in some
     direction (in the leaderboard without labels the scores' volume grows with their spread, and
     the mean sits two standard deviations from the mode along it: an ESS of 4-60 of 1,000
@@ -279,7 +285,7 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
 
     # a pilot of PILOT proposals first: where the Gaussian already is the posterior (weights nearly
     # equal) the other proposals need no weighing
-    m = min(total, PILOT)
+    m = min(total, PILOT // 2 if n >= CURVED_FROM else PILOT)
     lp, grad = _logp_many(w_kern, w_buf, z[:m], threads, gradients=True)
     w, k = _psis_weights(lp, lq[:m])
     ess = 1.0 / np.sum(w ** 2)
@@ -309,17 +315,19 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
         new, _ = prop.stein_step(eps1[:m], grad @ A0, damp=damp, curvature=curvature if n >= CURVED_FROM else None)
         if new is prop:
             break
-        eps_n, eps1_n, lq_n = new.draw(rng, m)  # a pilot's worth; more once it is kept and needed
+        m_n = min(total, PILOT)
+        eps_n, eps1_n, lq_n = new.draw(rng, m_n)  # a pilot's worth; more once it is kept and needed
         z_n = x_mode + eps_n @ A0.T
         lp_n, grad_n = _logp_many(w_kern, w_buf, z_n, threads, gradients=True)
-        evaluated += m
+        evaluated += m_n
         w_n, k_n = _psis_weights(lp_n, lq_n)
         ess_n = 1.0 / np.sum(w_n ** 2)
         pool.add(z_n, w_n, k_n)
-        if not (ess_n > ess and k_n <= max(k, 0.5)):
+        if not (ess_n / m_n > ess / m and k_n <= max(k, 0.5)):
             damp /= 2.0  # overshot (the log weights curve away from their linear tilt): a shorter step
             continue
         prop, eps, eps1, lq, z, lp, grad, w, k, ess = new, eps_n, eps1_n, lq_n, z_n, lp_n, grad_n, w_n, k_n, ess_n
+        m = m_n
         cur = len(pool.z) - 1
         info["adapted"] += 1
         damp = 1.0

@@ -316,9 +316,10 @@ def test_a_posterior_leaning_off_the_mode_is_followed_by_stein_steps(seed):
 
 
 def test_every_evaluation_of_the_weights_is_counted_the_pilots_thrown_away_too(monkeypatch):
-    """The tilted posterior's pilot at the mode has an ESS of a few percent (seed 0: its k-hat
-    untrusted) and is replaced by the Stein steps' pilots (``PILOT`` proposals each);
-    ``info["evaluated"]`` counts every evaluation: the pool's and the pilot left out."""
+    """The tilted posterior's pilot at the mode (``PILOT // 2`` proposals: 201 coordinates, from
+    ``CURVED_FROM`` on) has an ESS of a few percent (seed 0: its k-hat untrusted) and is replaced
+    by the Stein steps' pilots (``PILOT`` proposals each); ``info["evaluated"]`` counts every
+    evaluation: the pool's and the pilot left out."""
     from bayes_judge.inference import laplace as lap
 
     sizes: list[tuple[int, bool]] = []
@@ -330,10 +331,11 @@ def test_every_evaluation_of_the_weights_is_counted_the_pilots_thrown_away_too(m
 
     monkeypatch.setattr(lap, "_logp_many", counted)
     z, info = lap.laplace_draws(_tilted, np.array([0.01]), np.zeros(201), chains=4, draws=1000, seed=0)
-    assert [n for n, grad in sizes if grad] == [lap.PILOT] * (1 + info["tries"])
+    assert [n for n, grad in sizes if grad] == [lap.PILOT // 2] + [lap.PILOT] * info["tries"]
     assert info["resampled"] and info["adapted"] >= 1 and info["ess_importance"] >= 1000
     assert info["pooled"] == 1  # the pilot at the mode left out (its k-hat untrusted), the moved one kept
-    assert info["evaluated"] == sum(n for n, _ in sizes) == info["proposals"] + info["tries"] * lap.PILOT
+    left_out = lap.PILOT // 2 + (info["tries"] - 1) * lap.PILOT  # all but the kept proposal's pilot
+    assert info["evaluated"] == sum(n for n, _ in sizes) == info["proposals"] + left_out
 
 
 def test_the_pool_mixes_each_proposals_weights_by_its_ess_and_leaves_out_an_untrusted_tail():
