@@ -393,7 +393,8 @@ def test_the_moved_gaussian_takes_the_curvature_at_its_new_mean(seed):
     mean (``curvature_at``: the Hessian there, its precision clipped where it would be narrower
     than the Gaussian widened along the step), has the scores' exact precision, and its pilot keeps an importance ESS over 800 of 1,000 (its
     tenth of defensive proposals carry next to none) where the widening along the step alone keeps
-    under 750.  Where the curvature is not positive definite the step falls back to the widening."""
+    under 750.  Where the curvature is not positive definite, or not finite, the step falls back to
+    the widening."""
     from bayes_judge.inference import laplace as lap
 
     buf, n = np.array([0.01]), 201
@@ -416,8 +417,9 @@ def test_the_moved_gaussian_takes_the_curvature_at_its_new_mean(seed):
     t = x_mode[0] + (A @ curved.m)[0]
     assert np.allclose(np.diag(cov)[1:], np.exp(2 * 0.01 * t), rtol=1e-3)
     assert pilot_ess(curved) > 800 > 750 > pilot_ess(widened)
-    flat, _ = start.stein_step(eps1, grad @ A, curvature=lambda m: -np.eye(n))
-    assert np.array_equal(flat.B, widened.B) and flat.logdet == widened.logdet
+    for bad in (-np.eye(n), np.full((n, n), np.nan)):  # not positive definite, not finite
+        flat, _ = start.stein_step(eps1, grad @ A, curvature=lambda m, bad=bad: bad)
+        assert np.array_equal(flat.B, widened.B) and flat.logdet == widened.logdet
 
 
 def test_the_curvature_at_the_moved_mean_is_taken_from_curved_from_coordinates_on(monkeypatch):
