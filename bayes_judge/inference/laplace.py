@@ -61,8 +61,9 @@ ADAPT_ROUNDS = 4
 #: from this many coordinates on, a Stein step's Gaussian takes the curvature at its new mean
 #: (:func:`curvature_at`): the mismatch of the Laplace approximation's covariance, small in each
 #: direction, adds up over hundreds of them (1,000,000 battles without labels, 208 coordinates: the
-#: first step's pilot keeps an importance ESS of 721-754 of 1,000 against 451-482, and a fit weighs
-#: about 2,400 proposals where it weighed 3,250).  In a few dimensions the curvature at one point
+#: first step's pilot keeps an importance ESS of 721-754 of 1,000 against 451-482, and with the
+#: pilot at the mode halved (``PILOT``) a refit weighs 1,923 proposals where it weighed 3,250).  In
+#: a few dimensions the curvature at one point
 #: gains little and can mislead (the bundled leaderboards without labels, 17-18 coordinates, seeds
 #: 1-16: on SummEval 89% of the endpoints within 10% of NUTS's width against 94%, on HANNA 99.4%
 #: against 98.9%); there the widening along the step alone is kept
@@ -222,9 +223,8 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
     False): the caller should say the approximation failed. The first ``PILOT`` proposals (half as
     many from ``CURVED_FROM`` coordinates on) are weighed first; where their weights are nearly
     equal the Gaussian is taken as it is (``info["gaussian"]``) and the other proposals are not
-    weighed.  Where their importance ESS is
-    under ``ADAPT_BELOW`` (half) of them, the posterior leans away from the Gaussian in some
-    direction (in the leaderboard without labels the scores' volume grows with their spread, and
+    weighed.  Where their importance ESS is under ``ADAPT_BELOW`` (half) of them, the posterior
+    leans away from the Gaussian in some direction (in the leaderboard without labels the scores' volume grows with their spread, and
     the mean sits two standard deviations from the mode along it: an ESS of 4-60 of 1,000
     proposals), and the proposal is moved toward it by Stein steps from the pilot's own gradients
     (:meth:`_Proposal.stein_step`, from ``CURVED_FROM`` coordinates on with the curvature at the
@@ -274,7 +274,9 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
     info = {"mode": x_mode, "logp_mode": lp_mode, "min_eig": float(eig[0]), "n_grad": n + 1,
             "pareto_k": float("nan"), "ess_importance": float("nan"), "resampled": False, "gaussian": False,
             "proposals": 0, "evaluated": 0, "adapted": 0, "shift": 0.0, "tries": 0, "pooled": 1}
-    A0 = _upper_inverse(chol.T) * scale  # z = x̂ + A0 ε
+    from scipy.linalg import solve_triangular
+
+    A0 = solve_triangular(chol.T, np.eye(n), lower=False) * scale  # z = x̂ + A0 ε
     prop = _Proposal.laplace(n)
     eps, eps1, lq = prop.draw(rng, total)
     z = gaussian = x_mode + eps @ A0.T
@@ -283,9 +285,11 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
         return z.reshape(chains, draws, n), info
     w_kern, w_buf = weigh if weigh is not None else (logp_grad, buf)
 
-    # a pilot of PILOT proposals first: where the Gaussian already is the posterior (weights nearly
-    # equal) the other proposals need no weighing
-    m = min(total, PILOT // 2 if n >= CURVED_FROM else PILOT)
+    # a pilot first (PILOT proposals; half as many where a step takes the curvature, which needs only
+    # its mean gradient): where the Gaussian already is the posterior (weights nearly equal) the
+    # other proposals need no weighing
+    curved = n >= CURVED_FROM  # the steps take the curvature at their new mean
+    m = min(total, PILOT // 2 if curved else PILOT)
     lp, grad = _logp_many(w_kern, w_buf, z[:m], threads, gradients=True)
     w, k = _psis_weights(lp, lq[:m])
     ess = 1.0 / np.sum(w ** 2)
@@ -312,7 +316,7 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
 
     while ess < ADAPT_BELOW * m and tries < ADAPT_ROUNDS and not grows_enough():
         tries += 1
-        new, _ = prop.stein_step(eps1[:m], grad @ A0, damp=damp, curvature=curvature if n >= CURVED_FROM else None)
+        new, _ = prop.stein_step(eps1[:m], grad @ A0, damp=damp, curvature=curvature if curved else None)
         if new is prop:
             break
         m_n = min(total, PILOT)
@@ -426,7 +430,8 @@ class _Proposal:
         ``B``, its precision ``Bᵀ P B = U diag(λ) Uᵀ`` with ``λ`` clipped at 1, so it is nowhere
         narrower than that Gaussian (a tail the curvature at one point would cut: on the bundled
         SummEval leaderboard without labels, unclipped, four fits of six failed their k-hat where
-        two did before); where ``P`` is not positive definite there, the widened Gaussian as it is.
+        two did before); where ``P`` is not finite or not positive definite there, the widened
+        Gaussian as it is.
         ``laplace_draws`` passes it from ``CURVED_FROM`` coordinates on (measured there).
 
         Parameters
@@ -468,13 +473,6 @@ def curvature_at(logp_grad: Callable, buf: np.ndarray, x_mode: np.ndarray, A: np
     coordinates ``ε`` (``x = x̂ + A ε``): ``Aᵀ H(x̂ + A m) A`` (:func:`hessian`, ``n + 1``
     gradients), shape (n, n); the identity at the mode."""
     return A.T @ hessian(logp_grad, buf, x_mode + A @ mean, threads=threads) @ A
-
-
-def _upper_inverse(U: np.ndarray) -> np.ndarray:
-    """The inverse of an upper-triangular matrix."""
-    from scipy.linalg import solve_triangular
-
-    return solve_triangular(U, np.eye(len(U)), lower=False)
 
 
 class _Pool:
