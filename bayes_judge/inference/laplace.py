@@ -39,9 +39,8 @@ K_MAX = 0.7
 #: (endpoints within 10% of NUTS's width for 91% of the systems) where pilots of 1,000 leave 931
 #: (100%).  A step with the curvature at its new mean needs only the pilot's mean gradient: at
 #: 1,000,000 battles without labels the moved proposal's pilot keeps an ESS of 751-755 of 1,000
-#: from a first pilot of 500 (seeds 1-4), 729-755 from one of 1,000; in a few dimensions (SummEval,
-#: with the curvature taken there too) a first pilot of 500 failed one k-hat of six fits where 1,000
-#: failed none, so the halving goes with the curvature
+#: from a first pilot of 500 (seeds 1-4), 729-755 from one of 1,000; the halving goes with the
+#: curvature (``CURVED_FROM``)
 PILOT = 1000
 #: otherwise more proposals are weighed until their importance ESS reaches this share of the
 #: draws asked for (or all are weighed): at an ESS of 1,000 a 90% interval's endpoint moves by about
@@ -63,10 +62,11 @@ ADAPT_ROUNDS = 4
 #: direction, adds up over hundreds of them (1,000,000 battles without labels, 208 coordinates: the
 #: first step's pilot keeps an importance ESS of 721-754 of 1,000 against 451-482, and with the
 #: pilot at the mode halved (``PILOT``) a refit weighs 1,923 proposals where it weighed 3,250).  In
-#: a few dimensions the curvature at one point
-#: gains little and can mislead (the bundled leaderboards without labels, 17-18 coordinates, seeds
-#: 1-16: on SummEval 89% of the endpoints within 10% of NUTS's width against 94%, on HANNA 99.4%
-#: against 98.9%); there the widening along the step alone is kept
+#: a few dimensions, where a fit takes a second, it is a wash (the bundled leaderboards without
+#: labels, 17-18 coordinates, seeds 1-16, ``benchmarks/bench_leaderboard_laplace.py --real --seeds
+#: 16 --curved-from 0``: SummEval's endpoints within 10% of NUTS's width for 92% of the systems
+#: against 94%, one fit of 16 NOT corrected against four; HANNA 99% either way), and the steps
+#: there are as they were
 CURVED_FROM = 100
 #: the Laplace approximation's share of the proposals once moved (a defensive mixture)
 DEFENSIVE = 0.1
@@ -428,10 +428,9 @@ class _Proposal:
         mean, where the mass is, in every direction (one more Hessian, ``n + 1`` gradients, against
         a pilot's ``PILOT`` evaluations): on the coordinates of the Gaussian widened along ``u``,
         ``B``, its precision ``Bᵀ P B = U diag(λ) Uᵀ`` with ``λ`` clipped at 1, so it is nowhere
-        narrower than that Gaussian (a tail the curvature at one point would cut: on the bundled
-        SummEval leaderboard without labels, unclipped, four fits of six failed their k-hat where
-        two did before); where ``P`` is not finite or not positive definite there, the widened
-        Gaussian as it is.
+        narrower than that Gaussian (a tail the curvature at one point would cut: unclipped, on the
+        bundled SummEval leaderboard without labels, more fits failed their k-hat than before);
+        where ``P`` is not finite or not positive definite there, the widened Gaussian as it is.
         ``laplace_draws`` passes it from ``CURVED_FROM`` coordinates on (measured there).
 
         Parameters
