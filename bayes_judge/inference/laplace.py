@@ -224,9 +224,9 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
     many from ``CURVED_FROM`` coordinates on) are weighed first; where their weights are nearly
     equal the Gaussian is taken as it is (``info["gaussian"]``) and the other proposals are not
     weighed.  Where their importance ESS is under ``ADAPT_BELOW`` (half) of them, the posterior
-    leans away from the Gaussian in some direction (in the leaderboard without labels the scores' volume grows with their spread, and
-    the mean sits two standard deviations from the mode along it: an ESS of 4-60 of 1,000
-    proposals), and the proposal is moved toward it by Stein steps from the pilot's own gradients
+    leans away from the Gaussian in some direction (in the leaderboard without labels the scores'
+    volume grows with their spread, and the mean sits two standard deviations from the mode along
+    it: an ESS of 4-60 of 1,000 proposals), and the proposal is moved toward it by Stein steps from the pilot's own gradients
     (:meth:`_Proposal.stein_step`, from ``CURVED_FROM`` coordinates on with the curvature at the
     moved mean, :func:`curvature_at`; a fresh pilot each, kept where its ESS is
     higher and its k-hat no higher (or under 0.5), else tried again at half the length; ``ADAPT_ROUNDS`` pilots at
@@ -470,7 +470,7 @@ def curvature_at(logp_grad: Callable, buf: np.ndarray, x_mode: np.ndarray, A: np
                  threads: int | None = None) -> np.ndarray:
     """The negative Hessian of ``log p`` at ``ε = mean`` on the Laplace approximation's standardized
     coordinates ``ε`` (``x = x̂ + A ε``): ``Aᵀ H(x̂ + A m) A`` (:func:`hessian`, ``n + 1``
-    gradients), shape (n, n); the identity at the mode."""
+    gradients), shape (n, n); the identity at the mode where ``A = L⁻ᵀ`` (``H(x̂) = L Lᵀ``)."""
     return A.T @ hessian(logp_grad, buf, x_mode + A @ mean, threads=threads) @ A
 
 
