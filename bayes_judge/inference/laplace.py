@@ -38,8 +38,8 @@ K_MAX = 0.7
 #: HANNA leaderboard (11 systems, no labels) their steps left an importance ESS of 436 of 4,000
 #: (endpoints within 10% of NUTS's width for 91% of the systems) where pilots of 1,000 leave 931
 #: (100%).  A step with the curvature at its new mean needs only the pilot's mean gradient: at
-#: 1,000,000 battles without labels the moved proposal's pilot keeps an ESS of 751-755 of 1,000
-#: from a first pilot of 500 (seeds 1-4), 729-755 from one of 1,000; the halving goes with the
+#: 1,000,000 battles without labels the moved proposal's pilot keeps an ESS of 735-743 of 1,000
+#: from a first pilot of 500 (seeds 1-5), 732-745 from one of 1,000; the halving goes with the
 #: curvature (``CURVED_FROM``)
 PILOT = 1000
 #: otherwise more proposals are weighed until their importance ESS reaches this share of the
@@ -60,7 +60,7 @@ ADAPT_ROUNDS = 4
 #: from this many coordinates on, a Stein step's Gaussian takes the curvature at its new mean
 #: (:func:`curvature_at`): the mismatch of the Laplace approximation's covariance, small in each
 #: direction, adds up over hundreds of them (1,000,000 battles without labels, 208 coordinates: the
-#: first step's pilot keeps an importance ESS of 721-754 of 1,000 against 451-482, and with the
+#: first step's pilot keeps an importance ESS of 735-743 of 1,000 against 451-482, and with the
 #: pilot at the mode halved (``PILOT``) a refit weighs 1,923 proposals where it weighed 3,250).  In
 #: a few dimensions, where a fit takes a second, it is a wash (the bundled leaderboards without
 #: labels, 17-18 coordinates, seeds 1-16, ``benchmarks/bench_leaderboard_laplace.py --real --seeds
