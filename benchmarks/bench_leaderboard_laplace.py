@@ -255,7 +255,9 @@ for sampler, seed in [("laplace", s) for s in range(1, seeds + 1)] + [("nutpie",
         dt = time.perf_counter() - t
     s = bj.leaderboard_summary(fit)[["system", "hdi_low", "hdi_high"]].to_dict("list")
     if sampler == "laplace":
-        out["laplace"].append(s), out["laplace_s"].append(dt), out["approximate"].append(fit.attrs["approximate"])
+        out["laplace"].append(s)
+        out["laplace_s"].append(dt)
+        out["approximate"].append(fit.attrs["approximate"])
     else:
         out["nutpie"], out["nutpie_s"] = s, dt
 print(json.dumps(out))
@@ -314,6 +316,13 @@ def real_markdown(res: dict, command: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def write(out: Path, res: dict, md: str) -> None:
+    """``res`` to ``out`` (JSON) and ``md`` beside it (``.md``), and ``md`` printed."""
+    out.write_text(json.dumps(res, indent=1))
+    out.with_suffix(".md").write_text(md)
+    print(md)
+
+
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--systems", type=int, default=200)
@@ -335,27 +344,20 @@ def main(argv: list[str] | None = None) -> dict:
     if args.real:
         res = {"cases": [run_real(name, seeds=args.seeds, ref_draws=args.ref_draws, curved_from=args.curved_from)
                          for name in ("summeval", "hanna")]}
-        out = Path(args.out or HERE / "results" / "bench_leaderboard_laplace_real.json")
-        out.write_text(json.dumps(res, indent=1))
-        out.with_suffix(".md").write_text(real_markdown(res, command))
-        print(real_markdown(res, command))
+        write(Path(args.out or HERE / "results" / "bench_leaderboard_laplace_real.json"), res,
+              real_markdown(res, command))
         return res
     if args.stages:
         res = stages(args)
-        out = Path(args.out or HERE / "results" / "bench_leaderboard_laplace_stages.json")
-        out.write_text(json.dumps(res, indent=1))
-        out.with_suffix(".md").write_text(stages_markdown(res, command))
-        print(stages_markdown(res, command))
+        write(Path(args.out or HERE / "results" / "bench_leaderboard_laplace_stages.json"), res,
+              stages_markdown(res, command))
         return res
     args.out = args.out or str(HERE / "results" / "bench_leaderboard_laplace.json")
     res = {"systems": args.systems, "comparisons": args.comparisons, "cases": []}
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.cases.split(","):
             res["cases"].append(run_case(name, args, Path(tmp)))
-    out = Path(args.out)
-    out.write_text(json.dumps(res, indent=1))
-    out.with_suffix(".md").write_text(markdown(res, command))
-    print(markdown(res, command))
+    write(Path(args.out), res, markdown(res, command))
     return res
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -34,6 +35,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from bench_leaderboard_laplace import write  # noqa: E402
 
 WORKER = r"""
 import json, statistics, sys, time, warnings
@@ -86,12 +90,12 @@ def run(root: Path, args: argparse.Namespace, ref: str) -> dict:
         raise RuntimeError(r.stderr[-3000:])
     res = json.loads(r.stdout.strip().splitlines()[-1])
     fits = res["fits"]
-    med = sorted(f["wall"] for f in fits[1:] or fits)[len(fits[1:] or fits) // 2]
     return {"checkout": str(root), "rows": res["rows"], "coordinates": fits[0]["coordinates"],
             "within_mean": sum(f["within"] for f in fits) / len(fits), "within_min": min(f["within"] for f in fits),
             "gap_mean": sum(f["gap"] for f in fits) / len(fits), "gap_max": max(f["gap"] for f in fits),
             "evaluated": [f["evaluated"] for f in fits], "ess": [round(f["ess"]) for f in fits],
-            "not_corrected": sum(f["not_corrected"] for f in fits), "wall_median_s": med, "fits": fits}
+            "not_corrected": sum(f["not_corrected"] for f in fits),
+            "wall_median_s": statistics.median(f["wall"] for f in fits[1:] or fits), "fits": fits}
 
 
 def markdown(res: dict, command: str) -> str:
@@ -128,10 +132,7 @@ def main(argv: list[str] | None = None) -> dict:
         for i, root in enumerate([ROOT] + ([Path(args.vs).resolve()] if args.vs else [])):
             res["checkouts"].append(run(root, args, ref + ".new" if i == 0 else ref))
             print(f"{root}: within 10% {res['checkouts'][-1]['within_mean']:.1%}", flush=True)
-    out = Path(args.out or HERE / "results" / "bench_rank_laplace.json")
-    out.write_text(json.dumps(res, indent=1))
-    out.with_suffix(".md").write_text(markdown(res, command))
-    print(markdown(res, command))
+    write(Path(args.out or HERE / "results" / "bench_rank_laplace.json"), res, markdown(res, command))
     return res
 
 
