@@ -9,7 +9,6 @@ its figure, so panels can be combined.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Hashable, Sequence
 from typing import overload
 
@@ -404,18 +403,15 @@ def worst_parameters(
         ``"name[coords]"`` -> draws of shape (chain, draw), worst first.  Constant and
         non-finite parameters are left out.
     """
+    from .inference.mcmc_stats import rhat_ess_bulk
+
     post = idata["posterior"][list(var_names)]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        rhat = az.rhat(post) if post.sizes["chain"] > 1 else None
-        ess = az.ess(post, method="bulk")
     entries: list[tuple[float, float, str, np.ndarray]] = []
     for var in var_names:
-        da = post[var]
+        da = post[var].transpose("chain", "draw", ...)
         extra = [d for d in da.dims if d not in ("chain", "draw")]
         arr = da.to_numpy().reshape(da.sizes["chain"], da.sizes["draw"], -1)
-        r = rhat[var].to_numpy().ravel() if rhat is not None else np.zeros(arr.shape[-1])
-        e = ess[var].to_numpy().ravel()
+        r, e = rhat_ess_bulk(arr)  # R-hat NaN with one chain: ordered by ESS alone
         coords = _coord_labels(da, extra)
         for k in range(arr.shape[-1]):
             x = arr[..., k]

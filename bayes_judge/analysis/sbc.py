@@ -58,6 +58,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..inference.mcmc_stats import rhat_ess_bulk
 from ..inference.settings import SAMPLING
 
 __all__ = [
@@ -470,13 +471,6 @@ def _make(model: str, options: dict):
     raise ValueError(f"model must be one of {MODELS}, got {model!r}")
 
 
-def _rhat_ess(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    import arviz as az
-
-    ds = az.convert_to_dataset({"x": x})
-    return az.rhat(ds)["x"].to_numpy(), az.ess(ds, method="bulk")["x"].to_numpy()
-
-
 # --------------------------------------------------------------------------- driver
 
 
@@ -535,7 +529,7 @@ def simulation_based_calibration(
         flat = x.reshape(-1, x.shape[-1])
         eti = central_interval(flat, prob)
         hdi = hdi_interval(flat, prob)
-        rhat, ess = _rhat_ess(x)
+        rhat, ess = rhat_ess_bulk(x)
         rec["truth"].append(theta)
         rec["rank"].append(sbc_ranks(x, theta, n_rank_draws))
         rec["eti"].append((eti[:, 0] <= theta) & (theta <= eti[:, 1]))

@@ -9,6 +9,7 @@ import arviz as az
 import numpy as np
 import pandas as pd
 
+from ..inference.mcmc_stats import rhat_ess_bulk
 from ..winrate.kde import kde_mode
 from .wording import HDI_PROB, check_hdi_prob, verdict_labels
 
@@ -95,8 +96,7 @@ def win_rate_summary(
             hdi = np.quantile(pv.reshape(-1, len(pairs)), [tail, 1 - tail], axis=0).T
         else:
             hdi = az.hdi(p, hdi_prob=hdi_prob)["p"].to_numpy()
-        rhat = az.rhat(p)["p"].to_numpy() if pv.shape[0] > 1 else np.full(len(pairs), np.nan)
-        ess = az.ess(p, method="bulk")["p"].to_numpy()
+        rhat, ess = rhat_ess_bulk(pv)  # R-hat NaN with one chain
     q_le = np.full(len(pairs), np.nan)
     if "q0" in post and "q1" in post:
         s = (post["q0"] + post["q1"]).transpose("chain", "draw", "pair", "judge").to_numpy()
@@ -413,8 +413,7 @@ def score_summary(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB) -> pd.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         hdi = az.hdi(idata["posterior"]["s"], hdi_prob=hdi_prob)["s"].to_numpy()
-        rhat = az.rhat(idata["posterior"]["s"])["s"].to_numpy()
-        ess = az.ess(idata["posterior"]["s"], method="bulk")["s"].to_numpy()
+        rhat, ess = rhat_ess_bulk(idata["posterior"]["s"].transpose("chain", "draw", ...).to_numpy())
     ranks = np.empty_like(flat)
     for item in pd.unique(items):
         cols = np.flatnonzero(items == item)

@@ -28,28 +28,18 @@ class SamplerConvergenceWarning(UserWarning):
 
 def convergence_problems(idata, var_names: Sequence[str]) -> list[str]:
     """What is wrong with the draws of ``var_names`` (an empty list when nothing is)."""
-    import arviz as az
+    from .mcmc_stats import rhat_ess_bulk
 
     post = idata["posterior"]
     names = [v for v in var_names if v in post]
     out: list[str] = []
-    if not names:
-        return out
-    n_chains = post.sizes.get("chain", 1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        ess = az.ess(post[names], method="bulk")
-        rhat = az.rhat(post[names]) if n_chains > 1 else None
     for v in names:  # NaN (a constant quantity, such as p of a pair whose items are all labelled) is no problem
-        e = np.asarray(ess[v].to_numpy(), dtype=float)
-        e = e[np.isfinite(e)]
+        r, e = rhat_ess_bulk(post[v].transpose("chain", "draw", ...).to_numpy())  # r_hat NaN with one chain
+        e, r = e[np.isfinite(e)], r[np.isfinite(r)]
         if e.size and e.min() < ESS_MIN:
             out.append(f"{v}: bulk ESS {e.min():.0f} < {ESS_MIN:.0f}")
-        if rhat is not None:
-            r = np.asarray(rhat[v].to_numpy(), dtype=float)
-            r = r[np.isfinite(r)]
-            if r.size and r.max() > RHAT_MAX:
-                out.append(f"{v}: r_hat {r.max():.3f} > {RHAT_MAX}")
+        if r.size and r.max() > RHAT_MAX:
+            out.append(f"{v}: r_hat {r.max():.3f} > {RHAT_MAX}")
     if "sample_stats" in idata.groups() and "diverging" in idata["sample_stats"]:
         n_div = int(idata["sample_stats"]["diverging"].sum())
         if n_div:

@@ -69,6 +69,7 @@ def leaderboard_summary(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB, 
 
     from ..analysis.wording import check_hdi_prob
     from ..inference.laplace import cap_ess
+    from ..inference.mcmc_stats import rhat_ess_bulk
 
     check_hdi_prob(hdi_prob, "leaderboard_summary: ")
     if not 0.5 < tier_prob < 1:
@@ -84,18 +85,17 @@ def leaderboard_summary(idata: az.InferenceData, *, hdi_prob: float = HDI_PROB, 
     # the sampler's convergence is the sampled scores': a bridged s adds independent draws of the
     # bridge's prior, which would dilute R-hat and inflate the ESS of an unconverged reading
     sampled = "s_judges" if "s_judges" in idata["posterior"] else "s"
-    summ = az.summary(idata, var_names=[sampled], kind="diagnostics", round_to="none")
+    r_hat, ess = rhat_ess_bulk(idata["posterior"][sampled].transpose("chain", "draw", ...).to_numpy())
     if "bridge_lambda" in idata["posterior"]:  # a bridge learnt from labels is sampled too: the worse of the two
-        also = az.summary(idata, var_names=["s"], kind="diagnostics", round_to="none")
-        summ = pd.DataFrame({"r_hat": np.fmax(summ["r_hat"].to_numpy(), also["r_hat"].to_numpy()),
-                             "ess_bulk": np.fmin(summ["ess_bulk"].to_numpy(), also["ess_bulk"].to_numpy())})
+        r2, e2 = rhat_ess_bulk(idata["posterior"]["s"].transpose("chain", "draw", ...).to_numpy())
+        r_hat, ess = np.fmax(r_hat, r2), np.fmin(ess, e2)
     out = pd.DataFrame({
         "system": systems, "mean": mean, "sd": draws.std(axis=0, ddof=1),
         "hdi_low": hdi[:, 0], "hdi_high": hdi[:, 1],
         "rank_mean": ranks.mean(axis=0), "rank_low": np.quantile(ranks, lo_q, axis=0, method="lower"),
         "rank_high": np.quantile(ranks, hi_q, axis=0, method="higher"), "p_best": best,
         "tier": _tiers(draws, order, tier_prob),
-        "r_hat": summ["r_hat"].to_numpy(), "ess_bulk": cap_ess(summ["ess_bulk"].to_numpy(), idata.attrs or {}),
+        "r_hat": r_hat, "ess_bulk": cap_ess(ess, idata.attrs or {}),
     })
     out = out.iloc[order].reset_index(drop=True)
     out.attrs["hdi_prob"] = float(hdi_prob)  # the mass of its intervals (plot_leaderboard_forest labels them)
