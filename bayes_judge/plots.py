@@ -9,7 +9,7 @@ its figure, so panels can be combined.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from typing import overload
 
 import arviz as az
@@ -403,33 +403,21 @@ def worst_parameters(
         ``"name[coords]"`` -> draws of shape (chain, draw), worst first.  Constant and
         non-finite parameters are left out.
     """
-    from .inference.mcmc_stats import rhat_ess_bulk
+    from .inference.mcmc_stats import flat_labels, rhat_ess_bulk
 
     post = idata["posterior"][list(var_names)]
     entries: list[tuple[float, float, str, np.ndarray]] = []
     for var in var_names:
         da = post[var].transpose("chain", "draw", ...)
-        extra = [d for d in da.dims if d not in ("chain", "draw")]
         arr = da.to_numpy().reshape(da.sizes["chain"], da.sizes["draw"], -1)
         r, e = rhat_ess_bulk(arr)  # R-hat NaN with one chain: ordered by ESS alone
-        coords = _coord_labels(da, extra)
-        for k in range(arr.shape[-1]):
+        for k, name in enumerate(flat_labels(str(var), da)):
             x = arr[..., k]
             if not np.isfinite(x).all() or np.ptp(x) == 0:
                 continue
-            name = f"{var}[{coords[k]}]" if extra else var
             entries.append((-np.nan_to_num(r[k]), np.nan_to_num(e[k], nan=np.inf), name, x))
     entries.sort(key=lambda t: (t[0], t[1]))
     return {name: x for _, _, name, x in entries[:max_params]}
-
-
-def _coord_labels(da, dims: Sequence[Hashable]) -> list[str]:
-    if not dims:
-        return [""]
-    values = [list(map(str, da[d].to_numpy())) for d in dims]
-    grids = np.meshgrid(*[np.arange(len(v)) for v in values], indexing="ij")
-    flat = [g.ravel() for g in grids]
-    return [", ".join(values[d][flat[d][k]] for d in range(len(dims))) for k in range(flat[0].size)]
 
 
 def _rank_bars(ax, x: np.ndarray, bins: int = 20) -> None:

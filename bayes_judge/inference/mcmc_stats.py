@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import fft, special
 
-__all__ = ["rhat", "ess_bulk", "rhat_ess_bulk", "diagnostics"]
+__all__ = ["rhat", "ess_bulk", "rhat_ess_bulk", "diagnostics", "flat_labels"]
 
 _RESOLUTION = float(np.finfo(float).resolution)
 
@@ -191,6 +191,18 @@ def rhat_ess_bulk(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if x.shape[1] >= 2:
             r[ok] = _rhat_rank(x[ok], z)
     return r.reshape(shape), e.reshape(shape)
+
+
+def flat_labels(name: str, da) -> list[str]:
+    """ArviZ's names of the scalar quantities of a variable ``da`` (an xarray DataArray of dims
+    (chain, draw, *dims)), in C order: ``name`` for a scalar, ``name[a, b]`` from the coordinates."""
+    dims = [d for d in da.dims if d not in ("chain", "draw")]
+    if not dims:
+        return [name]
+    values = [list(map(str, da[d].to_numpy())) for d in dims]
+    grids = np.meshgrid(*[np.arange(len(v)) for v in values], indexing="ij")
+    flat = [g.ravel() for g in grids]
+    return [f"{name}[{', '.join(values[d][flat[d][k]] for d in range(len(dims)))}]" for k in range(flat[0].size)]
 
 
 def diagnostics(draws: np.ndarray) -> dict[str, np.ndarray]:

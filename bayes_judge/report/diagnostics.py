@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..inference.convergence import ESS_MIN, RHAT_MAX  # the limits at which every fit warns
+from ..inference.mcmc_stats import diagnostics, flat_labels
 
 __all__ = [
     "RHAT_MAX",
@@ -47,6 +48,7 @@ DEFAULT = Thresholds()
 # per-item quantities (Dawid-Skene h_prob) and unidentified raw scores are derived or
 # non-identified: their diagnostics say nothing about the fit's quantities of interest
 _SKIP = {"h_prob", "s_raw"}
+_COLUMNS = ("r_hat", "ess_bulk", "ess_tail", "mcse_mean")
 
 
 def diagnostic_vars(idata: az.InferenceData) -> list[str]:
@@ -63,12 +65,18 @@ def parameter_diagnostics(idata: az.InferenceData, var_names: list[str]) -> pd.D
     pandas.DataFrame indexed by parameter (``name[coords]``) with columns variable, r_hat,
     ess_bulk, ess_tail, mcse_mean, mean, sd.  Constant or non-finite parameters get NaN.
     """
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # NaN parameters (BWRS judges without verdicts), 1 chain
-        s = az.summary(idata, var_names=var_names, kind="all", round_to="none")
-    s = s.rename_axis("parameter")
-    s.insert(0, "variable", [str(i).split("[", 1)[0] for i in s.index])
-    return s[["variable", "mean", "sd", "r_hat", "ess_bulk", "ess_tail", "mcse_mean"]]
+    post = idata["posterior"]
+    parts = []
+    for var in var_names:  # NaN where a parameter has a NaN draw (BWRS judges without verdicts); r_hat with 1 chain
+        da = post[var].transpose("chain", "draw", ...)
+        x = da.to_numpy().reshape(da.sizes["chain"], da.sizes["draw"], -1)
+        d = diagnostics(x)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            mean, sd = x.mean(axis=(0, 1)), x.reshape(-1, x.shape[-1]).std(axis=0, ddof=1)
+        parts.append(pd.DataFrame({"variable": var, "mean": mean, "sd": sd, **{k: d[k] for k in _COLUMNS}},
+                                  index=pd.Index(flat_labels(var, da), name="parameter")))
+    return pd.concat(parts) if parts else pd.DataFrame(columns=["variable", "mean", "sd", *_COLUMNS])
 
 
 def parameter_fail_mask(diag: pd.DataFrame, t: Thresholds = DEFAULT) -> pd.DataFrame:

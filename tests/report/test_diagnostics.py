@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import arviz as az
 import numpy as np
 import pytest
@@ -31,6 +33,23 @@ def test_split_chains_fail_rhat(rng):
     assert "ok:" not in text
     independent = " ".join(dg.parameter_problems(diag, 4, independent=True))
     assert "only reflects Monte Carlo noise" in independent and "label switching" not in independent
+
+
+def test_parameter_diagnostics_are_arviz_summary(rng):
+    """Names, means, sds, R-hat, ESS and MCSE as ``az.summary`` gives them (every quantity at once)."""
+    q = rng.normal(size=(4, 200, 2, 3))
+    q[..., 1, 2] = np.nan  # a parameter without verdicts
+    idata = az.from_dict(posterior={"tau": rng.normal(size=(4, 200)), "q": q, "c": np.ones((4, 200))},
+                         coords={"pair": ["A vs B", "A vs C"], "judge": ["j1", "j2", "j3"]},
+                         dims={"q": ["pair", "judge"]})
+    got = dg.parameter_diagnostics(idata, ["tau", "q", "c"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = az.summary(idata, var_names=["tau", "q", "c"], kind="all", round_to="none")
+    assert list(got.index) == list(want.index)
+    assert got.index[1] == "q[A vs B, j1]" and list(got["variable"]) == ["tau"] + ["q"] * 6 + ["c"]
+    for col in ("mean", "sd", "r_hat", "ess_bulk", "ess_tail", "mcse_mean"):
+        np.testing.assert_allclose(got[col], want[col], rtol=1e-11, equal_nan=True, err_msg=col)
 
 
 def test_low_ess_is_explained(rng):
