@@ -122,6 +122,18 @@ def _ess_of(x: np.ndarray) -> np.ndarray:
     return out
 
 
+def _quantile(flat: np.ndarray, prob: float) -> np.ndarray:
+    """R's type-7 quantile of each row of (q, S), in the arithmetic of ``scipy.stats.mstats.mquantiles``
+    (which ArviZ uses): (1 − γ) x_(k) + γ x_(k+1), so that a quantile between two equal draws may
+    fall an ulp below them, as ArviZ's does, and the tail indicators count the same draws."""
+    size = flat.shape[1]
+    aleph = size * prob + (1.0 - prob)
+    k = int(np.floor(np.clip(aleph, 1, size - 1)))
+    gamma = float(np.clip(aleph - k, 0.0, 1.0))
+    part = np.partition(flat, [k - 1, k], axis=1)
+    return (1.0 - gamma) * part[:, k - 1] + gamma * part[:, k]
+
+
 def _valid(x: np.ndarray, min_chains: int) -> np.ndarray:
     """Quantities ArviZ computes at all: no NaN draw, at least 4 draws and ``min_chains`` chains."""
     ok = ~np.isnan(x).any(axis=(1, 2))
@@ -141,6 +153,21 @@ def _rhat_rank(x: np.ndarray, z: np.ndarray | None = None, *, fold_at_all: bool 
     return np.maximum(bulk, tail)
 
 
+def _by_block(draws: np.ndarray, compute, names: tuple[str, ...], min_chains: int = 1) -> dict[str, np.ndarray]:
+    """``compute`` (q, chain, draw) -> {name: (q,)} on the valid quantities, a block of about
+    2**18 draws at a time (the sorts and transforms stay in cache: 1.5 times faster at 800
+    quantities than all at once); NaN for the others.  Each name of shape ``draws.shape[2:]``."""
+    x, shape = _columns(draws)
+    out = {k: np.full(x.shape[0], np.nan) for k in names}
+    ok = np.flatnonzero(_valid(x, min_chains))
+    step = max(1, 2**18 // max(1, x.shape[1] * x.shape[2]))
+    for i in range(0, ok.size, step):
+        rows = ok[i: i + step]
+        for k, v in compute(x[rows]).items():
+            out[k][rows] = v
+    return {k: v.reshape(shape) for k, v in out.items()}
+
+
 def rhat(draws: np.ndarray) -> np.ndarray:
     """Rank-normalized split-R̂ (the paper's §4.2; ``az.rhat``'s default), shape ``draws.shape[2:]``.
 
@@ -148,12 +175,7 @@ def rhat(draws: np.ndarray) -> np.ndarray:
     ----------
     draws : (chain, draw, *shape)
     """
-    x, shape = _columns(draws)
-    out = np.full(x.shape[0], np.nan)
-    ok = _valid(x, 2)
-    if ok.any():
-        out[ok] = _rhat_rank(x[ok])
-    return out.reshape(shape)
+    return _by_block(draws, lambda y: {"r_hat": _rhat_rank(y)}, ("r_hat",), min_chains=2)["r_hat"]
 
 
 def ess_bulk(draws: np.ndarray) -> np.ndarray:
@@ -163,12 +185,12 @@ def ess_bulk(draws: np.ndarray) -> np.ndarray:
     ----------
     draws : (chain, draw, *shape)
     """
-    x, shape = _columns(draws)
-    out = np.full(x.shape[0], np.nan)
-    ok = _valid(x, 1)
-    if ok.any():
-        out[ok] = _ess_of(_z_scale(_split(x[ok])))
-    return out.reshape(shape)
+    return _by_block(draws, lambda y: {"ess_bulk": _ess_of(_z_scale(_split(y)))}, ("ess_bulk",))["ess_bulk"]
+
+
+def _rhat_ess_bulk(y: np.ndarray) -> dict[str, np.ndarray]:
+    z = _z_scale(_split(y))
+    return {"ess_bulk": _ess_of(z), **({"r_hat": _rhat_rank(y, z)} if y.shape[1] >= 2 else {})}
 
 
 def rhat_ess_bulk(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -180,17 +202,10 @@ def rhat_ess_bulk(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     Returns
     -------
-    r_hat, ess_bulk : each of shape ``draws.shape[2:]``
+    r_hat, ess_bulk : each of shape ``draws.shape[2:]`` (R̂ NaN with one chain)
     """
-    x, shape = _columns(draws)
-    r, e = np.full(x.shape[0], np.nan), np.full(x.shape[0], np.nan)
-    ok = _valid(x, 1)
-    if ok.any():
-        z = _z_scale(_split(x[ok]))
-        e[ok] = _ess_of(z)
-        if x.shape[1] >= 2:
-            r[ok] = _rhat_rank(x[ok], z)
-    return r.reshape(shape), e.reshape(shape)
+    out = _by_block(draws, _rhat_ess_bulk, ("r_hat", "ess_bulk"))
+    return out["r_hat"], out["ess_bulk"]
 
 
 def flat_labels(name: str, da) -> list[str]:
@@ -218,27 +233,23 @@ def diagnostics(draws: np.ndarray) -> dict[str, np.ndarray]:
     ``ess_tail`` is the smaller ESS of the indicators of the 5% and 95% quantiles; the Monte Carlo
     errors use the ESS of the split chains as they are (of the squared deviations for the sd).
     """
-    x, shape = _columns(draws)
-    q = x.shape[0]
-    names = ("mcse_mean", "mcse_sd", "ess_bulk", "ess_tail", "r_hat")
-    out = {k: np.full(q, np.nan) for k in names}
-    ok = _valid(x, 1)
-    if ok.any():
-        y = x[ok]
-        flat = y.reshape(y.shape[0], -1)
-        s = _split(y)
-        z = _z_scale(s)
-        out["ess_bulk"][ok] = _ess_of(z)
-        lo, hi = np.quantile(flat, [0.05, 0.95], axis=1)
-        out["ess_tail"][ok] = np.minimum(_ess_of(_split((y <= lo[:, None, None]).astype(float))),
-                                         _ess_of(_split((y <= hi[:, None, None]).astype(float))))
-        if y.shape[1] >= 2:
-            out["r_hat"][ok] = _rhat_rank(y, z, fold_at_all=True)
-        sq = (y - flat.mean(axis=1)[:, None, None]) ** 2
-        sq_sum = sq.reshape(sq.shape[0], -1).sum(axis=1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out["mcse_mean"][ok] = np.sqrt(sq_sum / (flat.shape[1] - 1) / _ess_of(s))
-            evar = sq_sum / flat.shape[1]
-            varvar = ((sq ** 2).reshape(sq.shape[0], -1).mean(axis=1) - evar ** 2) / _ess_of(_split(sq))
-            out["mcse_sd"][ok] = np.sqrt(varvar / evar / 4)
-    return {k: v.reshape(shape) for k, v in out.items()}
+    return _by_block(draws, _diagnostics, ("mcse_mean", "mcse_sd", "ess_bulk", "ess_tail", "r_hat"))
+
+
+def _diagnostics(y: np.ndarray) -> dict[str, np.ndarray]:
+    flat = y.reshape(y.shape[0], -1)
+    s = _split(y)
+    z = _z_scale(s)
+    lo, hi = (_quantile(flat, prob)[:, None, None] for prob in (0.05, 0.95))
+    sq = (y - flat.mean(axis=1)[:, None, None]) ** 2
+    sq_sum = sq.reshape(sq.shape[0], -1).sum(axis=1)
+    evar = sq_sum / flat.shape[1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        varvar = ((sq ** 2).reshape(sq.shape[0], -1).mean(axis=1) - evar ** 2) / _ess_of(_split(sq))
+        return {
+            "ess_bulk": _ess_of(z),
+            "ess_tail": np.minimum(_ess_of(_split((y <= lo).astype(float))), _ess_of(_split((y <= hi).astype(float)))),
+            "r_hat": _rhat_rank(y, z, fold_at_all=True) if y.shape[1] >= 2 else np.full(len(y), np.nan),
+            "mcse_mean": np.sqrt(sq_sum / (flat.shape[1] - 1) / _ess_of(s)),
+            "mcse_sd": np.sqrt(varvar / evar / 4),
+        }

@@ -32,6 +32,9 @@ def _cases():
         "odd draws, chains apart": _ar1(rng, 3, 101, 4, 0.5) + np.arange(3)[:, None, None] * 0.3,
         "ties": rng.integers(0, 5, size=(4, 200, 4)).astype(float),
         "resampled": rng.normal(size=300)[rng.integers(0, 300, size=(4, 250, 3))],  # a Laplace fit's
+        # a tie at the 5% or 95% quantile, where ArviZ's quantile falls an ulp below the tied draws
+        "tie at the tail quantile": (lambda r: r.normal(size=300)[r.integers(0, 300, size=(4, 250, 3))])(
+            np.random.default_rng(8)),
         "rare event": (rng.random((4, 200, 3)) < 0.02).astype(float),
         "one chain": _ar1(rng, 1, 200, 3, 0.7),
         "five draws": rng.normal(size=(2, 5, 3)),
