@@ -18,7 +18,8 @@ width of NUTS's, both fits' coverage of the true scores, and the importance weig
 
 ``--stages`` instead times where a Laplace refit's wall time goes (reading and encoding the
 table, the judge screening, the mode, the Hessian, the importance weights; the median of
-``--repeats`` refits in one process after a first call), and with ``--vs REPO`` the same for the
+``--repeats`` refits in one process after a first call; and, outside the refit's total, the
+``bj.leaderboard_summary`` that reads it), and with ``--vs REPO`` the same for the
 package of another checkout (``git worktree add /tmp/old <commit>``) in the same run, alternating,
 with the ratio: a speed claim measured side by side.  It also gives the medians of the log densities
 the importance weights evaluated (pilots included; a tree before ``info["evaluated"]`` shows none)
@@ -161,8 +162,10 @@ bj.leaderboard(df, sampler="laplace", seed=0, pointwise=False, **kw)  # compiles
 rows = []
 for i in range(int(sys.argv[4])):
     spent.clear(); t = time.perf_counter()
-    bj.leaderboard(df, sampler="laplace", seed=i + 1, pointwise=False, **kw)
-    rows.append({"total": time.perf_counter() - t, **spent,
+    idata = bj.leaderboard(df, sampler="laplace", seed=i + 1, pointwise=False, **kw)
+    total = time.perf_counter() - t
+    t = time.perf_counter(); bj.leaderboard_summary(idata); summary = time.perf_counter() - t
+    rows.append({"total": total, **spent, "then leaderboard_summary": summary,
                  **({"n evaluated": infos[-1]["evaluated"]} if "evaluated" in infos[-1] else {}),
                  "n importance ESS": infos[-1]["ess_importance"]})
 print(json.dumps({k: statistics.median(r.get(k, 0.0) for r in rows) for k in rows[0]}))
