@@ -37,6 +37,7 @@ import pandas as pd
 import xarray as xr
 from scipy.special import logsumexp
 
+from ..inference.mcmc_stats import ess_mean
 from .runs import data_hash, load_run
 
 __all__ = ["compare_models", "loo_scored"]
@@ -230,10 +231,7 @@ def _reff(idata: az.InferenceData, n_samples: int) -> float:
     post = idata["posterior"]
     if post.sizes["chain"] == 1:
         return 1.0
-    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
-        warnings.simplefilter("ignore")
-        ess = az.ess(post, method="mean")
-        vals = np.hstack([ess[v].to_numpy().ravel() for v in ess.data_vars])
+    vals = np.hstack([ess_mean(post[v].transpose("chain", "draw", ...).to_numpy()).ravel() for v in post.data_vars])
     r = float(np.nanmean(vals)) / n_samples if np.isfinite(vals).any() else 1.0
     return r if np.isfinite(r) and r > 0 else 1.0
 

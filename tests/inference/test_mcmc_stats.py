@@ -52,6 +52,7 @@ def test_r_hat_ess_and_mcse_are_arviz_numbers(name):
         post = az.from_dict(posterior={"x": x})
         want_r = az.rhat(post)["x"].to_numpy()
         want_e = az.ess(post, method="bulk")["x"].to_numpy()
+        want_mean = az.ess(post, method="mean")["x"].to_numpy()
         summ = az.summary(post, kind="diagnostics", round_to="none")
     r, e = mcmc_stats.rhat_ess_bulk(x)
     assert r.shape == e.shape == x.shape[2:]
@@ -59,6 +60,7 @@ def test_r_hat_ess_and_mcse_are_arviz_numbers(name):
     np.testing.assert_allclose(e, want_e, rtol=1e-12, equal_nan=True)
     np.testing.assert_array_equal(mcmc_stats.rhat(x), r)
     np.testing.assert_array_equal(mcmc_stats.ess_bulk(x), e)
+    np.testing.assert_allclose(mcmc_stats.ess_mean(x), want_mean, rtol=1e-12, equal_nan=True)
     got = mcmc_stats.diagnostics(x)
     for col in ("mcse_mean", "mcse_sd", "ess_bulk", "ess_tail", "r_hat"):
         np.testing.assert_allclose(got[col].ravel(), summ[col].to_numpy(), rtol=1e-11, equal_nan=True, err_msg=col)
