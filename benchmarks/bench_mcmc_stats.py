@@ -26,7 +26,6 @@ Writes ``benchmarks/results/bench_mcmc_stats.{json,md}`` and prints the table.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -37,6 +36,9 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+from bench_leaderboard_laplace import write  # noqa: E402
 
 
 def draws(q: int, seed: int = 0) -> np.ndarray:
@@ -99,16 +101,13 @@ def main(argv: list[str] | None = None) -> dict:
                   f"ratio {row['ratio']:.2f}  max rel diff {diff:.1e}", flush=True)
     command = "python benchmarks/bench_mcmc_stats.py " + " ".join(argv if argv is not None else sys.argv[1:])
     res = {"command": command.strip(), "rows": rows, "arviz": az.__version__}
-    md = [f"# R-hat, ESS and MCSE of many quantities (`benchmarks/bench_mcmc_stats.py`)", "",
+    md = ["# R-hat, ESS and MCSE of many quantities (`benchmarks/bench_mcmc_stats.py`)", "",
           f"Command: `{res['command']}`; draws of 4 chains x 1000, AR(1) with a tenth of the quantities "
           f"resampled (ties); ArviZ {az.__version__}; one process, alternating, the median of {args.repeats}.", "",
           "| quantities | task | ArviZ | mcmc_stats | ratio | largest relative difference |", "|---|---|---|---|---|---|"]
     md += [f"| {r['quantities']:,} | {r['task']} | {r['arviz_s']:.3f} s | {r['mcmc_stats_s']:.3f} s | "
            f"{r['ratio']:.2f} | {r['max_rel_diff']:.1e} |" for r in rows]
-    out = Path(args.out)
-    out.write_text(json.dumps(res, indent=2) + "\n")
-    out.with_suffix(".md").write_text("\n".join(md) + "\n")
-    print("\n".join(md))
+    write(Path(args.out), res, "\n".join(md) + "\n")
     return res
 
 
