@@ -94,14 +94,15 @@ def _ess_of(x: np.ndarray) -> np.ndarray:
     if not live.any():
         return out
     y = x[live]
-    y = y - y.mean(axis=2, keepdims=True)
+    chain_means = y.mean(axis=2)
+    y = y - chain_means[:, :, None]
     size = fft.next_fast_len(2 * n)
     f = fft.rfft(y, n=size, axis=2, workers=-1)
     acov = fft.irfft(f * np.conjugate(f), n=size, axis=2, workers=-1)[:, :, :n] / n  # (q', chain, lag)
     mean_var = acov[:, :, 0].mean(axis=1) * n / (n - 1.0)
     var_plus = mean_var * (n - 1.0) / n
     if m > 1:
-        var_plus = var_plus + x[live].mean(axis=2).var(axis=1, ddof=1)
+        var_plus = var_plus + chain_means.var(axis=1, ddof=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         rho = 1.0 - (mean_var[:, None] - acov.mean(axis=1)) / var_plus[:, None]  # (q', lag)
     rho[:, 0] = 1.0
@@ -171,7 +172,7 @@ def _by_block(draws: np.ndarray, compute, names: tuple[str, ...], min_chains: in
 
 
 def rhat(draws: np.ndarray) -> np.ndarray:
-    """Rank-normalized split-R̂ (the paper's §4.2; ``az.rhat``'s default), shape ``draws.shape[2:]``.
+    """Rank-normalized split-R̂ (``az.rhat``'s default), shape ``draws.shape[2:]``.
 
     Parameters
     ----------
