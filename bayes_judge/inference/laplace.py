@@ -226,11 +226,12 @@ def laplace_draws(logp_grad: Callable, buf: np.ndarray, x0: np.ndarray, *, chain
     weighed.  Where their importance ESS is under ``ADAPT_BELOW`` (half) of them, the posterior
     leans away from the Gaussian in some direction (in the leaderboard without labels the scores'
     volume grows with their spread, and the mean sits two standard deviations from the mode along
-    it: an ESS of 4-60 of 1,000 proposals), and the proposal is moved toward it by Stein steps from the pilot's own gradients
-    (:meth:`_Proposal.stein_step`, from ``CURVED_FROM`` coordinates on with the curvature at the
-    moved mean, :func:`curvature_at`; a fresh pilot each, kept where its ESS is
-    higher and its k-hat no higher (or under 0.5), else tried again at half the length; ``ADAPT_ROUNDS`` pilots at
-    most, and none once one more pilot of the kept proposal would complete the ESS asked for;
+    it: an ESS of 4-60 of 1,000 proposals), and the proposal is moved toward it by Stein steps
+    from the pilot's own gradients (:meth:`_Proposal.stein_step`, from ``CURVED_FROM``
+    coordinates on with the curvature at the moved mean, :func:`curvature_at`; a fresh pilot each,
+    kept where its ESS is higher and its k-hat no higher (or under 0.5), else tried again at half
+    the length; ``ADAPT_ROUNDS`` pilots at most, and none once one more pilot of the kept proposal
+    would complete the ESS asked for;
     ``info["adapted"]`` counts the steps kept, ``info["tries"]`` the pilots).  Every pilot's weighed
     draws, of a step kept or not, stay in a pool (:class:`_Pool`: each proposal's self-normalized
     weights, those with a trusted k-hat mixed in proportion to their ESS).  Then the kept
