@@ -96,3 +96,28 @@ def test_position_advice_knows_when_the_fit_has_gamma():
 
     assert "debias=True" in sections._ppc_advice("position A wins", "poe-bt", has_gamma=False)
     assert "already has a position-bias shift" in sections._ppc_advice("position A wins", "poe-bt", has_gamma=True)
+
+
+def test_a_real_leaderboards_diagnostics_are_arviz_summary():
+    """On a Laplace fit of the bundled SummEval leaderboard (three real judges, coherence; its
+    resampled draws repeat), the summary's and the report's R-hat, ESS and MCSE are ArviZ's."""
+    import pandas as pd
+
+    import bayes_judge as bj
+    from bayes_judge.datasets import summeval
+    from bayes_judge.inference.laplace import cap_ess
+
+    judges = ["gpt-4-0314/rts", "gpt-3.5-turbo-0301/rts", "gpt-3.5-turbo-0301/mcq"]
+    df = pd.concat([summeval.pairs("coherence", judge=j) for j in judges], ignore_index=True).drop(columns="human")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = bj.leaderboard(df, sampler="laplace", bridge=False, seed=1, pointwise=False)
+        want = az.summary(fit, kind="all", round_to="none")
+    s = bj.leaderboard_summary(fit).set_index("system")
+    ref = want.loc[[f"s[{name}]" for name in s.index]]
+    np.testing.assert_allclose(s["r_hat"], ref["r_hat"], rtol=1e-12)
+    np.testing.assert_allclose(s["ess_bulk"], cap_ess(ref["ess_bulk"].to_numpy(), fit.attrs), rtol=1e-12)
+    got = dg.parameter_diagnostics(fit, list(fit["posterior"].data_vars))
+    assert list(got.index) == list(want.index)
+    for col in ("mean", "sd", "r_hat", "ess_bulk", "ess_tail", "mcse_mean"):
+        np.testing.assert_allclose(got[col], want[col], rtol=1e-10, equal_nan=True, err_msg=col)
