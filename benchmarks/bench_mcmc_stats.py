@@ -10,6 +10,8 @@ the median of ``--repeats``:
 
 * ``rhat + ess_bulk``: ``az.rhat`` and ``az.ess(method="bulk")`` against ``mcmc_stats.rhat_ess_bulk``
   (the convergence check, the summaries);
+* ``ess_mean``: ``az.ess(method="mean")`` against ``mcmc_stats.ess_mean`` (the relative
+  efficiency of ``bj.compare_models``' PSIS-LOO);
 * ``summary diagnostics``: ``az.summary(kind="diagnostics")`` against ``mcmc_stats.diagnostics``
   (mcse_mean, mcse_sd, ess_bulk, ess_tail, r_hat; the report),
 
@@ -69,6 +71,9 @@ def main(argv: list[str] | None = None) -> dict:
         d = az.from_dict(posterior={"x": x}).posterior
         return az.rhat(d)["x"].to_numpy(), az.ess(d, method="bulk")["x"].to_numpy()
 
+    def arviz_mean(x):
+        return az.ess(az.from_dict(posterior={"x": x}).posterior, method="mean")["x"].to_numpy()
+
     def arviz_summary(x):
         s = az.summary(az.from_dict(posterior={"x": x}), kind="diagnostics", round_to="none")
         return {k: s[k].to_numpy() for k in ("mcse_mean", "mcse_sd", "ess_bulk", "ess_tail", "r_hat")}
@@ -76,14 +81,15 @@ def main(argv: list[str] | None = None) -> dict:
     def ours_summary(x):
         return {k: v.ravel() for k, v in ms.diagnostics(x).items()}
 
-    tasks = {"rhat + ess_bulk": (arviz_pair, ms.rhat_ess_bulk), "summary diagnostics": (arviz_summary, ours_summary)}
+    tasks = {"rhat + ess_bulk": (arviz_pair, ms.rhat_ess_bulk), "ess_mean": (arviz_mean, ms.ess_mean),
+             "summary diagnostics": (arviz_summary, ours_summary)}
     rows = []
     for q in (int(s) for s in args.sizes.split(",")):
         x = draws(q)
         for name, (ref, ours) in tasks.items():
             a, b = ref(x), ours(x)  # warm, and the numbers compared
-            pa = list(a.values()) if isinstance(a, dict) else list(a)
-            pb = list(b.values()) if isinstance(b, dict) else list(b)
+            pa = list(a.values()) if isinstance(a, dict) else list(a) if isinstance(a, tuple) else [a]
+            pb = list(b.values()) if isinstance(b, dict) else list(b) if isinstance(b, tuple) else [b]
             diff = max(float(np.nanmax(np.abs(u - v) / np.abs(u))) for u, v in zip(pa, pb, strict=True))
             t_ref, t_ours = [], []
             for _ in range(args.repeats):

@@ -4,7 +4,7 @@ The same numbers as ArviZ's ``az.rhat`` (rank-normalized split-R̂), ``az.ess(me
 and ``az.summary(kind="diagnostics")`` (``mcse_mean``, ``mcse_sd``, ``ess_bulk``, ``ess_tail``,
 ``r_hat``), computed for every quantity in one pass of array operations instead of one Python call
 per quantity: R̂ and the bulk ESS of a leaderboard's 200 scores take 0.2 s rather than 0.8 s, and
-of 3,000 texts 2.4 s rather than 12 s (``benchmarks/bench_mcmc_stats.py``), which every NUTS fit
+of 3,000 texts about 2 s rather than 12 s (``benchmarks/bench_mcmc_stats.py``), which every NUTS fit
 (its convergence check) and every summary pays. The definitions are Vehtari, Gelman, Simpson,
 Carpenter and Bürkner (2021), "Rank-normalization, folding, and localization: An improved R̂ for
 assessing convergence of MCMC", arXiv:1903.08008: split chains, rank normalization with Blom's
