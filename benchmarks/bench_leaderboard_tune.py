@@ -15,7 +15,7 @@ leapfrog steps a draw, the divergences, the lowest bulk and tail ESS of the scor
 judges' accuracies, the largest r_hat over every sampled variable, and the 90% intervals'
 coverage of the simulated (human) scores.
 
-Cases (200 systems, ``--comparisons`` battles, one verdict a battle by three judges with the
+Cases (200 systems, ``--comparisons`` battles (one size or several, comma-separated), one verdict a battle by three judges with the
 accuracies, position biases and ties of ``bench_leaderboard_laplace.py``):
 
 * ``no-labels``: the judges alone;
@@ -83,7 +83,7 @@ def fit(df, truth, case: str, seed: int, tune: int, accept: float) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--systems", type=int, default=200)
-    ap.add_argument("--comparisons", type=int, default=1_000_000)
+    ap.add_argument("--comparisons", default="1000000", help="table sizes (comma-separated)")
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--tunes", default="1000,300")
@@ -96,37 +96,46 @@ def main() -> None:
 
     grid = [(int(t), float(a)) for t in args.tunes.split(",") for a in args.accepts.split(",")]
     rows = []
-    for case in args.cases.split(","):
+    sizes = [int(float(n)) for n in args.comparisons.split(",")]
+    for n_cmp, case in ((n, case) for n in sizes for case in args.cases.split(",")):
         c = CASES[case]
-        df, truth = simulate_leaderboard(args.systems, args.comparisons, **THREE_JUDGES, design="one-judge", label_share=c["label_share"], seed=0)
+        df, truth = simulate_leaderboard(args.systems, n_cmp, **THREE_JUDGES, design="one-judge", label_share=c["label_share"], seed=0)
         if c.get("votes"):  # people's own preference as the votes, no judge between
             df = df.assign(winner=df["human"], judge="human").drop(columns=["human", "p_a"], errors="ignore")
         elif c["label_share"] == 0:
             df = df.drop(columns="human")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            bj.leaderboard(df.head(5000), seed=0, pointwise=False, bridge=False, **c["kw"])  # kernels loaded
+            # every kernel this table runs loaded (or compiled): from 20,000 cells the sampler's is single precision
+            bj.leaderboard(df, seed=0, chains=1, draws=1, tune=1, pointwise=False, bridge=False, **c["kw"])
         for seed in range(1, args.seeds + 1):
             for tune, accept in grid:  # alternating, so every setting sees the same machine
-                rows.append(fit(df, truth, case, seed, tune, accept))
+                rows.append({"comparisons": n_cmp, **fit(df, truth, case, seed, tune, accept)})
                 print(json.dumps(rows[-1]), flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     command = "python benchmarks/bench_leaderboard_tune.py " + " ".join(sys.argv[1:])
-    args.out.write_text(json.dumps({"systems": args.systems, "comparisons": args.comparisons, "command": command,
+    args.out.write_text(json.dumps({"systems": args.systems, "comparisons": sizes, "command": command,
                                     "rows": rows}, indent=1))
-    cols = ["case", "tune", "target_accept", "seed", "wall_s", "steps_per_draw", "divergences", "ess_scores_min", "ess_alpha_min",
+    cols = ["comparisons", "case", "tune", "target_accept", "seed", "wall_s", "steps_per_draw", "divergences", "ess_scores_min", "ess_alpha_min",
             "tail_ess_min", "r_hat_max", "coverage"]
-    fmt = {"wall_s": "{:.1f} s", "steps_per_draw": "{:.1f}", "ess_scores_min": "{:.0f}", "ess_alpha_min": "{:.0f}",
+    fmt = {"comparisons": "{:,}", "wall_s": "{:.1f} s", "steps_per_draw": "{:.1f}", "ess_scores_min": "{:.0f}", "ess_alpha_min": "{:.0f}",
            "tail_ess_min": "{:.0f}", "r_hat_max": "{:.4f}", "coverage": "{:.1%}"}
     lines = ["# NUTS on a leaderboard's fast path: tuning steps and target acceptance "
              "(`benchmarks/bench_leaderboard_tune.py`)",
-             "", f"Command: `{command.strip()}`; {args.systems} systems, {args.comparisons:,} comparisons by three "
+             "", f"Command: `{command.strip()}`; {args.systems} systems, comparisons by three "
              "judges, `bridge=False`; 4 chains x 1000 kept draws after `tune` steps, `target_accept` as given; 2 cores, one process, kernels "
              "compiled; ESS of 4,000 draws (bulk for the scores and accuracies; tail: the lowest of either); r_hat: "
              "every sampled variable.", "",
              "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for r in rows:
         lines.append("| " + " | ".join(fmt.get(k, "{}").format(r[k]) for k in cols) + " |")
+    if len(grid) == 2:  # each pair side by side: the second setting's wall over the first's
+        key = ("comparisons", "case", "seed")
+        first = {tuple(r[k] for k in key): r for r in rows if (r["tune"], r["target_accept"]) == grid[0]}
+        ratios = [f"{r['comparisons']:,} {r['case']} seed {r['seed']}: {r['wall_s'] / first[tuple(r[k] for k in key)]['wall_s']:.2f}"
+                  for r in rows if (r["tune"], r["target_accept"]) == grid[1]]
+        lines += ["", f"Wall of tune {grid[1][0]}, target_accept {grid[1][1]} over tune {grid[0][0]}, target_accept "
+                  f"{grid[0][1]}: " + "; ".join(ratios) + "."]
     md = "\n".join(lines) + "\n"
     args.out.with_suffix(".md").write_text(md)
     print(md)
