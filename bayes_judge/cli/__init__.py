@@ -69,7 +69,8 @@ def _sub(sub, name: str, func, help: str, example: str, description: str | None 
     return p
 
 
-def _sampling_args(p: argparse.ArgumentParser, samplers: Sequence[str], sampler_help: str) -> None:
+def _sampling_args(p: argparse.ArgumentParser, samplers: Sequence[str], sampler_help: str,
+                   accept_default: str = f"{SAMPLING.target_accept}") -> None:
     """The sampling options of a command that fits, with the package's one set of defaults
     (:data:`bayes_judge.inference.settings.SAMPLING`)."""
     S = SAMPLING
@@ -79,9 +80,9 @@ def _sampling_args(p: argparse.ArgumentParser, samplers: Sequence[str], sampler_
                                              "300 on its fast path, else 1000)")
     p.add_argument("--chains", type=int, default=S.chains, help=f"chains (default {S.chains})")
     p.add_argument("--seed", type=int, default=S.seed, help=f"seed (default {S.seed})")
-    p.add_argument("--target-accept", type=float, default=S.target_accept,
-                   help=f"NUTS target acceptance (default {S.target_accept}; raise it, e.g. 0.95, when the fit reports "
-                        "divergences)")
+    p.add_argument("--target-accept", type=float,
+                   help=f"NUTS target acceptance (default {accept_default}; raise it, e.g. 0.95, when the fit "
+                        "reports divergences)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -199,7 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "systems); the run's cells are read back, not its rows, and its model, judges and "
                          "settings are kept (a difference is refused, named); --out writes the updated run")
     _sampling_args(lb, [*BACKENDS, "laplace"], "nutpie (default), pymc or numpyro (NUTS), or laplace (the Laplace "
-                   "approximation, importance-corrected: seconds at a million comparisons; it says when it fails)")
+                   "approximation, importance-corrected: seconds at a million comparisons; it says when it fails)",
+                   accept_default="0.7 on the fast path where the judges have no system bias, else 0.8")
     lb.add_argument("--hdi-prob", type=float, default=HDI_PROB, help=f"mass of the intervals (default {HDI_PROB})")
     lb.add_argument("--csv", metavar="FILE", help="also write the leaderboard table (.csv or .parquet)")
     lb.add_argument("--max-rows", type=_rows, default=50, help="rows printed (default 50)")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from ..analysis.wording import HDI_PROB, HDI_PROB_MIN
+from ..inference.settings import SAMPLING
 from ._common import (
     CLIError,
     check_output,
@@ -67,6 +68,8 @@ def _check_run_args(args: argparse.Namespace) -> None:
             raise CLIError(f"--{opt} must be at least 1, got {getattr(args, opt)}")
     if args.tune is not None and args.tune < 0:
         raise CLIError(f"--tune must be at least 0, got {args.tune}")
+    if args.target_accept is not None and not 0 < args.target_accept < 1:
+        raise CLIError(f"--target-accept must lie in (0, 1), got {args.target_accept}")
     nc, js = run_paths(args.out)
     check_output(nc, "run")
     check_output(js, "run manifest")
@@ -102,10 +105,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
     _check_run_args(args)
     df = read_table(args.judgments, "judgments table", judgments=True, mapping=args.map, baseline=args.baseline)
     tune = args.draws if args.tune is None else args.tune
-    if not 0 < args.target_accept < 1:
-        raise CLIError(f"--target-accept must lie in (0, 1), got {args.target_accept}")
     kw = dict(sampler=args.sampler, chains=args.chains, draws=args.draws, tune=tune, seed=args.seed,
-              target_accept=args.target_accept)
+              target_accept=SAMPLING.target_accept if args.target_accept is None else args.target_accept)
     if args.human and args.task != "winrate":
         raise CLIError("--human applies to --task winrate only")
     human = read_table(args.human, "human labels table", mapping=args.human_map) if args.human else None
@@ -148,8 +149,6 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     _check_run_args(args)
     df = read_table(args.judgments, "judgments table", judgments=True, mapping=args.map, baseline=args.baseline)
     human = read_table(args.human, "human labels table", mapping=args.human_map) if args.human else None
-    from ..inference.settings import SAMPLING
-
     # no --tune: the function's default (300 on the fast path, where the chains start at the mode),
     # at most --draws
     tune = args.tune if args.tune is not None else (None if args.draws >= SAMPLING.tune else args.draws)

@@ -169,7 +169,7 @@ def leaderboard(
     draws: int = SAMPLING.draws,
     tune: int | None = None,
     seed: int = SAMPLING.seed,
-    target_accept: float = SAMPLING.target_accept,
+    target_accept: float | None = None,
     fast: bool = True,
     pointwise: bool | None = None,
     previous: Any = None,
@@ -239,7 +239,15 @@ def leaderboard(
         300 tuning steps where ``"bt-judges"`` runs on its fast path (its chains start at the mode
         and sample through the Laplace shear; nutpie's own default, which gave the ESS, r_hat and
         coverage of 1000 steps in 0.58-0.77 of the time, ``benchmarks/results/bench_leaderboard_tune.md``),
-        else 1000.
+        else 1000.  ``target_accept=None`` (default): 0.7 on the fast paths of ``"bt"`` and of
+        ``"bt-judges"`` without ``system_bias``, whose posteriors (through the shear) are near a
+        Gaussian in hundreds of dimensions, where HMC's best acceptance is about 0.65 (Beskos,
+        Pillai, Roberts, Sanz-Serna & Stuart 2013, "Optimal tuning of the hybrid Monte Carlo
+        algorithm", arXiv:1001.4460): a draw takes 7 leapfrog steps instead of 9-11, with the same
+        ESS, r_hat and coverage (``benchmarks/results/bench_leaderboard_accept.md``); else PyMC's
+        0.8 (with ``system_bias``, a hierarchical scale, and in the score bridge).  Raise it
+        (0.8-0.95) when a fit reports divergences.  ``attrs`` keep the ``tuning_steps`` and
+        ``target_accept`` the chains ran with.
     fast : bool
         With ``sampler="nutpie"``, use the model's registered fast path where it states the fit
         (``"bt-judges"`` without ``difficulty``: :mod:`bayes_judge.inference.kernels.leaderboard`, the same
@@ -315,7 +323,7 @@ def leaderboard(
     if estimand not in (None, "human", "judges"):
         raise ValueError(f"estimand must be 'human' or 'judges', got {estimand!r}")
     sampling = Sampling(sampler, chains, draws, SAMPLING.tune if tune is None else tune, seed,
-                        target_accept)  # checked once
+                        SAMPLING.target_accept if target_accept is None else target_accept)  # checked once
     if not (bridge is None or isinstance(bridge, bool | ScoreBridge)):
         raise TypeError(f"bridge must be True, False or a ScoreBridge, got {type(bridge).__name__}")
     # an update's new rows may connect only through the earlier fit's systems, and a judge's verdicts
@@ -416,14 +424,18 @@ def leaderboard(
                 if name in prev_post:
                     start[name] = prev_post[name].mean(("chain", "draw")).to_numpy()
     arrays = data.arrays()
-    bridge_tune = sampling.tune  # the score bridge's own model is no fast path: its warm-up stays
-    if tune is None and previous is None:  # the warm-up the fast path's chains need, where it runs
+    # the score bridge's own model is no fast path: its warm-up and acceptance target stay
+    bridge_tune, bridge_accept = sampling.tune, sampling.target_accept
+    if tune is None or target_accept is None:  # the fast path's own settings, where it runs and none was given
         from ..inference.fit import chosen_fast_path
 
         fp = chosen_fast_path(spec, sampling.sampler, fast, spec.default_priors() if priors is None else priors,
                               options, arrays)
-        if getattr(fp, "tune", None) is not None:
+        if tune is None and previous is None and getattr(fp, "tune", None) is not None:
             sampling = sampling.replace(tune=fp.tune)
+        own = getattr(fp, "target_accept", lambda options: None)(options)
+        if target_accept is None and own is not None:
+            sampling = sampling.replace(target_accept=own)
     fit = fit_model(spec, arrays, dims=LeaderboardData.DIMS, coords=coords, priors=priors,
                     sampling=sampling, options=options, init=start, fast=fast)
     # the raw coordinates, and the sign-expanded scale of δ (whose sign, with delta_raw's, is arbitrary)
@@ -458,6 +470,7 @@ def leaderboard(
         approx["updated_from"] = f"a previous fit of {int((previous.attrs or {}).get('n_rows', 0))} rows"
     if sampler != "laplace":  # as PyMC records it: the warm-up the chains ran (tune=None: the fast path's own)
         approx["tuning_steps"] = int(sampling.tune)
+        approx["target_accept"] = float(sampling.target_accept)
     attrs = {**approx, "n_rows": data.meta["n_rows"], "n_comparisons": data.meta["n_comparisons"],
              "n_labelled_rows": labels.meta.get("n_labelled_rows", 0),
              "n_labels": n_labels, "n_soft": data.meta["n_soft"], "n_ties": data.meta["n_ties"],
@@ -473,7 +486,7 @@ def leaderboard(
         reading = post["s"]
         cal = calibrate_bridge(reading.reshape(C * D, -1), labels.hum_a, labels.hum_b, labels.hum_n, prior,
                                sampler=sampler, chains=C, draws=D, tune=bridge_tune, seed=seed,
-                               target_accept=sampling.target_accept, pointwise=loglik is not None)
+                               target_accept=bridge_accept, pointwise=loglik is not None)
         post["s_judges"], post["s"] = reading, cal["s"]
         post["bridge_lambda"], post["bridge_tau"] = cal["bridge_lambda"], cal["bridge_tau"]
         dims.update({"s_judges": dims["s"], "bridge_lambda": [], "bridge_tau": []})

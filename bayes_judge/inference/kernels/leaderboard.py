@@ -53,6 +53,7 @@ other HalfNormal sites are sampled on the log scale with the log-Jacobian (PyMC'
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numba
@@ -1309,7 +1310,9 @@ def _sheared_start(kernel, buf: np.ndarray, x0: np.ndarray, lay: list[tuple[str,
 
 def build_fast_path(name: str, *, pack, kernel, expand, layout, log_sites: tuple[str, ...], derive=None,
                     accepts, option_cases: list[dict], kernel_for=None, global_sites: tuple[str, ...] | None = None,
-                    held_sites: tuple[str, ...] = (), tune: int | None = None, compile_single: str | None = None):
+                    held_sites: tuple[str, ...] = (), tune: int | None = None,
+                    target_accept: float | Callable[[dict], float | None] | None = None,
+                    compile_single: str | None = None):
     """Register a leaderboard model's numba kernel as its nutpie fast path.
 
     ``pack(arrays, priors, options, n_systems)`` makes the data buffer, ``kernel_for(buf)``, if
@@ -1322,7 +1325,9 @@ def build_fast_path(name: str, *, pack, kernel, expand, layout, log_sites: tuple
     the kernel's coordinates.  The fast path returns the declaration's stored
     variables as ``(chains, draws, ...)`` and nutpie's statistics.  ``tune``, if given, is the
     warm-up its chains need (``fast_path.tune``): a caller that was given none
-    (``bj.leaderboard(tune=None)``) tunes for that many steps.  ``compile_single``, if given, is
+    (``bj.leaderboard(tune=None)``) tunes for that many steps; ``target_accept`` (a number, or a
+    function of the options) is the acceptance target its step size adapts to where the caller
+    gave none (``fast_path.target_accept(options)``; ``None``: the package's).  ``compile_single``, if given, is
     the code a second process runs to compile the single-precision kernel while this one finds the
     mode on the double-precision one, where the former is not in numba's cache yet
     (:mod:`bayes_judge.inference._compile_beside`).
@@ -1414,10 +1419,26 @@ def build_fast_path(name: str, *, pack, kernel, expand, layout, log_sites: tuple
     fast_path.laplace = laplace  # type: ignore[attr-defined]
     fast_path.own_start = True  # type: ignore[attr-defined]  # _start broadcasts the declaration's start values
     fast_path.tune = tune  # type: ignore[attr-defined]
+    fast_path.target_accept = (  # type: ignore[attr-defined]
+        target_accept if callable(target_accept) else lambda options: target_accept)
     fast_path.logp_grad = logp_grad_declared  # type: ignore[attr-defined]
     fast_path.accepts = accepts  # type: ignore[attr-defined]
     fast_path.option_cases = option_cases  # type: ignore[attr-defined]
     return fast_path
+
+
+def _target_accept(options: dict) -> float | None:
+    """The acceptance target of the ``bt-judges`` fast path where the caller gave none.
+
+    Through the shear the posterior is near a standard Gaussian in hundreds of dimensions, where
+    HMC's best acceptance rate is about 0.65 (Beskos, Pillai, Roberts, Sanz-Serna & Stuart 2013,
+    "Optimal tuning of the hybrid Monte Carlo algorithm", arXiv:1001.4460), not PyMC's 0.8: at
+    0.7 a draw takes 7 leapfrog steps instead of 9-11, with the same ESS, r_hat and coverage.  The
+    judges' own system preferences (``system_bias``, a hierarchical scale: a funnel) keep 0.8:
+    there a draw takes 15 steps either way and 0.7 left r_hat at 1.010
+    (``benchmarks/results/bench_leaderboard_accept.md``).
+    """
+    return None if options.get("system_bias", True) else 0.7
 
 
 #: the registered fast path of ``bt-judges``; ``option_cases``: what the gradient check covers
@@ -1427,8 +1448,8 @@ fast_path = build_fast_path(
     held_sites=("system_bias_signed", "delta_raw"),
     # chains that start at the mode and sample through the shear need nutpie's own default warm-up:
     # 300 steps gave the ESS, r_hat and coverage of 1000 in 0.58-0.77 of the time, with and without
-    # labels and the judges' own system preferences (benchmarks/results/bench_leaderboard_tune.md)
-    tune=300, compile_single=_COMPILE_SINGLE,
+    # labels and the judges' own system preferences (benchmarks/results/bench_leaderboard_tune.md).
+    tune=300, target_accept=_target_accept, compile_single=_COMPILE_SINGLE,
     option_cases=[
         {"position_bias": True, "system_bias": True, "tie_judges": (1,), "n_judges": 3},
         {"position_bias": False, "system_bias": False, "tie_judges": (), "n_judges": 3},
