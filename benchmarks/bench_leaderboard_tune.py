@@ -29,7 +29,8 @@ Usage::
     .venv/bin/python benchmarks/bench_leaderboard_tune.py                  # ~12 min on 2 cores
     .venv/bin/python benchmarks/bench_leaderboard_tune.py --cases no-labels --seeds 1
     .venv/bin/python benchmarks/bench_leaderboard_tune.py --tunes 300 --accepts 0.8,0.7 \
-        --out benchmarks/results/bench_leaderboard_accept.json
+        --comparisons 1e4,1e5,1e6 --cases no-labels,labels,votes,labels+delta \
+        --out benchmarks/results/bench_leaderboard_accept.json              # ~35 min
 
 Writes ``benchmarks/results/bench_leaderboard_tune.{json,md}`` and prints the table.
 """
