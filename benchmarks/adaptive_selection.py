@@ -13,7 +13,11 @@ refitting ``bj.leaderboard(estimand="judges", sampler="laplace")`` after each ba
 ``--budget`` comparisons. Methods: ``posterior-ranking`` (``goal="ranking"``), ``posterior-top3``
 (``goal="top-k", k=3``), ``random`` (a random pair), ``no-repeat`` (every pair once before any
 twice, random order), ``round-robin`` (the pairs in a fixed cycle), ``greedy-d-optimal``
-(``bj.select_comparisons``, the static design of Liusie et al. 2024 (PoE) eq. 15-17).
+(``bj.select_comparisons``, the static design of Liusie et al. 2024 (PoE) eq. 15-17), and
+``oracle-ranking``: ``goal="ranking"`` on the current posterior moved to the means of a fit of the
+whole pool (the location the loop is learning, handed to it; its spread stays the current
+fit's). No user has the oracle: it bounds what choosing by this criterion could gain once the
+scores were known, so a margin it does not reach is beyond the criterion on these data.
 
 Counted, per method, set and seed: the comparisons needed until (a) the posterior mean ranks the
 systems with Spearman >= the target against the experts' ranking, and (b) the posterior probability
@@ -48,7 +52,8 @@ import bayes_judge as bj  # noqa: E402
 from bayes_judge.datasets import hanna, summeval  # noqa: E402
 
 SETS = {"summeval": (summeval, "gpt-4-0314/rts"), "hanna": (hanna, "ChatGPT/1")}
-METHODS = ("posterior-ranking", "posterior-top3", "random", "no-repeat", "round-robin", "greedy-d-optimal")
+METHODS = ("posterior-ranking", "posterior-top3", "random", "no-repeat", "round-robin", "greedy-d-optimal",
+           "oracle-ranking")
 
 
 def load(name: str):
@@ -74,7 +79,17 @@ def top3_prob(idata, top: set[str]) -> float:
     return float(np.mean([set(names[b]) == top for b in best]))
 
 
-def run(name: str, method: str, seed: int, args, pool, systems, experts, top_pool: set[str], target: float) -> dict:
+def moved_to(idata, mean: pd.Series):
+    """A copy of a fit whose score draws are moved to ``mean`` (each system's), their spread kept."""
+    out = idata.copy()
+    s = out.posterior["s"]
+    shift = mean[[str(x) for x in s.coords["system"].to_numpy()]].to_numpy() - s.mean(("chain", "draw")).to_numpy()
+    out.posterior["s"] = s + shift
+    return out
+
+
+def run(name: str, method: str, seed: int, args, pool, systems, experts, top_pool: set[str], target: float,
+        full_mean: pd.Series) -> dict:
     rng = np.random.default_rng(seed)
     by_pair = {k: list(rng.permutation(v)) for k, v in pool.groupby(["a", "b"]).groups.items()}
     pairs = [(a, b) for a in systems for b in systems if a < b]
@@ -110,9 +125,10 @@ def run(name: str, method: str, seed: int, args, pool, systems, experts, top_poo
             reached["top3"] = len(taken)
         if all(v is not None for v in reached.values()):
             break
-        if method.startswith("posterior"):
-            goal = dict(goal="ranking") if method == "posterior-ranking" else dict(goal="top-k", k=3)
-            nxt = bj.next_comparisons(idata, args.batch, **goal)
+        if method.startswith(("posterior", "oracle")):
+            goal = dict(goal="top-k", k=3) if method == "posterior-top3" else dict(goal="ranking")
+            nxt = bj.next_comparisons(moved_to(idata, full_mean) if method == "oracle-ranking" else idata,
+                                      args.batch, **goal)
             chosen = list(zip(nxt["a"], nxt["b"], strict=True)) or [pairs[int(rng.integers(len(pairs)))]]
         elif method == "random":
             chosen = [pairs[int(i)] for i in rng.integers(len(pairs), size=args.batch)]
@@ -163,7 +179,7 @@ def main(argv: list[str] | None = None) -> dict:
             if method not in METHODS:
                 raise SystemExit(f"--methods: {method!r} is not one of {', '.join(METHODS)}")
             for seed in range(args.seeds):
-                r = run(name, method, seed, args, pool, systems, experts, top_pool, target)
+                r = run(name, method, seed, args, pool, systems, experts, top_pool, target, mean)
                 results["runs"].append(r)
                 print(f"  {method:18} seed {seed}: spearman at {r['n_spearman']}, top-3 at {r['n_top3']}", flush=True)
     command = "python benchmarks/adaptive_selection.py " + " ".join(argv if argv is not None else sys.argv[1:])
