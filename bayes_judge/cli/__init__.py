@@ -201,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "settings are kept (a difference is refused, named); --out writes the updated run")
     _sampling_args(lb, [*BACKENDS, "laplace"], "nutpie (default), pymc or numpyro (NUTS), or laplace (the Laplace "
                    "approximation, importance-corrected: seconds at a million comparisons; it says when it fails)",
-                   accept_default="0.7 on the fast path where the judges have no system bias, else 0.8")
+                   accept_default="0.7 on the fast path from 100 systems where the judges have no system bias, else 0.8")
     lb.add_argument("--hdi-prob", type=float, default=HDI_PROB, help=f"mass of the intervals (default {HDI_PROB})")
     lb.add_argument("--csv", metavar="FILE", help="also write the leaderboard table (.csv or .parquet)")
     lb.add_argument("--max-rows", type=_rows, default=50, help="rows printed (default 50)")

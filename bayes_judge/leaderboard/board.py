@@ -239,15 +239,16 @@ def leaderboard(
         300 tuning steps where ``"bt-judges"`` runs on its fast path (its chains start at the mode
         and sample through the Laplace shear; nutpie's own default, which gave the ESS, r_hat and
         coverage of 1000 steps in 0.58-0.77 of the time, ``benchmarks/results/bench_leaderboard_tune.md``),
-        else 1000.  ``target_accept=None`` (default): 0.7 on the fast paths of ``"bt"`` and of
-        ``"bt-judges"`` without ``system_bias``, whose posteriors are near a Gaussian in hundreds
-        of dimensions (bt-judges' through the shear), where HMC's best acceptance is about 0.65
-        (Beskos, Pillai, Roberts, Sanz-Serna & Stuart 2013, "Optimal tuning of the hybrid Monte
-        Carlo algorithm", arXiv:1001.4460): a draw takes 7-8 leapfrog steps instead of 9-14, and
-        a fit 0.65-0.83 of the time, with the same r_hat and coverage
-        (``benchmarks/results/bench_leaderboard_accept.md``); else PyMC's 0.8 (with
-        ``system_bias``, a hierarchical scale, and in the score bridge).  Raise it (0.8-0.95) when
-        a fit reports divergences.  ``attrs`` keep the ``tuning_steps`` and ``target_accept`` the
+        else 1000.  ``target_accept=None`` (default): 0.7 from 100 systems on, on the fast paths
+        of ``"bt"`` and of ``"bt-judges"`` without ``system_bias``, whose posteriors are then near
+        a Gaussian in hundreds of dimensions (bt-judges' through the shear), where HMC's best
+        acceptance is about 0.65 (Beskos, Pillai, Roberts, Sanz-Serna & Stuart 2013, "Optimal
+        tuning of the hybrid Monte Carlo algorithm", arXiv:1001.4460): with 200 systems a draw
+        takes 7-8 leapfrog steps instead of 9-14, and a fit 0.65-0.83 of the time, with the same
+        r_hat and coverage (``benchmarks/results/bench_leaderboard_accept.md``); else PyMC's 0.8
+        (fewer systems, where 0.7 left more divergences on real leaderboards of a dozen; with
+        ``system_bias``, a hierarchical scale; in the score bridge).  Raise it (0.8-0.95) when a
+        fit reports divergences.  ``attrs`` keep the ``tuning_steps`` and ``target_accept`` the
         chains ran with.
     fast : bool
         With ``sampler="nutpie"``, use the model's registered fast path where it states the fit
@@ -434,7 +435,7 @@ def leaderboard(
                               options, arrays)
         if tune is None and previous is None and getattr(fp, "tune", None) is not None:
             sampling = sampling.replace(tune=fp.tune)
-        own = getattr(fp, "target_accept", lambda options: None)(options)
+        own = getattr(fp, "target_accept", lambda options, n_systems: None)(options, len(data.systems))
         if target_accept is None and own is not None:
             sampling = sampling.replace(target_accept=own)
     fit = fit_model(spec, arrays, dims=LeaderboardData.DIMS, coords=coords, priors=priors,

@@ -157,22 +157,28 @@ def test_the_fast_paths_chains_tune_for_its_own_warm_up_unless_told():
     """``tune=None``: 300 steps where bt-judges samples from its mode through the shear (nutpie's
     own default, ``benchmarks/results/bench_leaderboard_tune.md``); a given ``tune`` is kept, and a
     model without that warm-up (the votes' ``bt``) tunes for the package's 1000.
-    ``target_accept=None``: 0.7 on both fast paths (near-Gaussian posteriors,
-    ``benchmarks/results/bench_leaderboard_accept.md``), a given one kept, PyMC's 0.8 elsewhere and
-    with the judges' own system preferences (a hierarchical scale)."""
+    ``target_accept=None``: 0.7 on both fast paths from 100 systems on (near-Gaussian posteriors,
+    ``benchmarks/results/bench_leaderboard_accept.md``), a given one kept, PyMC's 0.8 with fewer
+    systems, elsewhere, and with the judges' own system preferences (a hierarchical scale)."""
     df, *_ = simulate(n_sys=4, n_cmp=120, seed=3)
     a = bj.leaderboard(df, seed=0, chains=1, draws=20).attrs
+    assert (a["tuning_steps"], a["target_accept"]) == (300, 0.8)  # four systems
+    many, *_ = simulate(n_sys=100, n_cmp=1500, seed=3)
+    a = bj.leaderboard(many, seed=0, chains=1, draws=20).attrs
     assert (a["tuning_steps"], a["target_accept"]) == (300, 0.7)
-    a = bj.leaderboard(df, seed=0, chains=1, draws=20, tune=40, target_accept=0.9).attrs
+    a = bj.leaderboard(many, seed=0, chains=1, draws=20, tune=40, target_accept=0.9).attrs
     assert (a["tuning_steps"], a["target_accept"]) == (40, 0.9)
-    assert bj.leaderboard(df, seed=0, chains=1, draws=20, tune=20, fast=False).attrs["target_accept"] == 0.8
-    labelled, *_ = simulate(n_sys=4, n_cmp=120, label_share=0.3, seed=3)
+    assert bj.leaderboard(many, seed=0, chains=1, draws=20, tune=20, fast=False).attrs["target_accept"] == 0.8
+    labelled, *_ = simulate(n_sys=100, n_cmp=1500, label_share=0.3, seed=3)
     a = bj.leaderboard(labelled, seed=0, chains=1, draws=20, tune=20, bridge=False).attrs
     assert (a["system_bias"], a["target_accept"]) == (1, 0.8)
-    votes, *_ = simulate(n_sys=4, n_cmp=80, alpha=(3.0,), beta=(0.0,), tau=(0.6,), seed=3)
+    votes, *_ = simulate(n_sys=100, n_cmp=1500, alpha=(3.0,), beta=(0.0,), tau=(0.6,), seed=3)
     votes = votes.assign(judge="human").drop(columns="human")
     a = bj.leaderboard(votes, seed=0, chains=1, draws=20).attrs
     assert (a["tuning_steps"], a["target_accept"]) == (SAMPLING.tune, 0.7)
+    a = bj.leaderboard(votes[votes["a"].isin(votes["a"].unique()[:50]) & votes["b"].isin(votes["a"].unique()[:50])],
+                       seed=0, chains=1, draws=20).attrs
+    assert a["target_accept"] == 0.8  # fewer than 100 systems
 
 
 def test_arena_votes_use_plain_davidson_bt():
