@@ -101,12 +101,15 @@ def judge_bt(df: pd.DataFrame, systems: list[str], weight: np.ndarray | None = N
 
 
 def diagnostics(idata) -> dict:
-    """Max r_hat over every sampled variable and the scores' min bulk ESS, unrounded (ArviZ;
-    ``leaderboard_summary``'s come from ``az.summary``, rounded to 2 decimals)."""
+    """Max r_hat over every sampled variable, the scores' min bulk ESS, unrounded (ArviZ;
+    ``leaderboard_summary``'s come from ``az.summary``, rounded to 2 decimals), the divergent
+    transitions and the acceptance target the chains ran with."""
     import arviz as az
 
     return {"max_r_hat": float(az.rhat(idata).to_array().max()),
-            "min_ess": float(az.ess(idata, var_names=["s"])["s"].min())}
+            "min_ess": float(az.ess(idata, var_names=["s"])["s"].min()),
+            "divergences": int(idata.sample_stats["diverging"].sum()) if "sample_stats" in idata.groups() else 0,
+            "target_accept": idata.attrs.get("target_accept", float("nan"))}
 
 
 N_BINS = 10
@@ -175,7 +178,7 @@ def run_set(name: str, args) -> tuple[list[dict], dict]:
                                  (f"leaderboard, {pct}, bridge=False, no system bias", lab_table, False, False)):
         t = time.perf_counter()
         idata = bj.leaderboard(judges_only, human=human, system_bias=sb, bridge=br, seed=args.seed, draws=args.draws,
-                               tune=args.draws)
+                               tune=args.draws, target_accept=args.target_accept)
         wall = time.perf_counter() - t
         summ = bj.leaderboard_summary(idata, hdi_prob=0.9).set_index("system").reindex(systems)
         pred = bj.pairwise_prob(idata, kind="preference")
@@ -255,6 +258,8 @@ def main() -> None:
     ap.add_argument("--draws", type=int, default=1000)
     ap.add_argument("--bootstrap", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--target-accept", type=float, default=None,
+                    help="NUTS's acceptance target for every leaderboard fit (default: bj.leaderboard's own)")
     ap.add_argument("--label-seeds", type=int, default=1,
                     help="draws of the labelled comparisons (seeds seed, seed + 1, ...): one draw of 1%% of the "
                          "comparisons is a handful of labels a system, and its coverage is one draw's")

@@ -1442,8 +1442,9 @@ def accept_near_gaussian(n_systems: int) -> float | None:
     comparisons, with no lower ESS per second and the same r_hat and coverage
     (``benchmarks/results/bench_leaderboard_accept.md``).  With a dozen systems the optimum is
     higher and the geometry less Gaussian: on the bundled SummEval and HANNA leaderboards
-    (12 and 11 systems) 0.7 left divergences in five fits of ten where 0.8 left them in three
-    (``benchmarks/leaderboard_real.py``); there the target stays 0.8, and such fits take seconds.
+    (12 and 11 systems) 0.7 left 2-35 divergent transitions in five fits of ten where 0.8 left
+    2-5 in three (``benchmarks/results/leaderboard_real_accept07.md`` against
+    ``leaderboard_real.md``); there the target stays 0.8, and such fits take seconds.
     """
     return 0.7 if n_systems >= NEAR_GAUSSIAN_FROM else None
 
