@@ -1,17 +1,29 @@
 """Benchmark: ``bj.leaderboard(new_rows, previous=run)`` against a cold fit of all the rows.
 
 ``--systems`` systems (200), ``--comparisons`` battles (1,000,000), one verdict a battle by three
-judges with different accuracies, position biases and ties, people's label on 10% (as in
-``bench_leaderboard_laplace.py``); the earlier fit has the first 90% of the rows, the update adds
-the last 10%. Timed in this process (numba's cache warm, after a warm-up fit): the update and a
-cold fit of all the rows, with NUTS (the default sampler) and with ``sampler="laplace"``
-(``system_bias=False``); and the largest difference of the scores' posterior means between the
-two, in posterior standard deviations, and the ratio of their standard deviations.
+judges with different accuracies, position biases and ties; the earlier fit has the first 90% of
+the rows, the update adds the last 10%.  Four cases:
+
+* ``no labels``: the judges alone (the default: NUTS, the score bridge on the judges' reading);
+* ``votes``: people's votes (model ``bt``), each battle's verdict taken as a vote;
+* ``labels, joint``: people's label on 10% of the battles in the joint model (``bridge=False``,
+  ``system_bias=False``);
+* ``labels, system bias``: the same with the judges' own system preferences (``system_bias``, the
+  default with labels), whose hierarchical scale no Laplace approximation covers;
+
+each updated three ways: NUTS's default (the earlier draws moved onto the new posterior and
+importance-resampled where their weights hold, :mod:`bayes_judge.inference.transport`, else
+sampled afresh), NUTS with ``transport=False``, and ``sampler="laplace"`` (``system_bias=False``),
+each against a cold fit of all the rows with the same sampler.  Timed in this process (numba's cache
+warm, after a warm-up fit).  The posterior is compared on the scores as sampled (the judges'
+reading where a bridge follows): the largest difference of their means between update and cold
+fit, in posterior standard deviations, and the range of their standard deviations' ratio; beside
+it the same between two cold NUTS fits of different seeds, the Monte Carlo error it is read against.
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_leaderboard_update.py          # ~4 min on 2 cores
-    .venv/bin/python benchmarks/bench_leaderboard_update.py --comparisons 100000
+    .venv/bin/python benchmarks/bench_leaderboard_update.py                 # ~15 min on 2 cores
+    .venv/bin/python benchmarks/bench_leaderboard_update.py --comparisons 100000 --cases "no labels"
 
 Writes ``benchmarks/results/bench_leaderboard_update.{json,md}``.
 """
@@ -28,6 +40,33 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+CASES = {
+    "no labels": {},
+    "votes": {},
+    "labels, joint": {"bridge": False, "system_bias": False},
+    "labels, system bias": {"bridge": False},
+}
+
+
+def _table(case: str, df):
+    """The battles of one case."""
+    if case == "votes":  # each battle's verdict as a person's vote
+        return df.drop(columns="human").assign(judge="human")
+    if case == "no labels":
+        return df.drop(columns="human")
+    return df
+
+
+def _compare(a, b) -> dict:
+    """Largest gap of the sampled scores' means (in b's sds) and the range of the sd ratio."""
+    var = "s_judges" if "s_judges" in b.posterior else "s"
+    x = a.posterior[var].to_numpy().reshape(-1, a.posterior.sizes["system"])
+    y = b.posterior[var].to_numpy().reshape(-1, b.posterior.sizes["system"])
+    sd = y.std(axis=0)
+    ratio = x.std(axis=0) / sd
+    return {"scores": var, "max_mean_diff_sd": float((abs(x.mean(axis=0) - y.mean(axis=0)) / sd).max()),
+            "sd_ratio_min": float(ratio.min()), "sd_ratio_max": float(ratio.max())}
+
 
 def main(argv: list[str] | None = None) -> dict:
 
@@ -38,41 +77,65 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--systems", type=int, default=200)
     ap.add_argument("--comparisons", type=int, default=1_000_000)
     ap.add_argument("--new-share", type=float, default=0.1)
+    ap.add_argument("--cases", default=",".join(CASES), help="comma-separated, of: " + ", ".join(CASES))
     ap.add_argument("--out", default=str(HERE / "results" / "bench_leaderboard_update.json"))
     args = ap.parse_args(argv)
-    df, _ = simulate_leaderboard(args.systems, args.comparisons, **THREE_JUDGES, design="one-judge", label_share=0.1, seed=0)
-    cut = int(len(df) * (1 - args.new_share))
-    old, new = df.iloc[:cut], df.iloc[cut:]
+    sim, _ = simulate_leaderboard(args.systems, args.comparisons, **THREE_JUDGES, design="one-judge",
+                                  label_share=0.1, seed=0)
     rows = []
-    # the joint model of judges and labels for both (with labels the default learns the score
-    # bridge from them, a second model sampled by NUTS)
-    for label, kw in (("NUTS", {"bridge": False}), ("laplace", {"sampler": "laplace", "system_bias": False})):
+    for case in [c.strip() for c in args.cases.split(",")]:
+        df = _table(case, sim)
+        cut = int(len(df) * (1 - args.new_share))
+        old, new = df.iloc[:cut], df.iloc[cut:]
+        base = dict(CASES[case], pointwise=False)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            bj.leaderboard(df.iloc[:20_000], pointwise=False, **kw)  # warm-up: compiled kernels
-            first = bj.leaderboard(old, seed=1, pointwise=False, **kw)
+            bj.leaderboard(df.iloc[:20_000], **base)  # warm-up: compiled kernels
+            first = bj.leaderboard(old, seed=1, **base)
             t = time.perf_counter()
-            upd = bj.leaderboard(new, previous=first, seed=2, pointwise=False, **kw)
-            t_upd = time.perf_counter() - t
-            t = time.perf_counter()
-            cold = bj.leaderboard(df, seed=2, pointwise=False, **kw)
+            cold = bj.leaderboard(df, seed=2, **base)
             t_cold = time.perf_counter() - t
-        a = bj.leaderboard_summary(upd).set_index("system")
-        b = bj.leaderboard_summary(cold).set_index("system").loc[a.index]
-        row = {"sampler": label, "update_s": t_upd, "cold_s": t_cold, "ratio": t_upd / t_cold,
-               "max_mean_diff_sd": float(((a["mean"] - b["mean"]).abs() / b["sd"]).max()),
-               "sd_ratio_min": float((a["sd"] / b["sd"]).min()), "sd_ratio_max": float((a["sd"] / b["sd"]).max())}
-        rows.append(row)
-        print(row, flush=True)
+            mc = _compare(bj.leaderboard(df, seed=3, **base), cold)  # two cold fits: the Monte Carlo error
+            for how, kw in (("NUTS (default)", {}), ("NUTS, transport=False", {"transport": False})):
+                t = time.perf_counter()
+                upd = bj.leaderboard(new, previous=first, seed=2, **base, **kw)
+                t_upd = time.perf_counter() - t
+                rows.append({"case": case, "update": how, "path": upd.attrs["sampler"], "update_s": t_upd,
+                             "cold_s": t_cold, "ratio": t_upd / t_cold, **_compare(upd, cold),
+                             "cold_vs_cold_diff_sd": mc["max_mean_diff_sd"],
+                             "ess_importance": upd.attrs.get("ess_importance"),
+                             "why_not": upd.attrs["updated_from"].partition("could not serve: ")[2]})
+                print(rows[-1], flush=True)
+            if case != "labels, system bias":  # no Laplace approximation of the hierarchical scale
+                lap = dict(base, sampler="laplace", system_bias=False) if case != "votes" else dict(base, sampler="laplace")
+                bj.leaderboard(df.iloc[:20_000], **lap)
+                first_l = bj.leaderboard(old, seed=1, **lap)
+                t = time.perf_counter()
+                upd = bj.leaderboard(new, previous=first_l, seed=2, **lap)
+                t_upd = time.perf_counter() - t
+                t = time.perf_counter()
+                cold_l = bj.leaderboard(df, seed=2, **lap)
+                t_cold = time.perf_counter() - t
+                rows.append({"case": case, "update": "laplace", "path": "laplace", "update_s": t_upd, "cold_s": t_cold,
+                             "ratio": t_upd / t_cold, **_compare(upd, cold_l), "cold_vs_cold_diff_sd": None,
+                             "ess_importance": upd.attrs.get("ess_importance"), "why_not": ""})
+                print(rows[-1], flush=True)
     command = "python benchmarks/bench_leaderboard_update.py " + " ".join(argv if argv is not None else sys.argv[1:])
     lines = ["# Updating a leaderboard with new battles (`benchmarks/bench_leaderboard_update.py`)", "",
              f"Command: `{command}`; {args.systems} systems, {args.comparisons:,} battles, the last "
-             f"{args.new_share:.0%} added to a fit of the rest; 2 cores, one process, kernels compiled.", "",
-             "| sampler | update | cold fit of all rows | update / cold | largest gap of the score means (posterior sd) "
-             "| sd ratio update / cold |", "|---|---|---|---|---|---|"]
+             f"{args.new_share:.0%} added to a fit of the rest; 2 cores, one process, kernels compiled. The scores "
+             "compared are those sampled (the judges' reading where a bridge follows); 'cold vs cold' is the same "
+             "gap between two cold NUTS fits of other seeds.", "",
+             "| case | update | how it ran | update | cold fit of all rows | update / cold | largest gap of the "
+             "score means (posterior sd) | cold vs cold | sd ratio update / cold | importance ESS |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['sampler']} | {r['update_s']:.1f} s | {r['cold_s']:.1f} s | {r['ratio']:.2f} | "
-                     f"{r['max_mean_diff_sd']:.3f} | {r['sd_ratio_min']:.2f}-{r['sd_ratio_max']:.2f} |")
+        how = r["path"] + (f" ({r['why_not']})" if r["why_not"] else "")
+        ess = f"{r['ess_importance']:.0f}" if r["ess_importance"] is not None else "—"
+        cc = f"{r['cold_vs_cold_diff_sd']:.3f}" if r["cold_vs_cold_diff_sd"] is not None else "—"
+        lines.append(f"| {r['case']} | {r['update']} | {how} | {r['update_s']:.1f} s | {r['cold_s']:.1f} s | "
+                     f"{r['ratio']:.2f} | {r['max_mean_diff_sd']:.3f} | {cc} | "
+                     f"{r['sd_ratio_min']:.2f}-{r['sd_ratio_max']:.2f} | {ess} |")
     out = Path(args.out)
     res = {"args": vars(args), "rows": rows, "command": command}
     out.write_text(json.dumps(res, indent=1))

@@ -323,6 +323,7 @@ def fit_model(
     fast: bool = True,
     init: Mapping[str, Any] | None = None,
     options: Mapping[str, Any] | None = None,
+    earlier: Mapping[str, Any] | None = None,
 ) -> Fit:
     """Sample the posterior of a declared model by NUTS.
 
@@ -348,6 +349,12 @@ def fit_model(
     options : mapping, optional
         Keyword options of the declaration (structural choices such as a parametrization); part
         of the cache key and handed to a fast path as ``options=``.
+    earlier : mapping, optional
+        For an update with NUTS by nutpie: an earlier fit of fewer rows (``arrays``, ``posterior``
+        and ``stats``, see the fast path's ``transport``), whose draws a fast path that offers it
+        moves onto this posterior and reweighs, instead of sampling, where the weights hold
+        (:mod:`bayes_judge.inference.transport`); ``Fit.info["transport"]`` says what was done,
+        and where the draws could not serve, why.
 
     Returns
     -------
@@ -388,8 +395,14 @@ def fit_model(
                                                  seed=seed, **kw)
     elif fp is not None:
         kw = {"options": options} if options else {}
-        post, stats = fp(arrays, coords, priors, init=start, chains=chains, draws=draws, tune=tune,
-                         seed=seed, target_accept=target_accept, **kw)
+        post = None
+        if earlier is not None and hasattr(fp, "transport"):
+            post, stats, moved = fp.transport(arrays, coords, priors, earlier=earlier, chains=chains, draws=draws,
+                                              seed=seed, **kw)
+            info["transport"] = moved
+        if post is None:
+            post, stats = fp(arrays, coords, priors, init=start, chains=chains, draws=draws, tune=tune,
+                             seed=seed, target_accept=target_accept, **kw)
     elif sampler == "nutpie":
         post, stats = _sample_nutpie(entry, spec, start, chains, draws, tune, seed, target_accept, arrays)
     elif sampler == "numpyro":

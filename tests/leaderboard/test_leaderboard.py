@@ -452,6 +452,45 @@ def test_an_update_with_new_battles_equals_a_fit_of_all_of_them(tmp_path):
     assert "previous fit of 2000 rows" in upd.attrs["updated_from"]
 
 
+def test_an_update_moves_the_earlier_nuts_draws_where_they_serve():
+    """Issue 34's update target: with new battles among the same systems the earlier fit's NUTS
+    draws, moved onto the new posterior by the map between the two Laplace approximations and
+    importance-resampled, give a cold fit's posterior within Monte Carlo error, and say so; moved
+    draws are not moved again, transport=False samples afresh, and a new system is sampled."""
+    df, _ = simulate_leaderboard(30, 20_000, **THREE_JUDGES, design="one-judge", seed=4)
+    df = df.drop(columns="human")
+    first = bj.leaderboard(df.iloc[:16_000], seed=1, pointwise=False)
+    assert first.attrs["sampler"] == "nutpie (fast path)" and "s_raw_mean" in first.sample_stats
+    upd = bj.leaderboard(df.iloc[16_000:18_000], previous=first, seed=2, pointwise=False)
+    cold = bj.leaderboard(df.iloc[:18_000], seed=2, pointwise=False)
+    assert upd.attrs["sampler"] == "transport of the earlier nutpie draws (fast path)"
+    assert "importance-resampled within each chain" in upd.attrs["updated_from"]
+    assert "tuning_steps" not in upd.attrs and 2000 <= upd.attrs["ess_importance"] <= 4000
+    assert upd.attrs["n_rows"] == cold.attrs["n_rows"] == 18_000
+    for var in ("s_judges", "alpha", "beta"):  # the judges' reading and the judges, as sampled
+        a = upd.posterior[var].to_numpy().reshape(4000, -1)
+        b = cold.posterior[var].to_numpy().reshape(4000, -1)
+        se = np.hypot(a.std(0), b.std(0)) / np.sqrt(1000)  # both ESS are over 1,000 here
+        assert np.all(np.abs(a.mean(0) - b.mean(0)) < 4.5 * se), var
+        assert np.allclose(a.std(0), b.std(0), rtol=0.12), var
+    summ = bj.leaderboard_summary(upd)
+    assert summ["ess_bulk"].max() <= upd.attrs["ess_importance"] and summ["r_hat"].max() < 1.02
+    # the log density the sampler recorded, or evaluated again: the same weights
+    bare = first.copy()
+    del bare.sample_stats["s_raw_mean"]
+    again = bj.leaderboard(df.iloc[16_000:18_000], previous=bare, seed=2, pointwise=False)
+    assert again.attrs["ess_importance"] == pytest.approx(upd.attrs["ess_importance"], rel=1e-3)
+    # moved draws repeat some; moved again they would repeat more: sampled afresh, and said why
+    third = bj.leaderboard(df.iloc[18_000:], previous=upd, seed=3, pointwise=False)
+    assert third.attrs["sampler"] == "nutpie (fast path)"
+    assert "sampled afresh by NUTS" in third.attrs["updated_from"] and "not NUTS draws" in third.attrs["updated_from"]
+    plain = bj.leaderboard(df.iloc[16_000:18_000], previous=first, seed=2, pointwise=False, transport=False)
+    assert plain.attrs["sampler"] == "nutpie (fast path)" and plain.attrs["tuning_steps"] == 300
+    late = df.iloc[18_000:].assign(a="S999")
+    newcomer = bj.leaderboard(late, previous=first, seed=2, pointwise=False)
+    assert newcomer.attrs["sampler"] == "nutpie (fast path)" and "another shape" in newcomer.attrs["updated_from"]
+
+
 def test_an_update_refuses_what_it_cannot_add():
     df, _ = simulate_leaderboard(6, 600, alpha=(2.0, 1.0), beta=(0.3, -0.2), tau=(0.0, 0.4), design="one-judge", seed=9)
     first = bj.leaderboard(df, pointwise=False, **FAST)

@@ -1340,6 +1340,23 @@ def build_fast_path(name: str, *, pack, kernel, expand, layout, log_sites: tuple
     def kernel_of(buf: np.ndarray):
         return kernel if kernel_for is None else kernel_for(buf)
 
+    def expanded(z: np.ndarray, buf: np.ndarray, lay, chains: int, draws: int) -> dict:
+        """The stored variables of draws ``z`` (chains × draws, n) on the kernel's coordinates, as
+        the sampler's: expanded, the scores centred, the deterministics derived."""
+        n_out = sum(int(np.prod(shape, dtype=np.int64)) for _, shape in lay)
+        flat = np.empty((len(z), n_out))
+        for i, x in enumerate(z):
+            expand(np.ascontiguousarray(x), buf, flat[i])
+        post, off = {}, 0
+        for site, shape in lay:
+            size = int(np.prod(shape, dtype=np.int64))
+            post[site] = flat[:, off:off + size].reshape(chains, draws, *shape)
+            off += size
+        post["s"] = post["s_raw"] - post["s_raw"].mean(axis=-1, keepdims=True)
+        if derive is not None:
+            derive(post)
+        return post
+
     def fast_path(arrays, coords, priors, *, init, chains, draws, tune, seed, target_accept, options=None):
         buf, lay = buffer(arrays, coords, priors, options)
         kern = kernel_of(buf)
@@ -1360,9 +1377,74 @@ def build_fast_path(name: str, *, pack, kernel, expand, layout, log_sites: tuple
         post, stats = run(m, chains=chains, draws=draws, tune=tune, seed=seed, target_accept=target_accept,
                           save_warmup=False)
         post["s"] = post["s_raw"] - post["s_raw"].mean(axis=-1, keepdims=True)
+        # the scores' common location, which the likelihood does not see: with ``lp`` it gives the
+        # log density of each draw, so that an update can weigh it without evaluating it (transport)
+        stats["s_raw_mean"] = post["s_raw"].mean(axis=-1)
         if derive is not None:
             derive(post)
         return post, stats
+
+    def transport(arrays, coords, priors, *, earlier, chains, draws, seed, options=None):
+        """An update's posterior from an earlier fit's draws (:mod:`bayes_judge.inference.transport`).
+
+        ``earlier`` holds the earlier fit's ``arrays`` (its cells, the same systems, judges and
+        options), ``posterior`` and ``stats`` (its stored draws and sampler statistics, as
+        ``(chains, draws, ...)`` arrays).  Returns ``(post, stats, info)`` as :func:`laplace` does,
+        the earlier draws moved and importance-resampled within each chain; ``post`` is None
+        where they cannot serve (``info["why"]`` says why): a hierarchical scale held out of the
+        Laplace approximation, draws of other shapes (new systems, a judge's first ties, other
+        chains or draws), no mode, or weights under the trusted k-hat or
+        :data:`~bayes_judge.inference.transport.MIN_SHARE` of the draws in importance ESS."""
+        from ..laplace import _logp_many, k_max
+        from ..transport import MIN_SHARE, resample_within_chains, transport_draws
+
+        opts = dict(options or {})
+        buf1, lay = buffer(arrays, coords, priors, {**opts, "double": True})
+        held = [site for site, _ in lay if site in held_sites]
+        if held:
+            return None, None, {"why": f"{held} (a hierarchical scale) has no Laplace approximation to move along"}
+        post0, stats0 = earlier["posterior"], earlier["stats"]
+        s_old = post0.get("s_judges", post0.get("s"))
+        parts = []
+        for site, shape in lay:
+            v = s_old if site == "s_raw" else post0.get(site)
+            if v is None or np.shape(v) != (chains, draws, *shape):
+                return None, None, {"why": f"the earlier draws of {site!r} have another shape than this fit's "
+                                           f"{(chains, draws, *shape)} (new systems, a judge's first ties, or "
+                                           "other chains or draws)"}
+            v = np.log(v) if site in log_sites else np.asarray(v, dtype=np.float64)
+            parts.append(v.reshape(chains * draws, -1))
+        x_old = np.concatenate(parts, axis=1)
+        n_sys = len(coords["system"])
+        buf0 = buffer(earlier["arrays"], coords, priors, {**opts, "double": True})[0]
+        w_buf1, w_buf0 = buffer(arrays, coords, priors, opts)[0], buffer(earlier["arrays"], coords, priors, opts)[0]
+        loc = stats0.get("s_raw_mean")
+        lp_old = None
+        if loc is not None and "lp" in stats0:  # the sampler's own log density, where it is this kernel's
+            x_old[:, :n_sys] += np.reshape(loc, (-1, 1))
+            lp_old = np.asarray(stats0["lp"], dtype=np.float64).ravel()
+            check = np.linspace(0, len(x_old) - 1, 16).astype(int)
+            d = lp_old[check] - _logp_many(kernel_of(w_buf0), w_buf0, x_old[check], None)
+            # the same kernel gives the same numbers (1e-11 apart at 100,000 battles); another density: evaluated here
+            if not np.all(np.isfinite(d)) or np.ptp(d) > 1e-9 * np.abs(lp_old[check]).max() + 1e-6:
+                lp_old = None
+        try:
+            y, lp1, w, info = transport_draws((kernel_of(buf0), buf0), (kernel_of(buf1), buf1), x_old,
+                                              weigh_old=(kernel_of(w_buf0), w_buf0),
+                                              weigh_new=(kernel_of(w_buf1), w_buf1), lp_old=lp_old)
+        except ValueError as e:
+            return None, None, {"why": str(e)}
+        total = chains * draws
+        info["lp_recorded"] = lp_old is not None
+        if not (info["pareto_k"] <= k_max(total) and info["ess_importance"] >= MIN_SHARE * total):
+            info["why"] = (f"the moved draws' importance weights (Pareto k-hat {info['pareto_k']:.2f}, importance "
+                           f"ESS {info['ess_importance']:.0f} of {total}) are too uneven")
+            return None, None, info
+        idx = resample_within_chains(w, chains, np.random.default_rng(seed)).ravel()
+        post = expanded(y[idx], buf1, lay, chains, draws)
+        stats = {"diverging": np.zeros((chains, draws), dtype=bool), "lp": lp1[idx].reshape(chains, draws),
+                 "s_raw_mean": post["s_raw"].mean(axis=-1)}
+        return post, stats, info
 
     def logp_grad_declared(x, arrays: dict, coords: dict, priors: Priors, options: dict | None = None):
         """Log-density and gradient at ``x``, the declaration's value variables flattened in
@@ -1400,23 +1482,13 @@ def build_fast_path(name: str, *, pack, kernel, expand, layout, log_sites: tuple
                                     weigh=weigh)
         finally:  # done wherever the weights were weighed (they waited for it); else not needed
             stop(helper)
-        n_out = sum(int(np.prod(shape, dtype=np.int64)) for _, shape in lay)
-        flat = np.empty((chains * draws, n_out))
-        for i, x in enumerate(z.reshape(chains * draws, -1)):
-            expand(np.ascontiguousarray(x), buf, flat[i])
-        post, off = {}, 0
-        for site, shape in lay:
-            size = int(np.prod(shape, dtype=np.int64))
-            post[site] = flat[:, off:off + size].reshape(chains, draws, *shape)
-            off += size
-        post["s"] = post["s_raw"] - post["s_raw"].mean(axis=-1, keepdims=True)
-        if derive is not None:
-            derive(post)
+        post = expanded(z.reshape(chains * draws, -1), buf, lay, chains, draws)
         stats = {"diverging": np.zeros((chains, draws), dtype=bool)}
         return post, stats, info
 
     fast_path.__doc__ = f"The registered nutpie fast path of the {name!r} declaration (same posterior)."
     fast_path.laplace = laplace  # type: ignore[attr-defined]
+    fast_path.transport = transport  # type: ignore[attr-defined]
     fast_path.own_start = True  # type: ignore[attr-defined]  # _start broadcasts the declaration's start values
     fast_path.tune = tune  # type: ignore[attr-defined]
     fast_path.target_accept = target_accept or (lambda options, n_systems: None)  # type: ignore[attr-defined]

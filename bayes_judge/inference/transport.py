@@ -1,0 +1,178 @@
+"""An updated posterior from an earlier fit's draws: moved by the map between the two Laplace
+approximations and importance-weighted.
+
+When a few battles are added to a leaderboard, the new posterior is the old one a little narrower
+and a little moved.  Reweighting the old draws by the new battles' likelihood alone fails: at
+1,000,000 battles, 10% more of them move the scores by more than the draws spread
+(``benchmarks/results/update_by_reweighting.md``: importance ESS 16 of 4,000, Pareto k-hat 1.97).
+Moving the draws first by an affine map ``T`` that carries the old posterior's Laplace
+approximation ``N(x̂₀, H₀⁻¹)`` onto the new one's ``N(x̂₁, H₁⁻¹)``, and weighing each moved draw
+``y = T(x)`` by ``p₁(y) / p₀(x)`` (the map's Jacobian is a constant), keeps what the old draws
+knew of the posterior's shape beyond a Gaussian and corrects the rest.  It is the affine
+transformation of posterior draws of Paananen, Piironen, Bürkner & Vehtari (2021), "Implicitly
+adaptive importance sampling", Statistics and Computing 31, arXiv:1906.08850 (Section 3), with
+the map taken from the two Laplace approximations instead of the weighted moments, and the
+weights Pareto-smoothed (Vehtari et al. 2024, "Pareto smoothed importance sampling", JMLR 25).
+
+``T`` is the optimal-transport map between the two Gaussians, ``x ↦ x̂₁ + A (x − x̂₀)`` with the
+symmetric ``A = H₀^{1/2} (H₀^{-1/2} H₁⁻¹ H₀^{-1/2})^{1/2} H₀^{1/2}``: a direction in which neither
+posterior changes (the scores' common location, which only its prior sees) is left as it is.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["gaussian_map", "transport_weights", "resample_within_chains", "MIN_SHARE"]
+
+#: the least importance ESS, as a share of the draws, at which moved draws are kept; below it the
+#: update is sampled afresh (at 1,000,000 battles with 10% new the share is 0.95:
+#: ``benchmarks/results/bench_leaderboard_update.md``)
+MIN_SHARE = 0.5
+
+
+def _sym_sqrt(h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    lam, u = np.linalg.eigh(0.5 * (h + h.T))
+    if not (np.all(np.isfinite(lam)) and lam[0] > 0):
+        raise np.linalg.LinAlgError("not positive definite")
+    return (u * np.sqrt(lam)) @ u.T, (u / np.sqrt(lam)) @ u.T
+
+
+def gaussian_map(h_from: np.ndarray, h_to: np.ndarray) -> np.ndarray:
+    """The linear part ``A`` of the optimal-transport map from ``N(·, h_from⁻¹)`` to
+    ``N(·, h_to⁻¹)`` (module docstring): symmetric, ``A h_from⁻¹ A = h_to⁻¹``.
+
+    Parameters
+    ----------
+    h_from, h_to : ndarray, shape (n, n)
+        The two precisions (negative Hessians of the log densities at their modes).
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        Either is not positive definite.
+    """
+    r_from, r_from_inv = _sym_sqrt(h_from)  # H₀^{1/2}, H₀^{-1/2}
+    middle = r_from_inv @ np.linalg.inv(0.5 * (h_to + h_to.T)) @ r_from_inv
+    root, _ = _sym_sqrt(middle)
+    return r_from @ root @ r_from
+
+
+def transport_weights(lp_new: np.ndarray, lp_old: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """Pareto-smoothed normalized importance weights of moved draws, their Pareto k-hat and
+    importance ESS.
+
+    Parameters
+    ----------
+    lp_new : ndarray, shape (S,)
+        ``log p₁(T(x_s))``, the new posterior's log density at each moved draw (up to a constant).
+    lp_old : ndarray, shape (S,)
+        ``log p₀(x_s)``, the old posterior's at each draw before it moved (up to a constant).
+    """
+    from .laplace import _psis_weights
+
+    w, k = _psis_weights(np.asarray(lp_new, float), np.asarray(lp_old, float))
+    return w, k, float(1.0 / np.sum(w ** 2))
+
+
+def resample_within_chains(w: np.ndarray, chains: int, rng: np.random.Generator) -> np.ndarray:
+    """Indices of systematic resampling within each chain, in the chain's order.
+
+    Parameters
+    ----------
+    w : ndarray, shape (chains × draws,)
+        Importance weights of the draws, chain by chain.
+    chains : int
+    rng : the generator of the resampling's one uniform a chain
+
+    Returns
+    -------
+    ndarray of int, shape (chains, draws)
+        Flat indices into ``w``: each chain's draws repeated in proportion to their weights
+        within it, in order, so that a repeated draw sits beside itself and an ESS read off the
+        chain counts it once.
+    """
+    w = np.asarray(w, float).reshape(chains, -1)
+    draws = w.shape[1]
+    out = np.empty((chains, draws), dtype=np.int64)
+    for c in range(chains):  # a loop over the chains (4), each vectorized over its draws
+        cw = np.cumsum(w[c] / w[c].sum())
+        u = (rng.random() + np.arange(draws)) / draws
+        out[c] = c * draws + np.minimum(np.searchsorted(cw, u), draws - 1)
+    return out
+
+
+def transport_draws(old: tuple, new: tuple, x_old: np.ndarray, *, weigh_old: tuple | None = None,
+                    weigh_new: tuple | None = None, lp_old: np.ndarray | None = None,
+                    threads: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
+    """The earlier posterior's draws moved onto the new one, and their importance weights.
+
+    Parameters
+    ----------
+    old, new : (kernel, buffer)
+        The two posteriors' log densities on the same coordinates, cells in double precision (the
+        modes and the curvatures there, :func:`bayes_judge.inference.laplace.hessian`).
+    x_old : ndarray, shape (S, n)
+        The earlier draws on the kernels' coordinates.
+    weigh_old, weigh_new : (kernel, buffer), optional
+        The same densities as the samplers evaluate them (single-precision cells where the table
+        qualifies): the weights need log densities only.  Default ``old`` and ``new``.
+    lp_old : ndarray, shape (S,), optional
+        ``log p₀`` at the draws (up to a constant), as the earlier sampler recorded it; default
+        evaluated here.
+
+    Returns
+    -------
+    y : ndarray, shape (S, n)
+        The moved draws ``x̂₁ + A (x − x̂₀)`` (:func:`gaussian_map`).
+    lp_new : ndarray, shape (S,)
+        ``log p₁(y)`` (``weigh_new``'s).
+    w : ndarray, shape (S,)
+        Their Pareto-smoothed normalized weights ``∝ p₁(y) / p₀(x)``.
+    info : dict
+        ``pareto_k``, ``ess_importance``, ``shift`` (how far the mode moved, in the earlier
+        Laplace approximation's standard deviations) and ``n_grad`` (gradients for the modes and
+        curvatures).
+
+    Raises
+    ------
+    ValueError
+        No mode was found, or a curvature is not positive definite (no Laplace approximation to
+        map between): the caller samples afresh.
+    """
+    from .laplace import _logp_many, hessian, mode
+
+    (k0, b0), (k1, b1) = old, new
+    x_old = np.asarray(x_old, dtype=np.float64)
+    free = np.ones(x_old.shape[1], dtype=bool)
+    m0 = mode(k0, b0, x_old.mean(axis=0), free, max_iter=2000)
+    m1 = None if m0 is None else mode(k1, b1, m0, free, max_iter=2000)
+    if m0 is None or m1 is None:
+        raise ValueError("no mode of the earlier or the new posterior was found from the earlier draws")
+    h0, h1 = hessian(k0, b0, m0, threads=threads), hessian(k1, b1, m1, threads=threads)
+    # one Newton step each: L-BFGS stops where the log density (about -6e5 at 1,000,000 battles)
+    # changes by its relative tolerance, short of the mode by enough to cost the weights (1,000,000
+    # battles without labels: importance ESS 3,200 of 4,000 from its modes, 3,894 after the step)
+    g = np.empty_like(m0)
+    try:
+        k0(m0, b0, g)
+        m0 = m0 + np.linalg.solve(h0, g)
+        k1(m1, b1, g)
+        m1 = m1 + np.linalg.solve(h1, g)
+    except np.linalg.LinAlgError:
+        raise ValueError("a posterior's curvature at its mode is singular") from None
+    try:
+        a = gaussian_map(h0, h1)
+    except np.linalg.LinAlgError:
+        raise ValueError("a posterior's curvature at its mode is not positive definite") from None
+    y = m1 + (x_old - m0) @ a  # a is symmetric
+    kw1, bw1 = weigh_new or new
+    lp_new = _logp_many(kw1, bw1, y, threads)
+    if lp_old is None:
+        kw0, bw0 = weigh_old or old
+        lp_old = _logp_many(kw0, bw0, x_old, threads)
+    w, k, ess = transport_weights(lp_new, lp_old)
+    d = m1 - m0
+    info = {"pareto_k": k, "ess_importance": ess, "shift": float(np.sqrt(max(d @ h0 @ d, 0.0))),
+            "n_grad": 2 * (x_old.shape[1] + 1)}
+    return y, lp_new, w, info
