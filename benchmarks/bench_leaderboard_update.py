@@ -20,10 +20,16 @@ reading where a bridge follows): the largest difference of their means between u
 fit, in posterior standard deviations, and the range of their standard deviations' ratio; beside
 it the same between two cold NUTS fits of different seeds, the Monte Carlo error it is read against.
 
+With ``--real``, the bundled real leaderboards instead (SummEval, 12 systems, and HANNA, 11, each
+judged by three LLM judge settings: ``benchmarks/leaderboard_real.py``), the judges alone (the
+default fit), updated two ways: with the prompts of the last tenth (new battles among the same
+systems) and with every battle of one system (a new system, the last by name).
+
 Usage::
 
     .venv/bin/python benchmarks/bench_leaderboard_update.py                 # ~15 min on 2 cores
     .venv/bin/python benchmarks/bench_leaderboard_update.py --comparisons 100000 --cases "no labels"
+    .venv/bin/python benchmarks/bench_leaderboard_update.py --real --out benchmarks/results/bench_leaderboard_update_real.json
 
 Writes ``benchmarks/results/bench_leaderboard_update.{json,md}``.
 """
@@ -77,13 +83,16 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--systems", type=int, default=200)
     ap.add_argument("--comparisons", type=int, default=1_000_000)
     ap.add_argument("--new-share", type=float, default=0.1)
-    ap.add_argument("--cases", default=",".join(CASES), help="comma-separated, of: " + ", ".join(CASES))
+    ap.add_argument("--cases", default=";".join(CASES), help="separated by ';', of: " + "; ".join(CASES))
     ap.add_argument("--out", default=str(HERE / "results" / "bench_leaderboard_update.json"))
+    ap.add_argument("--real", action="store_true", help="the bundled SummEval and HANNA leaderboards instead")
     args = ap.parse_args(argv)
+    if args.real:
+        return _real(args, argv)
     sim, _ = simulate_leaderboard(args.systems, args.comparisons, **THREE_JUDGES, design="one-judge",
                                   label_share=0.1, seed=0)
     rows = []
-    for case in [c.strip() for c in args.cases.split(",")]:
+    for case in [c.strip() for c in args.cases.split(";")]:
         df = _table(case, sim)
         cut = int(len(df) * (1 - args.new_share))
         old, new = df.iloc[:cut], df.iloc[cut:]
@@ -135,6 +144,56 @@ def main(argv: list[str] | None = None) -> dict:
         cc = f"{r['cold_vs_cold_diff_sd']:.3f}" if r["cold_vs_cold_diff_sd"] is not None else "—"
         lines.append(f"| {r['case']} | {r['update']} | {how} | {r['update_s']:.1f} s | {r['cold_s']:.1f} s | "
                      f"{r['ratio']:.2f} | {r['max_mean_diff_sd']:.3f} | {cc} | "
+                     f"{r['sd_ratio_min']:.2f}-{r['sd_ratio_max']:.2f} | {ess} |")
+    out = Path(args.out)
+    res = {"args": vars(args), "rows": rows, "command": command}
+    out.write_text(json.dumps(res, indent=1))
+    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return res
+
+
+def _real(args, argv) -> dict:
+    """The update on the bundled real leaderboards (module docstring)."""
+    from leaderboard_real import load
+
+    import bayes_judge as bj
+
+    rows = []
+    for name in ("summeval", "hanna"):
+        df, _ = load(name)
+        df = df.drop(columns="human")
+        items = sorted(df["item"].unique())
+        last = sorted(df["a"].unique())[-1]
+        splits = {"new prompts (last 10%)": df["item"].isin(items[int(0.9 * len(items)):]),
+                  f"a new system ({last})": df["a"].eq(last) | df["b"].eq(last)}
+        for split, late in splits.items():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                first = bj.leaderboard(df[~late], seed=1)
+                t = time.perf_counter()
+                upd = bj.leaderboard(df[late], previous=first, seed=2)
+                t_upd = time.perf_counter() - t
+                t = time.perf_counter()
+                cold = bj.leaderboard(df, seed=2)
+                t_cold = time.perf_counter() - t
+                mc = _compare(bj.leaderboard(df, seed=3), cold)
+            rows.append({"set": name, "update": split, "path": upd.attrs["sampler"], "update_s": t_upd,
+                         "cold_s": t_cold, "ratio": t_upd / t_cold, **_compare(upd, cold),
+                         "cold_vs_cold_diff_sd": mc["max_mean_diff_sd"], "ess_importance": upd.attrs.get("ess_importance"),
+                         "updated_from": upd.attrs["updated_from"]})
+            print(rows[-1], flush=True)
+    command = "python benchmarks/bench_leaderboard_update.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    lines = ["# Updating the bundled real leaderboards (`benchmarks/bench_leaderboard_update.py --real`)", "",
+             f"Command: `{command}`; the judges alone (the default fit: NUTS, the score bridge on the judges' "
+             "reading), 4 x 1000 draws; the scores compared are the judges' reading; 'cold vs cold' is the same gap "
+             "between two cold fits of other seeds.", "",
+             "| set | update | how it ran | update | cold fit of all rows | largest gap of the score means "
+             "(posterior sd) | cold vs cold | sd ratio update / cold | importance ESS |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        ess = f"{r['ess_importance']:.0f}" if r["ess_importance"] is not None else "—"
+        lines.append(f"| {r['set']} | {r['update']} | {r['path']} | {r['update_s']:.1f} s | {r['cold_s']:.1f} s | "
+                     f"{r['max_mean_diff_sd']:.3f} | {r['cold_vs_cold_diff_sd']:.3f} | "
                      f"{r['sd_ratio_min']:.2f}-{r['sd_ratio_max']:.2f} | {ess} |")
     out = Path(args.out)
     res = {"args": vars(args), "rows": rows, "command": command}

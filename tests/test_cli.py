@@ -655,3 +655,14 @@ def test_leaderboard_updates_a_saved_run_from_the_shell(tmp_path, capsys):
                                         "--sampler", "laplace", "--out", str(tmp_path / "lb3")])
     assert "not found" in _error(capsys, ["leaderboard", str(new), "--previous", str(tmp_path / "nothing"),
                                           "--out", str(tmp_path / "lb4")])
+    # with NUTS the earlier draws are moved onto the update's posterior, and the output says so;
+    # --no-transport samples it afresh
+    nuts = ["--chains", "2", "--draws", "300"]
+    assert main(["leaderboard", str(old), *nuts, "--out", str(tmp_path / "n1")]) == 0
+    capsys.readouterr()
+    assert main(["leaderboard", str(new), "--previous", str(tmp_path / "n1"), *nuts, "--out", str(tmp_path / "n2")]) == 0
+    assert "importance-resampled within each chain" in capsys.readouterr().out
+    assert bj.load_run(tmp_path / "n2").attrs["sampler"].startswith("transport")
+    assert main(["leaderboard", str(new), "--previous", str(tmp_path / "n1"), *nuts, "--no-transport",
+                 "--out", str(tmp_path / "n3")]) == 0
+    assert bj.load_run(tmp_path / "n3").attrs["sampler"] == "nutpie (fast path)"

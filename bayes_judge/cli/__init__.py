@@ -199,6 +199,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="a saved leaderboard run to update: JUDGMENTS holds only the new battles (and new "
                          "systems); the run's cells are read back, not its rows, and its model, judges and "
                          "settings are kept (a difference is refused, named); --out writes the updated run")
+    lb.add_argument("--no-transport", action="store_true",
+                    help="with --previous: sample the update afresh by NUTS instead of moving the earlier fit's "
+                         "draws onto the new posterior and reweighing them (the default where their weights hold)")
     _sampling_args(lb, [*BACKENDS, "laplace"], "nutpie (default), pymc or numpyro (NUTS), or laplace (the Laplace "
                    "approximation, importance-corrected: seconds at a million comparisons; it says when it fails)",
                    accept_default="0.7 on the fast path from 100 systems where the judges have no system bias, else 0.8")

@@ -156,7 +156,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
                            system_bias=False if args.no_system_bias else None, bridge=False if args.no_bridge else None,
                            difficulty=args.difficulty, covariates=_split_list(args.covariates),
                            sampler=args.sampler, chains=args.chains, draws=args.draws, tune=tune, seed=args.seed,
-                           target_accept=args.target_accept, previous=args.previous)
+                           target_accept=args.target_accept, previous=args.previous, transport=not args.no_transport)
     table = bj.leaderboard_summary(idata, hdi_prob=args.hdi_prob)
     path = bj.save_run(idata, args.out)
     a = idata.attrs
@@ -164,6 +164,8 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
           f"({a['n_labels']} human labels) -> {a['n_cells']} cells; "
           + (f"{args.chains} x {args.draws} draws of the Laplace approximation" if args.sampler == "laplace"
              else f"{args.chains} chains x {args.draws} draws"))
+    if a.get("updated_from"):
+        print(f"updated from {a['updated_from']}")
     for line in run_notes(idata):
         print(line)
     if not a.get("estimand_note"):  # else run_notes said it, with what the scores cannot cover

@@ -102,18 +102,27 @@ def resample_within_chains(w: np.ndarray, chains: int, rng: np.random.Generator)
     return out
 
 
-def transport_draws(old: tuple, new: tuple, x_old: np.ndarray, *, weigh_old: tuple | None = None,
+def transport_draws(old: tuple, new: tuple, x_old: np.ndarray, *, kept: np.ndarray | None = None,
+                    n_new: int | None = None, seed: int = 0, weigh_old: tuple | None = None,
                     weigh_new: tuple | None = None, lp_old: np.ndarray | None = None,
                     threads: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
     """The earlier posterior's draws moved onto the new one, and their importance weights.
+
+    Where the new posterior has coordinates the earlier one had not (a new system's score), the
+    earlier coordinates are moved onto the new Laplace approximation's marginal of them, and the
+    new ones drawn from its conditional given the moved ones, ``u ~ N(x̂ᵤ − Hᵤᵤ⁻¹ Hᵤᵥ (yᵥ − x̂ᵥ),
+    Hᵤᵤ⁻¹)``, whose density enters the weights: ``p₁(y) / (p₀(x) N(u | yᵥ))``.
 
     Parameters
     ----------
     old, new : (kernel, buffer)
         The two posteriors' log densities on the same coordinates, cells in double precision (the
         modes and the curvatures there, :func:`bayes_judge.inference.laplace.hessian`).
-    x_old : ndarray, shape (S, n)
-        The earlier draws on the kernels' coordinates.
+    x_old : ndarray, shape (S, n₀)
+        The earlier draws on the earlier kernel's coordinates.
+    kept : ndarray of int, shape (n₀,), optional
+        Where those coordinates sit among the new kernel's ``n_new`` (default: the same, in order).
+    seed : the new coordinates' draws
     weigh_old, weigh_new : (kernel, buffer), optional
         The same densities as the samplers evaluate them (single-precision cells where the table
         qualifies): the weights need log densities only.  Default ``old`` and ``new``.
@@ -123,8 +132,9 @@ def transport_draws(old: tuple, new: tuple, x_old: np.ndarray, *, weigh_old: tup
 
     Returns
     -------
-    y : ndarray, shape (S, n)
-        The moved draws ``x̂₁ + A (x − x̂₀)`` (:func:`gaussian_map`).
+    y : ndarray, shape (S, n_new)
+        The moved draws ``x̂₁ + A (x − x̂₀)`` (:func:`gaussian_map`; with new coordinates, onto
+        their marginal, and the new ones drawn as above).
     lp_new : ndarray, shape (S,)
         ``log p₁(y)`` (``weigh_new``'s).
     w : ndarray, shape (S,)
@@ -144,35 +154,54 @@ def transport_draws(old: tuple, new: tuple, x_old: np.ndarray, *, weigh_old: tup
 
     (k0, b0), (k1, b1) = old, new
     x_old = np.asarray(x_old, dtype=np.float64)
-    free = np.ones(x_old.shape[1], dtype=bool)
-    m0 = mode(k0, b0, x_old.mean(axis=0), free, max_iter=2000)
-    m1 = None if m0 is None else mode(k1, b1, m0, free, max_iter=2000)
+    n0 = x_old.shape[1]
+    n1 = n0 if n_new is None else int(n_new)
+    v = np.arange(n0) if kept is None else np.asarray(kept, dtype=np.int64)
+    u = np.setdiff1d(np.arange(n1), v)
+    m0 = mode(k0, b0, x_old.mean(axis=0), np.ones(n0, dtype=bool), max_iter=2000)
+    m1 = None
+    if m0 is not None:
+        start = np.zeros(n1)
+        start[v] = m0
+        m1 = mode(k1, b1, start, np.ones(n1, dtype=bool), max_iter=2000)
     if m0 is None or m1 is None:
         raise ValueError("no mode of the earlier or the new posterior was found from the earlier draws")
     h0, h1 = hessian(k0, b0, m0, threads=threads), hessian(k1, b1, m1, threads=threads)
     # one Newton step each: L-BFGS stops where the log density (about -6e5 at 1,000,000 battles)
     # changes by its relative tolerance, short of the mode by enough to cost the weights (1,000,000
     # battles without labels: importance ESS 3,200 of 4,000 from its modes, 3,894 after the step)
-    g = np.empty_like(m0)
     try:
+        g = np.empty(n0)
         k0(m0, b0, g)
         m0 = m0 + np.linalg.solve(h0, g)
+        g = np.empty(n1)
         k1(m1, b1, g)
         m1 = m1 + np.linalg.solve(h1, g)
     except np.linalg.LinAlgError:
         raise ValueError("a posterior's curvature at its mode is singular") from None
+    y = np.empty((len(x_old), n1))
+    lq_new = 0.0  # log N(u | y_v), up to a constant, where there are new coordinates
     try:
-        a = gaussian_map(h0, h1)
+        if len(u) == 0:
+            y[:] = m1 + (x_old - m0) @ gaussian_map(h0, h1)  # the map is symmetric
+        else:  # onto the new marginal of the earlier coordinates, then the new ones given them
+            cov1 = np.linalg.inv(h1)
+            y[:, v] = m1[v] + (x_old - m0) @ gaussian_map(h0, np.linalg.inv(cov1[np.ix_(v, v)]))
+            h_uu = h1[np.ix_(u, u)]
+            chol = np.linalg.cholesky(h_uu)
+            mean_u = m1[u] - np.linalg.solve(h_uu, h1[np.ix_(u, v)] @ (y[:, v] - m1[v]).T).T
+            eps = np.random.default_rng(seed).standard_normal((len(x_old), len(u)))
+            y[:, u] = mean_u + np.linalg.solve(chol.T, eps.T).T  # L⁻ᵀ ε ~ N(0, H_uu⁻¹)
+            lq_new = -0.5 * np.einsum("ij,ij->i", eps, eps)
     except np.linalg.LinAlgError:
         raise ValueError("a posterior's curvature at its mode is not positive definite") from None
-    y = m1 + (x_old - m0) @ a  # a is symmetric
     kw1, bw1 = weigh_new or new
     lp_new = _logp_many(kw1, bw1, y, threads)
     if lp_old is None:
         kw0, bw0 = weigh_old or old
         lp_old = _logp_many(kw0, bw0, x_old, threads)
-    w, k, ess = transport_weights(lp_new, lp_old)
-    d = m1 - m0
+    w, k, ess = transport_weights(lp_new, lp_old + lq_new)
+    d = m1[v] - m0
     info = {"pareto_k": k, "ess_importance": ess, "shift": float(np.sqrt(max(d @ h0 @ d, 0.0))),
-            "n_grad": 2 * (x_old.shape[1] + 1)}
+            "n_grad": n0 + n1 + 4, "new_coordinates": len(u)}
     return y, lp_new, w, info

@@ -284,10 +284,10 @@ def leaderboard(
         Vehtari 2021, "Implicitly adaptive importance sampling", arXiv:1906.08850). At 1,000,000
         battles of 200 systems, 10% new, the update takes a sixth of a cold fit's time and gives
         its posterior within Monte Carlo error (``benchmarks/results/bench_leaderboard_update.md``).
-        Where the draws cannot serve, the update is sampled as above and ``attrs["updated_from"]``
-        says why: the judges' own system preferences (``system_bias``, a hierarchical scale), new
-        systems or a judge's first ties (the draws have no such coordinates), other chains or
-        draws, an earlier fit whose draws were themselves moved (moved again, they would repeat
+        A new system's score is drawn from the new Laplace approximation given the moved draws,
+        and weighed with them.  Where the draws cannot serve, the update is sampled as above and ``attrs["updated_from"]``
+        says why: the judges' own system preferences (``system_bias``, a hierarchical scale), a
+        judge's first ties (the draws have no such coordinate), other chains or draws, an earlier fit whose draws were themselves moved (moved again, they would repeat
         more draws), or weights under a Pareto k-hat of 0.7 or an importance ESS of half the draws.
         Where they serve, ``attrs["sampler"]`` and ``attrs["updated_from"]`` say so, with the
         weights' k-hat and importance ESS (``attrs["ess_importance"]``, which caps the summaries'
@@ -461,6 +461,7 @@ def leaderboard(
         else:
             stats0 = previous["sample_stats"] if "sample_stats" in previous.groups() else {}
             earlier = {"arrays": (judges_only(old_data) if calibrate else old_data).arrays(),
+                       "systems": [str(x) for x in prev_post["system"].to_numpy()],
                        "posterior": {k: prev_post[k].to_numpy() for k in prev_post.data_vars},
                        "stats": {k: stats0[k].to_numpy() for k in ("lp", "s_raw_mean") if k in stats0}}
     fit = fit_model(spec, arrays, dims=LeaderboardData.DIMS, coords=coords, priors=priors,

@@ -467,12 +467,7 @@ def test_an_update_moves_the_earlier_nuts_draws_where_they_serve():
     assert "importance-resampled within each chain" in upd.attrs["updated_from"]
     assert "tuning_steps" not in upd.attrs and 2000 <= upd.attrs["ess_importance"] <= 4000
     assert upd.attrs["n_rows"] == cold.attrs["n_rows"] == 18_000
-    for var in ("s_judges", "alpha", "beta"):  # the judges' reading and the judges, as sampled
-        a = upd.posterior[var].to_numpy().reshape(4000, -1)
-        b = cold.posterior[var].to_numpy().reshape(4000, -1)
-        se = np.hypot(a.std(0), b.std(0)) / np.sqrt(1000)  # both ESS are over 1,000 here
-        assert np.all(np.abs(a.mean(0) - b.mean(0)) < 4.5 * se), var
-        assert np.allclose(a.std(0), b.std(0), rtol=0.12), var
+    _same_posterior(upd, cold)
     summ = bj.leaderboard_summary(upd)
     assert summ["ess_bulk"].max() <= upd.attrs["ess_importance"] and summ["r_hat"].max() < 1.02
     # the log density the sampler recorded, or evaluated again: the same weights
@@ -486,9 +481,26 @@ def test_an_update_moves_the_earlier_nuts_draws_where_they_serve():
     assert "sampled afresh by NUTS" in third.attrs["updated_from"] and "not NUTS draws" in third.attrs["updated_from"]
     plain = bj.leaderboard(df.iloc[16_000:18_000], previous=first, seed=2, pointwise=False, transport=False)
     assert plain.attrs["sampler"] == "nutpie (fast path)" and plain.attrs["tuning_steps"] == 300
+    # a new system: its score drawn from the new Laplace approximation given the moved draws, weighed with them
     late = df.iloc[18_000:].assign(a="S999")
     newcomer = bj.leaderboard(late, previous=first, seed=2, pointwise=False)
-    assert newcomer.attrs["sampler"] == "nutpie (fast path)" and "another shape" in newcomer.attrs["updated_from"]
+    assert newcomer.attrs["sampler"].startswith("transport") and "S999" in newcomer.posterior["system"]
+    _same_posterior(newcomer, bj.leaderboard(pd.concat([df.iloc[:16_000], late]), seed=2, pointwise=False))
+    with_bias = bj.leaderboard(df.iloc[:16_000], seed=1, pointwise=False, system_bias=True, bridge=False)
+    held = bj.leaderboard(df.iloc[16_000:18_000], previous=with_bias, seed=2, pointwise=False)
+    assert held.attrs["sampler"] == "nutpie (fast path)" and "hierarchical scale" in held.attrs["updated_from"]
+
+
+def _same_posterior(a_fit, b_fit):
+    """The judges' reading and the judges of two fits agree within Monte Carlo error (both ESS
+    over 1,000 here)."""
+    for var in ("s_judges", "alpha", "beta"):
+        a = a_fit.posterior[var].to_numpy().reshape(4000, -1)
+        b = b_fit.posterior[var].sel(system=a_fit.posterior["system"]).to_numpy().reshape(4000, -1) \
+            if var == "s_judges" else b_fit.posterior[var].to_numpy().reshape(4000, -1)
+        se = np.hypot(a.std(0), b.std(0)) / np.sqrt(1000)
+        assert np.all(np.abs(a.mean(0) - b.mean(0)) < 4.5 * se), var
+        assert np.allclose(a.std(0), b.std(0), rtol=0.12), var
 
 
 def test_an_update_refuses_what_it_cannot_add():

@@ -1387,13 +1387,14 @@ def build_fast_path(name: str, *, pack, kernel, expand, layout, log_sites: tuple
     def transport(arrays, coords, priors, *, earlier, chains, draws, seed, options=None):
         """An update's posterior from an earlier fit's draws (:mod:`bayes_judge.inference.transport`).
 
-        ``earlier`` holds the earlier fit's ``arrays`` (its cells, the same systems, judges and
-        options), ``posterior`` and ``stats`` (its stored draws and sampler statistics, as
+        ``earlier`` holds the earlier fit's ``arrays`` (its cells: the same judges and options,
+        its ``systems`` this fit's first ones; new systems' scores are drawn given the rest),
+        ``posterior`` and ``stats`` (its stored draws and sampler statistics, as
         ``(chains, draws, ...)`` arrays).  Returns ``(post, stats, info)`` as :func:`laplace` does,
         the earlier draws moved and importance-resampled within each chain; ``post`` is None
         where they cannot serve (``info["why"]`` says why): a hierarchical scale held out of the
-        Laplace approximation, draws of other shapes (new systems, a judge's first ties, other
-        chains or draws), no mode, or weights under the trusted k-hat or
+        Laplace approximation, draws of other shapes (a judge's first ties, other chains or
+        draws), no mode, or weights under the trusted k-hat or
         :data:`~bayes_judge.inference.transport.MIN_SHARE` of the draws in importance ESS."""
         from ..laplace import _logp_many, k_max
         from ..transport import MIN_SHARE, resample_within_chains, transport_draws
@@ -1404,24 +1405,30 @@ def build_fast_path(name: str, *, pack, kernel, expand, layout, log_sites: tuple
         if held:
             return None, None, {"why": f"{held} (a hierarchical scale) has no Laplace approximation to move along"}
         post0, stats0 = earlier["posterior"], earlier["stats"]
+        systems = list(coords["system"])
+        systems0 = list(earlier.get("systems", systems))
+        if systems[:len(systems0)] != systems0:
+            return None, None, {"why": "the earlier fit's systems are not this fit's first ones, in order"}
+        coords0 = {**coords, "system": systems0}  # new systems come last: their scores are new coordinates
+        buf0, lay0 = buffer(earlier["arrays"], coords0, priors, {**opts, "double": True})
         s_old = post0.get("s_judges", post0.get("s"))
-        parts = []
-        for site, shape in lay:
+        parts, kept, off = [], [], 0
+        for (site, shape), (site0, shape0) in zip(lay, lay0, strict=True):
             v = s_old if site == "s_raw" else post0.get(site)
-            if v is None or np.shape(v) != (chains, draws, *shape):
+            if site != site0 or v is None or np.shape(v) != (chains, draws, *shape0):
                 return None, None, {"why": f"the earlier draws of {site!r} have another shape than this fit's "
-                                           f"{(chains, draws, *shape)} (new systems, a judge's first ties, or "
-                                           "other chains or draws)"}
+                                           f"{(chains, draws, *shape0)} (a judge's first ties, or other chains or draws)"}
             v = np.log(v) if site in log_sites else np.asarray(v, dtype=np.float64)
             parts.append(v.reshape(chains * draws, -1))
+            kept.append(off + np.arange(int(np.prod(shape0, dtype=np.int64))))
+            off += int(np.prod(shape, dtype=np.int64))
         x_old = np.concatenate(parts, axis=1)
-        n_sys = len(coords["system"])
-        buf0 = buffer(earlier["arrays"], coords, priors, {**opts, "double": True})[0]
-        w_buf1, w_buf0 = buffer(arrays, coords, priors, opts)[0], buffer(earlier["arrays"], coords, priors, opts)[0]
+        n_sys0 = len(systems0)
+        w_buf1, w_buf0 = buffer(arrays, coords, priors, opts)[0], buffer(earlier["arrays"], coords0, priors, opts)[0]
         loc = stats0.get("s_raw_mean")
         lp_old = None
         if loc is not None and "lp" in stats0:  # the sampler's own log density, where it is this kernel's
-            x_old[:, :n_sys] += np.reshape(loc, (-1, 1))
+            x_old[:, :n_sys0] += np.reshape(loc, (-1, 1))
             lp_old = np.asarray(stats0["lp"], dtype=np.float64).ravel()
             check = np.linspace(0, len(x_old) - 1, 16).astype(int)
             d = lp_old[check] - _logp_many(kernel_of(w_buf0), w_buf0, x_old[check], None)
@@ -1430,6 +1437,7 @@ def build_fast_path(name: str, *, pack, kernel, expand, layout, log_sites: tuple
                 lp_old = None
         try:
             y, lp1, w, info = transport_draws((kernel_of(buf0), buf0), (kernel_of(buf1), buf1), x_old,
+                                              kept=np.concatenate(kept), n_new=off, seed=seed,
                                               weigh_old=(kernel_of(w_buf0), w_buf0),
                                               weigh_new=(kernel_of(w_buf1), w_buf1), lp_old=lp_old)
         except ValueError as e:
