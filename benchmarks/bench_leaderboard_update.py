@@ -2,18 +2,22 @@
 
 ``--systems`` systems (200), ``--comparisons`` battles (1,000,000), one verdict a battle by three
 judges with different accuracies, position biases and ties; the earlier fit has the first 90% of
-the rows, the update adds the last 10%.  Four cases:
+the rows, the update adds the last 10%.  Five cases (all but ``labels (default)`` in ``--cases``'
+default, which a run names to add it):
 
 * ``no labels``: the judges alone (the default: NUTS, the score bridge on the judges' reading);
+* ``labels (default)``: people's label on 10% of the battles, the default fit (the judges alone,
+  their reading bridged to people's by the labels: the bridge's own small model sampled by NUTS);
 * ``votes``: people's votes (model ``bt``), each battle's verdict taken as a vote;
 * ``labels, joint``: people's label on 10% of the battles in the joint model (``bridge=False``,
   ``system_bias=False``);
 * ``labels, system bias``: the same with the judges' own system preferences (``system_bias``, the
-  default with labels), whose hierarchical scale no Laplace approximation covers;
+  joint model's default with labels), whose hierarchical scale no Laplace approximation covers;
 
 each updated three ways: NUTS's default (the earlier draws moved onto the new posterior and
 importance-resampled where their weights hold, :mod:`bayes_judge.inference.transport`, else
-sampled afresh), NUTS with ``transport=False``, and ``sampler="laplace"`` (``system_bias=False``),
+sampled afresh), NUTS with ``transport=False``, and ``sampler="laplace"`` (``system_bias=False``;
+not in the two cases whose Laplace fit would be the joint model's again),
 each against a cold fit of all the rows with the same sampler.  Timed in this process (numba's cache
 warm, after a warm-up fit).  The posterior is compared on the scores as sampled (the judges'
 reading where a bridge follows): the largest difference of their means between update and cold
@@ -29,6 +33,7 @@ Usage::
 
     .venv/bin/python benchmarks/bench_leaderboard_update.py                 # ~15 min on 2 cores
     .venv/bin/python benchmarks/bench_leaderboard_update.py --comparisons 100000 --cases "no labels"
+    .venv/bin/python benchmarks/bench_leaderboard_update.py --cases "labels (default)" --out benchmarks/results/bench_leaderboard_update_default_labels.json
     .venv/bin/python benchmarks/bench_leaderboard_update.py --real --out benchmarks/results/bench_leaderboard_update_real.json
 
 Writes ``benchmarks/results/bench_leaderboard_update.{json,md}``.
@@ -48,6 +53,7 @@ sys.path.insert(0, str(HERE.parent))
 
 CASES = {
     "no labels": {},
+    "labels (default)": {},
     "votes": {},
     "labels, joint": {"bridge": False, "system_bias": False},
     "labels, system bias": {"bridge": False},
@@ -83,7 +89,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--systems", type=int, default=200)
     ap.add_argument("--comparisons", type=int, default=1_000_000)
     ap.add_argument("--new-share", type=float, default=0.1)
-    ap.add_argument("--cases", default=";".join(CASES), help="separated by ';', of: " + "; ".join(CASES))
+    ap.add_argument("--cases", default=";".join(c for c in CASES if c != "labels (default)"), help="separated by ';', of: " + "; ".join(CASES))
     ap.add_argument("--out", default=str(HERE / "results" / "bench_leaderboard_update.json"))
     ap.add_argument("--real", action="store_true", help="the bundled SummEval and HANNA leaderboards instead")
     args = ap.parse_args(argv)
@@ -115,7 +121,7 @@ def main(argv: list[str] | None = None) -> dict:
                              "ess_importance": upd.attrs.get("ess_importance"),
                              "why_not": upd.attrs["updated_from"].partition("could not serve: ")[2]})
                 print(rows[-1], flush=True)
-            if case != "labels, system bias":  # no Laplace approximation of the hierarchical scale
+            if case in ("no labels", "votes", "labels, joint"):  # none of the hierarchical scale; with labels the joint model's
                 lap = dict(base, sampler="laplace", system_bias=False) if case != "votes" else dict(base, sampler="laplace")
                 bj.leaderboard(df.iloc[:20_000], **lap)
                 first_l = bj.leaderboard(old, seed=1, **lap)
