@@ -69,6 +69,16 @@ def _table(case: str, df):
     return df
 
 
+def _write(args, rows: list, command: str, lines: list[str]) -> dict:
+    """The rows as ``--out`` (JSON) and the table beside it (``.md``), printed."""
+    res = {"args": vars(args), "rows": rows, "command": command}
+    out = Path(args.out)
+    out.write_text(json.dumps(res, indent=1))
+    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return res
+
+
 def _compare(a, b) -> dict:
     """Largest gap of the sampled scores' means (in b's sds) and the range of the sd ratio."""
     var = "s_judges" if "s_judges" in b.posterior else "s"
@@ -151,12 +161,7 @@ def main(argv: list[str] | None = None) -> dict:
         lines.append(f"| {r['case']} | {r['update']} | {how} | {r['update_s']:.1f} s | {r['cold_s']:.1f} s | "
                      f"{r['ratio']:.2f} | {r['max_mean_diff_sd']:.3f} | {cc} | "
                      f"{r['sd_ratio_min']:.2f}-{r['sd_ratio_max']:.2f} | {ess} |")
-    out = Path(args.out)
-    res = {"args": vars(args), "rows": rows, "command": command}
-    out.write_text(json.dumps(res, indent=1))
-    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
-    return res
+    return _write(args, rows, command, lines)
 
 
 def _real(args, argv) -> dict:
@@ -201,12 +206,7 @@ def _real(args, argv) -> dict:
         lines.append(f"| {r['set']} | {r['update']} | {r['path']} | {r['update_s']:.1f} s | {r['cold_s']:.1f} s | "
                      f"{r['max_mean_diff_sd']:.3f} | {r['cold_vs_cold_diff_sd']:.3f} | "
                      f"{r['sd_ratio_min']:.2f}-{r['sd_ratio_max']:.2f} | {ess} |")
-    out = Path(args.out)
-    res = {"args": vars(args), "rows": rows, "command": command}
-    out.write_text(json.dumps(res, indent=1))
-    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
-    return res
+    return _write(args, rows, command, lines)
 
 
 if __name__ == "__main__":
