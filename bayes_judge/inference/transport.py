@@ -26,7 +26,7 @@ import numpy as np
 __all__ = ["gaussian_map", "transport_weights", "resample_within_chains", "MIN_SHARE"]
 
 #: the least importance ESS, as a share of the draws, at which moved draws are kept; below it the
-#: update is sampled afresh (at 1,000,000 battles with 10% new the share is 0.95:
+#: update is sampled afresh (at 1,000,000 battles with 10% new the share is 0.97-1.00:
 #: ``benchmarks/results/bench_leaderboard_update.md``)
 MIN_SHARE = 0.5
 
