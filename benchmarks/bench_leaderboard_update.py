@@ -102,7 +102,13 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--cases", default=";".join(c for c in CASES if c != "labels (default)"), help="separated by ';', of: " + "; ".join(CASES))
     ap.add_argument("--out", default=str(HERE / "results" / "bench_leaderboard_update.json"))
     ap.add_argument("--real", action="store_true", help="the bundled SummEval and HANNA leaderboards instead")
+    ap.add_argument("--no-newton-step", action="store_true",
+                    help="the transport's modes as L-BFGS leaves them (transport.NEWTON_STEP off), to compare")
     args = ap.parse_args(argv)
+    if args.no_newton_step:
+        from bayes_judge.inference import transport
+
+        transport.NEWTON_STEP = False
     if args.real:
         return _real(args, argv)
     sim, _ = simulate_leaderboard(args.systems, args.comparisons, **THREE_JUDGES, design="one-judge",

@@ -37,7 +37,7 @@ from ..generative.priors import Priors
 from ..generative.registry import ModelSpec
 from .fastpaths import fast_path
 from .initial import initial_point
-from .settings import APPROXIMATE, SAMPLERS, SAMPLING, Sampling
+from .settings import APPROXIMATE, FAST_PATH, SAMPLERS, SAMPLING, TRANSPORTED, Sampling
 
 __all__ = [
     "SAMPLERS", "fit_model", "pointwise_log_lik", "latent_draws", "predictive_draws", "item_quantities",
@@ -261,6 +261,19 @@ class Fit:
     coords: dict[str, Any]
     seed: int
     info: dict = field(default_factory=dict)  # an approximate sampler's own figures (its mode, curvature)
+
+    @property
+    def moved(self) -> bool:
+        """Whether the draws are an earlier fit's, moved and reweighed (``info["transport"]``)."""
+        t = self.info.get("transport")
+        return t is not None and "why" not in t
+
+    @property
+    def sampler_label(self) -> str:
+        """What drew the draws, as a run's ``attrs["sampler"]`` says it."""
+        if self.moved:
+            return TRANSPORTED
+        return FAST_PATH if self.fast and self.sampler not in APPROXIMATE else self.sampler
 
 
 def _stored_vars(model, spec: ModelSpec) -> list[str]:

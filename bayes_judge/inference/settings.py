@@ -13,12 +13,17 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-__all__ = ["Sampling", "SAMPLING", "SAMPLERS", "APPROXIMATE"]
+__all__ = ["Sampling", "SAMPLING", "SAMPLERS", "APPROXIMATE", "FAST_PATH", "TRANSPORTED"]
 
 #: NUTS in three implementations of one declaration
 SAMPLERS = ("nutpie", "pymc", "numpyro")
 #: samplers that approximate the posterior (they say so in ``attrs["approximate"]``)
 APPROXIMATE = ("laplace",)
+#: ``attrs["sampler"]`` of draws by nutpie on a model's registered fast path
+FAST_PATH = "nutpie (fast path)"
+#: ``attrs["sampler"]`` of an update whose draws are an earlier fast-path fit's, moved and reweighed
+#: (:mod:`bayes_judge.inference.transport`)
+TRANSPORTED = "transport of the earlier nutpie draws (fast path)"
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,10 @@ __all__ = ["gaussian_map", "transport_weights", "resample_within_chains", "MIN_S
 #: update is sampled afresh (at 1,000,000 battles with 10% new the share is 0.97-1.00:
 #: ``benchmarks/results/bench_leaderboard_update.md``)
 MIN_SHARE = 0.5
+#: one Newton step from each L-BFGS mode (``benchmarks/bench_leaderboard_update.py --no-newton-step``
+#: turns it off to compare): L-BFGS stops where the log density (about -6e5 at 1,000,000 battles)
+#: changes by its relative tolerance, short of the mode by enough to cost the weights
+NEWTON_STEP = True
 
 
 def _sym_sqrt(h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -167,16 +171,14 @@ def transport_draws(old: tuple, new: tuple, x_old: np.ndarray, *, kept: np.ndarr
     if m0 is None or m1 is None:
         raise ValueError("no mode of the earlier or the new posterior was found from the earlier draws")
     h0, h1 = hessian(k0, b0, m0, threads=threads), hessian(k1, b1, m1, threads=threads)
-    # one Newton step each: L-BFGS stops where the log density (about -6e5 at 1,000,000 battles)
-    # changes by its relative tolerance, short of the mode by enough to cost the weights (1,000,000
-    # battles without labels: importance ESS 3,200 of 4,000 from its modes, 3,894 after the step)
     try:
-        g = np.empty(n0)
-        k0(m0, b0, g)
-        m0 = m0 + np.linalg.solve(h0, g)
-        g = np.empty(n1)
-        k1(m1, b1, g)
-        m1 = m1 + np.linalg.solve(h1, g)
+        if NEWTON_STEP:
+            g = np.empty(n0)
+            k0(m0, b0, g)
+            m0 = m0 + np.linalg.solve(h0, g)
+            g = np.empty(n1)
+            k1(m1, b1, g)
+            m1 = m1 + np.linalg.solve(h1, g)
     except np.linalg.LinAlgError:
         raise ValueError("a posterior's curvature at its mode is singular") from None
     y = np.empty((len(x_old), n1))

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..inference.settings import SAMPLING, Sampling
+from ..inference.settings import FAST_PATH, SAMPLING, Sampling
 from .bridge import SCORE_BRIDGE, ScoreBridge, bridge_scores
 from .encode import LeaderboardData, encode_leaderboard, judges_only, position_identified
 
@@ -281,17 +281,19 @@ def leaderboard(
         the earlier fit's draws are moved onto the new posterior by the map between the two
         posteriors' Laplace approximations and importance-resampled within each chain, instead of
         sampled afresh (:mod:`bayes_judge.inference.transport`; Paananen, Piironen, Bürkner &
-        Vehtari 2021, "Implicitly adaptive importance sampling", arXiv:1906.08850). At 1,000,000
-        battles of 200 systems, 10% new, the update takes a tenth to a sixth of a cold fit's time and gives
-        its posterior within Monte Carlo error (``benchmarks/results/bench_leaderboard_update.md``).
-        A new system's score is drawn from the new Laplace approximation given the moved draws,
-        and weighed with them.  Where the draws cannot serve, the update is sampled as above and ``attrs["updated_from"]``
-        says why: the judges' own system preferences (``system_bias``, a hierarchical scale), a
-        judge's first ties (the draws have no such coordinate), other chains or draws, an earlier fit whose draws were themselves moved (moved again, they would repeat
-        more draws), or weights under a Pareto k-hat of 0.7 or an importance ESS of half the draws.
-        Where they serve, ``attrs["sampler"]`` and ``attrs["updated_from"]`` say so, with the
-        weights' k-hat and importance ESS (``attrs["ess_importance"]``, which caps the summaries'
-        ESS). ``False``: always sample afresh.
+        Vehtari 2021, "Implicitly adaptive importance sampling", arXiv:1906.08850).  At 1,000,000
+        battles of 200 systems, 10% new, the update takes a tenth to a sixth of a cold fit's time
+        and gives its posterior within Monte Carlo error
+        (``benchmarks/results/bench_leaderboard_update.md``).  A new system's score is drawn from
+        the new Laplace approximation given the moved draws, and weighed with them.  Where the
+        draws cannot serve, the update is sampled as above and ``attrs["updated_from"]`` says why:
+        the judges' own system preferences (``system_bias``, a hierarchical scale), a judge's
+        first ties (the draws have no such coordinate), other chains or draws, an earlier fit
+        whose draws were themselves moved (moved again, they would repeat more draws), or weights
+        under a Pareto k-hat of 0.7 or an importance ESS of half the draws.  Where they serve,
+        ``attrs["sampler"]`` and ``attrs["updated_from"]`` say so, with the weights' k-hat and
+        importance ESS (``attrs["ess_importance"]``, which caps the summaries' ESS).  ``False``:
+        always sample afresh.
     bridge : bool or ScoreBridge, optional
         People's scores from LLM judges (``estimand="human"``, model ``"bt-judges"``): the
         verdicts do not tell how far the judges' reading lies from people's, so the judges are
@@ -456,7 +458,7 @@ def leaderboard(
     earlier, not_moved = None, None
     if prev_post is not None and transport and sampling.sampler == "nutpie" and fast:  # its draws moved, where they serve
         was = (previous.attrs or {}).get("sampler")
-        if was != "nutpie (fast path)":  # moved or resampled draws repeat some: moved again, they would repeat more
+        if was != FAST_PATH:  # moved or resampled draws repeat some: moved again, they would repeat more
             not_moved = f"the earlier fit's draws are not NUTS draws of the fast path (sampler {was!r})"
         else:
             stats0 = previous["sample_stats"] if "sample_stats" in previous.groups() else {}
@@ -467,7 +469,7 @@ def leaderboard(
     fit = fit_model(spec, arrays, dims=LeaderboardData.DIMS, coords=coords, priors=priors,
                     sampling=sampling, options=options, init=start, fast=fast, earlier=earlier)
     moved = fit.info.get("transport") or ({"why": not_moved} if not_moved else None)
-    transported = moved is not None and "why" not in moved
+    transported = fit.moved
     # the raw coordinates, and the sign-expanded scale of δ (whose sign, with delta_raw's, is arbitrary)
     post = {k: v for k, v in fit.posterior.items() if k not in ("s_raw", "u_raw", "delta_raw", "system_bias_signed")}
     from ..generative.leaderboard_models import DIMS
@@ -576,9 +578,7 @@ def leaderboard(
     comparison_coord = {} if kept is None else {"comparison": np.arange(len(kept))}
     idata = build_idata(
         task="leaderboard", model=spec.name, seed=seed,
-        sampler=sampler if sampler == "laplace" else (
-            "transport of the earlier nutpie draws (fast path)" if transported else
-            "nutpie (fast path)" if fit.fast else sampler),
+        sampler=fit.sampler_label,
         posterior=post, sample_stats=stats, log_likelihood=loglik,
         observed_data={"v_counts": data.n, "human_counts": labels.hum_n},
         constant_data={"sys_a": data.sys_a, "sys_b": data.sys_b, "cell_judge": data.judge, "h": data.h,

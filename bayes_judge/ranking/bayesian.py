@@ -265,8 +265,7 @@ def fit_scores(
 
         attrs.update(approximate_attrs(fit.info, chains * draws))
     idata: Any = build_idata(
-        task="ranking", model=model, sampler=sampler if sampler in APPROXIMATE else
-        ("nutpie (fast path)" if fit.fast else sampler), seed=seed,
+        task="ranking", model=model, sampler=fit.sampler_label, seed=seed,
         posterior={k: post[k] for k in ["s", "s_raw", *sites]},
         coords={"candidate": labels, "comparison": np.arange(data.n_comparisons)},
         dims={"s": ["candidate"], "s_raw": ["candidate"], "c": ["comparison"], "y": ["comparison"],

@@ -218,7 +218,7 @@ def _fit_declared(
     var_dims = {k: list(model.named_vars_to_dims.get(k, ())) for k in post}
     var_dims.update({"p": ["pair"], **{lat: ["item"] for lat in spec.latent}, "t": ["item"]})
     extra: dict = {"sample_stats": fit.stats, "n_patterns": pat.n_patterns, "priors": pri,
-                   "sampler": "nutpie (fast path)" if fit.fast else sampling.sampler, "dims": var_dims}
+                   "sampler": fit.sampler_label, "dims": var_dims}
     if pointwise:
         idx = pat.unit_pattern
         assert ll is not None
