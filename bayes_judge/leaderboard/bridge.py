@@ -107,15 +107,6 @@ def bridge_map(reading, lam, tau, z):  # numpy arrays or PyTensor tensors: no an
     return h - h.mean(axis=-1, keepdims=True)
 
 
-def _reading_basis(reading: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and a square-root factor ``L`` (N × r) of the draws' covariance: ``m + L u``, ``u ~ N(0, I_r)``,
-    is the Gaussian of the reading (rank N − 1: the reading is centred)."""
-    m = reading.mean(axis=0)
-    w, V = np.linalg.eigh(np.cov(reading, rowvar=False))
-    keep = w > 1e-9 * max(float(w.max()), 1e-300)
-    return m, V[:, keep] * np.sqrt(w[keep])
-
-
 def calibrate_bridge(reading: np.ndarray, hum_a: np.ndarray, hum_b: np.ndarray, hum_n: np.ndarray,
                      prior: ScoreBridge, *, sampler: str = "nutpie", chains: int = 4, draws: int = 1000,
                      tune: int = 1000, seed: int = 0, target_accept: float = 0.9,
@@ -124,13 +115,17 @@ def calibrate_bridge(reading: np.ndarray, hum_a: np.ndarray, hum_b: np.ndarray, 
 
     ::
 
-        s_J = m + L u,  u ~ Normal(0, I)                the judges' reading (the draws' Gaussian)
+        s_J ~ Normal(m, Σ_J)                             the judges' reading (its draws' Gaussian)
         λ ~ LogNormal(log λ_med, σ_λ),  τ ~ LogNormal(log τ_med, σ_τ),  z_i ~ Normal(0, 1)
         h = λ s_J + τ z − mean                           people's scores (bridge_map)
         n_A ~ Binomial(n_A + n_B, σ(h_a − h_b))          each labelled pair (Bradley-Terry)
 
-    The judges' reading enters through the mean ``m`` and covariance ``L Lᵀ`` of its posterior
+    The judges' reading enters through the mean ``m`` and covariance ``Σ_J`` of its posterior
     draws (a judges-only fit), so the labels calibrate the bridge without refitting the judges.
+    With ``sampler="nutpie"`` (or ``"laplace"``) the posterior of ``(h, λ, τ)`` is sampled by
+    nutpie on a hand-written kernel that integrates ``s_J`` and ``z`` out
+    (:mod:`bayes_judge.inference.kernels.bridge`: the scores where the labels pin them, 402 →
+    202 coordinates at 200 systems); other samplers take this PyMC model as written.
 
     Parameters
     ----------
@@ -142,7 +137,7 @@ def calibrate_bridge(reading: np.ndarray, hum_a: np.ndarray, hum_b: np.ndarray, 
         People's preferences for ``hum_a`` and for ``hum_b``.
     prior : ScoreBridge
     sampler, chains, draws, tune, seed, target_accept
-        NUTS settings (``"laplace"`` samples this small model with nutpie).
+        NUTS settings.
     pointwise : bool
         Return ``log_lik_human`` (draws × labelled pairs floats: 250 MB for 4,000 draws of 8,000
         pairs, so the leaderboard asks for it only where it keeps its pointwise values).
@@ -150,40 +145,87 @@ def calibrate_bridge(reading: np.ndarray, hum_a: np.ndarray, hum_b: np.ndarray, 
     Returns
     -------
     dict
-        ``s`` (chains, draws, N) people's scores, centred; ``s_judges`` the reading's draws under
-        the model; ``bridge_lambda``, ``bridge_tau`` (chains, draws); ``diverging`` (chains, draws);
-        ``log_lik_human`` (chains, draws, H; with ``pointwise``), each labelled pair's
-        log-likelihood without the binomial coefficient (as the leaderboard models' pointwise values).
+        ``s`` (chains, draws, N) people's scores, centred; ``bridge_lambda``, ``bridge_tau``
+        (chains, draws); ``diverging`` (chains, draws); ``log_lik_human`` (chains, draws, H; with
+        ``pointwise``), each labelled pair's log-likelihood without the binomial coefficient (as
+        the leaderboard models' pointwise values).
     """
+    reading = np.asarray(reading, dtype=float)
+    a, b = np.asarray(hum_a, dtype=np.int64), np.asarray(hum_b, dtype=np.int64)
+    n = np.asarray(hum_n, dtype=float).reshape(-1, 2)
+    if sampler in ("nutpie", "laplace"):
+        out = _bridge_kernel(reading, a, b, n, prior, chains=chains, draws=draws, tune=tune, seed=seed,
+                             target_accept=target_accept)
+    else:
+        out = _bridge_pymc(reading, a, b, n, prior, sampler=sampler, chains=chains, draws=draws, tune=tune,
+                           seed=seed, target_accept=target_accept)
+    if pointwise:  # each labelled pair's log-likelihood, counts × log σ(±d)
+        d = out["s"][..., a] - out["s"][..., b]
+        out["log_lik_human"] = n[:, 0] * -np.logaddexp(0.0, -d) + n[:, 1] * -np.logaddexp(0.0, d)
+    return out
+
+
+def _bridge_kernel(reading: np.ndarray, a: np.ndarray, b: np.ndarray, n: np.ndarray, prior: ScoreBridge, *,
+                   chains: int, draws: int, tune: int, seed: int, target_accept: float,
+                   centred: bool | None = None) -> dict[str, np.ndarray]:
+    """:func:`calibrate_bridge` by nutpie on :mod:`bayes_judge.inference.kernels.bridge`, from the
+    mode (``τ`` held at its prior's median) with the Laplace shear on ``log λ``, ``log τ`` and
+    the reading's direction."""
+    from ..inference._nutpie import make_model, run
+    from ..inference.kernels import bridge as kernel
+    from ..inference.laplace import laplace_shear
+
+    N = reading.shape[1]
+    buf = kernel.pack_data(reading, a, b, n, prior, centred=centred)
+    d = kernel.n_dim(buf)
+    free = np.ones(d, dtype=bool)
+    free[-1] = False  # τ: with few labels its joint mode with the scores is the corner τ → 0
+
+    def directions(x_mode: np.ndarray) -> np.ndarray:
+        cols = np.zeros((d, 3))
+        cols[-2, 0] = cols[-1, 1] = 1.0
+        if d == N + 2:  # centred: the scores ride along λ m
+            cols[:N, 2] = kernel.reading_mean(buf)
+        return cols
+
+    x0, shear = laplace_shear(kernel.logp_grad, buf, kernel.start(buf), free, directions)
+    model = make_model(kernel.logp_grad, kernel.expand, buf=buf, init_flat=x0,
+                       shapes={"s": (N,), "bridge_lambda": (), "bridge_tau": ()}, dims={"s": ("system",)},
+                       coords={"system": np.arange(N)}, shear=shear)
+    post, stats = run(model, chains=chains, draws=draws, tune=tune, seed=seed, target_accept=target_accept)
+    return {**post, "diverging": stats["diverging"]}
+
+
+def _bridge_pymc(reading: np.ndarray, a: np.ndarray, b: np.ndarray, n: np.ndarray, prior: ScoreBridge, *,
+                 sampler: str, chains: int, draws: int, tune: int, seed: int,
+                 target_accept: float) -> dict[str, np.ndarray]:
+    """:func:`calibrate_bridge` as a PyMC model (``s_J = m + L u``, ``u ~ Normal(0, I)``, ``L Lᵀ = Σ_J``),
+    sampled by ``sampler``."""
     import pymc as pm
 
     from ..inference.fit import _quiet_pymc
 
-    reading = np.asarray(reading, dtype=float)
     N = reading.shape[1]
-    m, L = _reading_basis(reading)
-    a, b = np.asarray(hum_a, dtype=np.int64), np.asarray(hum_b, dtype=np.int64)
-    n = np.asarray(hum_n, dtype=float)
+    m = reading.mean(axis=0)
+    w, V = np.linalg.eigh(np.cov(reading, rowvar=False))
+    keep = w > 1e-9 * max(float(w.max()), 1e-300)
+    L = V[:, keep] * np.sqrt(w[keep])
     with pm.Model() as model:
         u = pm.Normal("u", 0.0, 1.0, shape=L.shape[1])
         # an elementwise product and a sum, not a dot: PyTensor's C dot warns where it finds no BLAS
-        s_j = pm.Deterministic("s_judges", m + (L * u[None, :]).sum(axis=1))
+        s_j = m + (L * u[None, :]).sum(axis=1)
         lam = pm.LogNormal("bridge_lambda", np.log(prior.lam_median), max(prior.lam_sd, 1e-6))
         tau = pm.LogNormal("bridge_tau", np.log(prior.tau_median), max(prior.tau_sd, 1e-6))
         z = pm.Normal("z", 0.0, 1.0, shape=N)
         h = pm.Deterministic("s", bridge_map(s_j, lam, tau, z))
         pm.Binomial("human", n=n.sum(axis=1), logit_p=h[a] - h[b], observed=n[:, 0])
-    nuts = "nutpie" if sampler == "laplace" else sampler
     with _quiet_pymc(), model, warnings.catch_warnings():
         # PyTensor's C compiler warns once, on a fresh cache, of no BLAS (its rewrites may make a dot)
         warnings.filterwarnings("ignore", message=".*could not link to a BLAS.*", category=UserWarning)
         idata = pm.sample(draws=draws, tune=tune, chains=chains, random_seed=seed, target_accept=target_accept,
-                          nuts_sampler=nuts, progressbar=False, compute_convergence_checks=False)
+                          nuts_sampler=sampler, progressbar=False, compute_convergence_checks=False)
     post = idata["posterior"]
-    out = {k: post[k].to_numpy() for k in ("s", "s_judges", "bridge_lambda", "bridge_tau")}
-    if pointwise:  # each labelled pair's log-likelihood, counts × log σ(±d)
-        d = out["s"][..., a] - out["s"][..., b]
-        out["log_lik_human"] = n[:, 0] * -np.logaddexp(0.0, -d) + n[:, 1] * -np.logaddexp(0.0, d)
+    out = {k: post[k].to_numpy() for k in ("s", "bridge_lambda", "bridge_tau")}
     div = idata["sample_stats"].get("diverging")
     out["diverging"] = (div.to_numpy() if div is not None else np.zeros(out["bridge_tau"].shape, bool))
     return out

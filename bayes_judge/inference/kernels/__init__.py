@@ -15,6 +15,8 @@ module                    serves
 ``ranking``               ranking: ``poe-bt``, ``poe-g``, ``bt`` (with their Laplace fits)
 ``leaderboard``           leaderboard: ``bt-judges`` (and the machinery both leaderboard kernels share)
 ``leaderboard_bt``        leaderboard: ``bt`` on people's votes
+``bridge``                leaderboard: the score bridge learnt from labels (not a declared model:
+                          :func:`bayes_judge.leaderboard.bridge.calibrate_bridge`'s own PyMC model)
 ========================  =====================================================================
 """
 
