@@ -443,8 +443,11 @@ def leaderboard(
                 if name in prev_post:
                     start[name] = prev_post[name].mean(("chain", "draw")).to_numpy()
     arrays = data.arrays()
-    # the score bridge's own model is no fast path: its warm-up and acceptance target stay
+    # the score bridge's warm-up: its kernel's own where none was given (it starts at the mode,
+    # sheared), else as asked; its acceptance target as the fit's
     bridge_tune, bridge_accept = sampling.tune, sampling.target_accept
+    if tune is None and previous is None and sampling.sampler in ("nutpie", "laplace"):
+        from ..inference.kernels.bridge import TUNE as bridge_tune
     if tune is None or target_accept is None:  # the fast path's own settings, where it runs and none was given
         from ..inference.fit import chosen_fast_path
 
@@ -466,6 +469,20 @@ def leaderboard(
                        "systems": [str(x) for x in prev_post["system"].to_numpy()],
                        "posterior": {k: prev_post[k].to_numpy() for k in prev_post.data_vars},
                        "stats": {k: stats0[k].to_numpy() for k in ("lp", "s_raw_mean") if k in stats0}}
+    bridge_earlier, bridge_not_moved = None, None
+    if calibrate and prev_post is not None and transport and sampling.sampler == "nutpie" and fast:
+        pa = previous.attrs or {}
+        if "bridge_lambda" not in prev_post or "s_judges" not in prev_post:
+            bridge_not_moved = "the earlier fit learnt no bridge from labels"
+        elif pa.get("bridge_moved"):
+            bridge_not_moved = "the earlier fit's bridge draws were themselves moved"
+        else:
+            where = {name: i for i, name in enumerate(labels.systems)}
+            bridge_earlier = {
+                "reading": prev_post["s_judges"].to_numpy().reshape(-1, prev_post.sizes["system"]),
+                "hum_a": old_data.hum_a, "hum_b": old_data.hum_b, "hum_n": old_data.hum_n,
+                **{k: prev_post[k].to_numpy() for k in ("s", "bridge_lambda", "bridge_tau")},
+                "kept": np.array([where[str(x)] for x in prev_post["system"].to_numpy()], dtype=np.int64)}
     fit = fit_model(spec, arrays, dims=LeaderboardData.DIMS, coords=coords, priors=priors,
                     sampling=sampling, options=options, init=start, fast=fast, earlier=earlier)
     moved = fit.info.get("transport") or ({"why": not_moved} if not_moved else None)
@@ -527,7 +544,18 @@ def leaderboard(
         reading = post["s"]
         cal = calibrate_bridge(reading.reshape(C * D, -1), labels.hum_a, labels.hum_b, labels.hum_n, prior,
                                sampler=sampler, chains=C, draws=D, tune=bridge_tune, seed=seed,
-                               target_accept=bridge_accept, pointwise=loglik is not None)
+                               target_accept=bridge_accept, pointwise=loglik is not None, earlier=bridge_earlier)
+        bridge_moved = cal.get("moved") or ({"why": bridge_not_moved} if bridge_not_moved else None)
+        if bridge_moved is not None and "updated_from" in attrs:
+            if "pareto_k" in bridge_moved:
+                attrs["updated_from"] += (
+                    f"; the score bridge's draws moved likewise (Pareto k-hat {bridge_moved['pareto_k']:.2f}, "
+                    f"importance ESS {bridge_moved['ess_importance']:.0f} of {C * D})")
+                attrs["bridge_moved"] = 1
+                attrs["ess_importance"] = round(min(float(attrs.get("ess_importance", np.inf)),
+                                                    bridge_moved["ess_importance"]), 1)
+            else:
+                attrs["updated_from"] += f"; the score bridge sampled afresh by NUTS: {bridge_moved['why']}"
         post["s_judges"], post["s"] = reading, cal["s"]
         post["bridge_lambda"], post["bridge_tau"] = cal["bridge_lambda"], cal["bridge_tau"]
         dims.update({"s_judges": dims["s"], "bridge_lambda": [], "bridge_tau": []})

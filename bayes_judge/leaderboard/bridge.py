@@ -110,7 +110,7 @@ def bridge_map(reading, lam, tau, z):  # numpy arrays or PyTensor tensors: no an
 def calibrate_bridge(reading: np.ndarray, hum_a: np.ndarray, hum_b: np.ndarray, hum_n: np.ndarray,
                      prior: ScoreBridge, *, sampler: str = "nutpie", chains: int = 4, draws: int = 1000,
                      tune: int = 1000, seed: int = 0, target_accept: float = 0.9,
-                     pointwise: bool = True) -> dict[str, np.ndarray]:
+                     pointwise: bool = True, earlier: dict | None = None) -> dict:
     """People's scores from the judges' reading and human labels: the score bridge learnt from them.
 
     ::
@@ -141,6 +141,15 @@ def calibrate_bridge(reading: np.ndarray, hum_a: np.ndarray, hum_b: np.ndarray, 
     pointwise : bool
         Return ``log_lik_human`` (draws × labelled pairs floats: 250 MB for 4,000 draws of 8,000
         pairs, so the leaderboard asks for it only where it keeps its pointwise values).
+    earlier : dict, optional
+        An earlier fit of the bridge to move onto this one (a leaderboard update, with nutpie):
+        its ``reading`` (draws, N₀), ``hum_a``, ``hum_b``, ``hum_n``, its NUTS draws ``s``
+        (chains, draws, N₀), ``bridge_lambda``, ``bridge_tau``, and ``kept`` (N₀,), where its
+        systems sit among these.  Its draws are moved by the map between the two posteriors'
+        Laplace approximations and importance-resampled
+        (:func:`bayes_judge.inference.transport.transport_draws`) where the weights serve
+        (Pareto k-hat ≤ 0.7, importance ESS ≥ half the draws); otherwise this bridge is sampled
+        afresh.
 
     Returns
     -------
@@ -148,26 +157,75 @@ def calibrate_bridge(reading: np.ndarray, hum_a: np.ndarray, hum_b: np.ndarray, 
         ``s`` (chains, draws, N) people's scores, centred; ``bridge_lambda``, ``bridge_tau``
         (chains, draws); ``diverging`` (chains, draws); ``log_lik_human`` (chains, draws, H; with
         ``pointwise``), each labelled pair's log-likelihood without the binomial coefficient (as
-        the leaderboard models' pointwise values).
+        the leaderboard models' pointwise values); with ``earlier``, ``moved``: the transport's
+        ``pareto_k`` and ``ess_importance`` where its draws served, else ``why`` they did not.
     """
     reading = np.asarray(reading, dtype=float)
     a, b = np.asarray(hum_a, dtype=np.int64), np.asarray(hum_b, dtype=np.int64)
     n = np.asarray(hum_n, dtype=float).reshape(-1, 2)
-    if sampler in ("nutpie", "laplace"):
+    out: dict | None = None
+    moved: dict | None = None
+    if earlier is not None and sampler in ("nutpie", "laplace"):
+        out, moved = _transport_bridge(reading, a, b, n, prior, earlier, chains=chains, draws=draws, seed=seed)
+    if out is None and sampler in ("nutpie", "laplace"):
         out = _bridge_kernel(reading, a, b, n, prior, chains=chains, draws=draws, tune=tune, seed=seed,
                              target_accept=target_accept)
-    else:
+    elif out is None:
         out = _bridge_pymc(reading, a, b, n, prior, sampler=sampler, chains=chains, draws=draws, tune=tune,
                            seed=seed, target_accept=target_accept)
     if pointwise:  # each labelled pair's log-likelihood, counts × log σ(±d)
         d = out["s"][..., a] - out["s"][..., b]
         out["log_lik_human"] = n[:, 0] * -np.logaddexp(0.0, -d) + n[:, 1] * -np.logaddexp(0.0, d)
+    if earlier is not None:
+        out["moved"] = moved or {"why": f"sampler {sampler!r} samples the bridge's PyMC model"}
     return out
+
+
+def _transport_bridge(reading: np.ndarray, a: np.ndarray, b: np.ndarray, n: np.ndarray, prior: ScoreBridge,
+                      earlier: dict, *, chains: int, draws: int, seed: int) -> tuple[dict | None, dict]:
+    """The earlier bridge's draws moved onto this one (:func:`calibrate_bridge`'s ``earlier``):
+    ``(draws, info)``, or ``(None, {"why": ...})`` where they cannot serve."""
+    from ..inference.kernels import bridge as kernel
+    from ..inference.transport import MIN_SHARE, resample_within_chains, transport_draws
+
+    N = reading.shape[1]
+    s0 = np.asarray(earlier["s"], dtype=float)
+    C0, D0, N0 = s0.shape
+    if (C0, D0) != (chains, draws):
+        return None, {"why": f"its {C0} x {D0} draws are not the {chains} x {draws} asked for"}
+    new = kernel.pack_data(reading, a, b, n, prior)
+    if kernel.n_dim(new) != N + 2:  # ξ's coordinates turn with the reading's basis, which the update changes
+        return None, {"why": "the labels are too few a system for the scores to be sampled where they are "
+                             "(the bridge is then non-centred, in coordinates the update turns)"}
+    old = kernel.pack_data(earlier["reading"], earlier["hum_a"], earlier["hum_b"], earlier["hum_n"], prior,
+                           centred=True)
+    kept = np.asarray(earlier["kept"], dtype=np.int64)
+    lam = np.asarray(earlier["bridge_lambda"], dtype=float).reshape(-1)
+    tau = np.asarray(earlier["bridge_tau"], dtype=float).reshape(-1)
+    rng = np.random.default_rng([seed, 104729])
+    # h̃ = h + c, c ~ Normal(0, 1/N₀): its exact posterior, which nothing else sees
+    scores = s0.reshape(-1, N0) + rng.standard_normal((C0 * D0, 1)) / np.sqrt(N0)
+    x_old = np.column_stack([scores, np.log(lam), np.log(tau)])
+    try:
+        y, _, wts, info = transport_draws((kernel.logp_grad, old), (kernel.logp_grad, new), x_old,
+                                          kept=np.r_[kept, N, N + 1], n_new=N + 2, seed=seed)
+    except ValueError as err:
+        return None, {"why": str(err)}
+    if not (info["pareto_k"] <= 0.7 and info["ess_importance"] >= MIN_SHARE * len(y)):
+        return None, {"why": f"the moved draws' weights do not serve (Pareto k-hat {info['pareto_k']:.2f}, "
+                             f"importance ESS {info['ess_importance']:.0f} of {len(y)})"}
+    idx = resample_within_chains(wts, chains, rng).ravel()
+    flat = np.empty((len(idx), N + 2))
+    for i, j in enumerate(idx):
+        kernel.expand(np.ascontiguousarray(y[j]), new, flat[i])
+    out = {"s": flat[:, :N].reshape(chains, draws, N), "bridge_lambda": flat[:, N].reshape(chains, draws),
+           "bridge_tau": flat[:, N + 1].reshape(chains, draws), "diverging": np.zeros((chains, draws), bool)}
+    return out, {"pareto_k": float(info["pareto_k"]), "ess_importance": float(info["ess_importance"])}
 
 
 def _bridge_kernel(reading: np.ndarray, a: np.ndarray, b: np.ndarray, n: np.ndarray, prior: ScoreBridge, *,
                    chains: int, draws: int, tune: int, seed: int, target_accept: float,
-                   centred: bool | None = None) -> dict[str, np.ndarray]:
+                   centred: bool | None = None) -> dict:
     """:func:`calibrate_bridge` by nutpie on :mod:`bayes_judge.inference.kernels.bridge`, from the
     mode (``τ`` held at its prior's median) with the Laplace shear on ``log λ``, ``log τ`` and
     the reading's direction."""
@@ -198,7 +256,7 @@ def _bridge_kernel(reading: np.ndarray, a: np.ndarray, b: np.ndarray, n: np.ndar
 
 def _bridge_pymc(reading: np.ndarray, a: np.ndarray, b: np.ndarray, n: np.ndarray, prior: ScoreBridge, *,
                  sampler: str, chains: int, draws: int, tune: int, seed: int,
-                 target_accept: float) -> dict[str, np.ndarray]:
+                 target_accept: float) -> dict:
     """:func:`calibrate_bridge` as a PyMC model (``s_J = m + L u``, ``u ~ Normal(0, I)``, ``L Lᵀ = Σ_J``),
     sampled by ``sampler``."""
     import pymc as pm

@@ -491,6 +491,28 @@ def test_an_update_moves_the_earlier_nuts_draws_where_they_serve():
     assert held.attrs["sampler"] == "nutpie (fast path)" and "hierarchical scale" in held.attrs["updated_from"]
 
 
+def test_an_update_with_labels_moves_the_bridge_too():
+    """With labels (the default score bridge learnt from them) the bridge's NUTS draws are moved
+    onto the new posterior as the judges' are: people's scores as a cold fit's within Monte Carlo
+    error, said in updated_from; bridge draws that were moved are not moved again."""
+    df, _ = simulate_leaderboard(20, 16_000, **THREE_JUDGES, design="one-judge", label_share=0.1, seed=5)
+    first = bj.leaderboard(df.iloc[:14_000], seed=1, pointwise=False)
+    assert first.attrs["n_labels"] > 1000 and "bridge_lambda" in first.posterior
+    upd = bj.leaderboard(df.iloc[14_000:], previous=first, seed=2, pointwise=False)
+    cold = bj.leaderboard(df, seed=2, pointwise=False)
+    assert "the score bridge's draws moved likewise" in upd.attrs["updated_from"] and upd.attrs["bridge_moved"] == 1
+    assert 2000 <= upd.attrs["ess_importance"] <= 4000
+    for var in ("s", "bridge_lambda"):
+        a, b = (f.posterior[var].to_numpy().reshape(4000, -1) for f in (upd, cold))
+        se = np.hypot(a.std(0), b.std(0)) / np.sqrt(1000)
+        assert np.all(np.abs(a.mean(0) - b.mean(0)) < 4.5 * se), var
+        assert np.allclose(a.std(0), b.std(0), rtol=0.12), var
+    again = bj.leaderboard(df.iloc[15_000:].assign(item=lambda d: d["item"].astype(str) + "x"), previous=upd, seed=3,
+                           pointwise=False)
+    assert "the score bridge sampled afresh by NUTS: the earlier fit's bridge draws were themselves moved" \
+        in again.attrs["updated_from"]
+
+
 def _same_posterior(a_fit, b_fit):
     """The judges' reading and the judges of two fits agree within Monte Carlo error (both ESS
     over 1,000 here)."""
