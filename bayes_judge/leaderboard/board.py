@@ -290,7 +290,9 @@ def leaderboard(
         the judges' own system preferences (``system_bias``, a hierarchical scale), a judge's
         first ties (the draws have no such coordinate), other chains or draws, an earlier fit
         whose draws were themselves moved (moved again, they would repeat more draws), or weights
-        under a Pareto k-hat of 0.7 or an importance ESS of half the draws.  Where they serve,
+        under a Pareto k-hat of 0.7 or an importance ESS of half the draws.  With labels the score
+        bridge learnt from them is moved likewise (from an importance ESS of a quarter of the
+        draws), where the labels pin each system's score; ``attrs["updated_from"]`` says which.  Where they serve,
         ``attrs["sampler"]`` and ``attrs["updated_from"]`` say so, with the weights' k-hat and
         importance ESS (``attrs["ess_importance"]``, which caps the summaries' ESS).  ``False``:
         always sample afresh.
@@ -308,7 +310,7 @@ def leaderboard(
         judges that read each label, ``benchmarks/leaderboard_few_labels.py``).  Default (``None``):
         on, with :data:`~bayes_judge.leaderboard.bridge.SCORE_BRIDGE` (with labels and
         ``sampler="laplace"``: off, as the bridge learnt from the labels is sampled by NUTS, about
-        30 s for 200 systems with 20,000 labels, which a Laplace fit is asked for to avoid;
+        20 s for 200 systems with 100,000 labels, which a Laplace fit is asked for to avoid;
         ``bridge=True`` asks for it); a :class:`ScoreBridge` sets the prior; ``False`` keeps the judges' reading
         without labels and, with labels, fits one model in which each judge reads the label of the
         comparison it judged.  The reading stays in the posterior as ``s_judges`` (with labels also

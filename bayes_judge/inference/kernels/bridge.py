@@ -11,19 +11,24 @@ reading's mean ``m``), the coordinates ``v = Vᵀ h`` are independent::
     log λ ~ Normal(log λ_med, σ_λ),   log τ ~ Normal(log τ_med, σ_τ)
     n_A ~ Binomial(n_A + n_B, σ(h_a − h_b))                      each labelled pair
 
-The sampled point is ``x = [h̃ (N), log λ, log τ]`` with ``h = h̃ − mean(h̃)``; the mean of
-``h̃``, which nothing else sees, gets a ``Normal(0, 1/N)`` prior so the density is proper (its
-draws are dropped).  The scores are sampled where the labels pin them (a centred
-parametrization): with many labels each ``h_i`` is known far better than its prior says, and
-the non-centred ``z`` of the PyMC model then trades against ``τ`` along a ridge nutpie's
-diagonal mass matrix cannot follow (at 200 systems and 100,000 labels it took minutes).  With
-few labels the scores ride along ``λ m``; the Laplace shear on ``log λ``, ``log τ`` and ``m``
-(:func:`bayes_judge.inference.laplace.laplace_shear`) takes that correlation out.
+Two parametrizations of the scores, chosen by how much the labels tell (:data:`CENTRED_FROM`):
+
+* **centred**, ``x = [h̃ (N), log λ, log τ]`` with ``h = h̃ − mean(h̃)`` (the mean of ``h̃``,
+  which nothing else sees, gets a ``Normal(0, 1/N)`` prior so the density is proper; its draws
+  are dropped): the scores sampled where the labels pin them.  With many labels each ``h_i`` is
+  known far better than its prior says, and a non-centred ``z`` then trades against ``τ`` along
+  a ridge nutpie's diagonal mass matrix cannot follow (the PyMC model took 534 s at 200 systems
+  and 100,000 labels; this kernel 21-26 s).  The scores ride along ``λ m``: the Laplace shear on
+  ``log λ``, ``log τ`` and ``m`` (:func:`bayes_judge.inference.laplace.laplace_shear`) takes
+  that correlation out.
+* **non-centred**, ``x = [ξ (N − 1), log λ, log τ]`` with ``v = λ μ + σ ξ``, ``ξ ~ Normal(0, I)``:
+  with few labels a system the scores are mostly prior, and centred they would form a funnel
+  with ``τ`` (at 200 systems and 1,000 labels τ's ESS 168 centred, 1,661 non-centred).
 
 The likelihood's pairs are unordered (``a < b``, the two orders' counts summed): the same
 posterior at half the terms, read by the leaderboard kernel's vectorized human-label pass
-(:mod:`bayes_judge.inference.kernels.leaderboard`).  Checked against the PyMC model's posterior by
-``tests/leaderboard/test_bridge.py``.
+(:mod:`bayes_judge.inference.kernels.leaderboard`).  Checked against an independent computation of
+the density and against the PyMC model's posterior by ``tests/inference/test_kernel_bridge.py``.
 """
 
 from __future__ import annotations
