@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["gaussian_map", "transport_weights", "resample_within_chains", "MIN_SHARE"]
+__all__ = ["gaussian_map", "transport_weights", "resample_within_chains", "MIN_SHARE", "SHIFT_BELOW"]
 
 #: the least importance ESS, as a share of the draws, at which moved draws are kept; below it the
 #: update is sampled afresh (at 1,000,000 battles with 10% new the share is 0.97-1.00:
@@ -33,6 +33,12 @@ MIN_SHARE = 0.5
 #: turns it off to compare): L-BFGS stops where the log density (about -6e5 at 1,000,000 battles)
 #: changes by its relative tolerance, short of the mode by enough to cost the weights
 NEWTON_STEP = True
+#: where the moved draws' importance ESS is under this share of them, they are shifted once more, by
+#: their weighted mean's distance from their mean, and weighed again; the shift is kept where the
+#: k-hat falls (the first of Paananen et al.'s adaptive transformations, Section 3.2).  The score
+#: bridge at 1,000,000 battles with 10% labelled, 10% more: ESS 1,754 → 2,931 of 4,000, k-hat 0.28 →
+#: 0.11 (a full covariance match from the weighted draws, 202 coordinates, fell to ESS 2)
+SHIFT_BELOW = 0.9
 
 
 def _sym_sqrt(h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -145,8 +151,9 @@ def transport_draws(old: tuple, new: tuple, x_old: np.ndarray, *, kept: np.ndarr
         Their Pareto-smoothed normalized weights ``∝ p₁(y) / p₀(x)``.
     info : dict
         ``pareto_k``, ``ess_importance``, ``shift`` (how far the mode moved, in the earlier
-        Laplace approximation's standard deviations) and ``n_grad`` (gradients for the modes and
-        curvatures).
+        Laplace approximation's standard deviations), ``n_grad`` (gradients for the modes and
+        curvatures) and ``mean_shifted`` (whether the draws were shifted once more by their
+        weighted mean, :data:`SHIFT_BELOW`).
 
     Raises
     ------
@@ -203,7 +210,14 @@ def transport_draws(old: tuple, new: tuple, x_old: np.ndarray, *, kept: np.ndarr
         kw0, bw0 = weigh_old or old
         lp_old = _logp_many(kw0, bw0, x_old, threads)
     w, k, ess = transport_weights(lp_new, lp_old + lq_new)
+    shifted = False
+    if ess < SHIFT_BELOW * len(y):  # the weighted mean's distance, moved by once (SHIFT_BELOW)
+        y2 = y + (w @ y - y.mean(axis=0))
+        lp2 = _logp_many(kw1, bw1, y2, threads)
+        w2, k2, ess2 = transport_weights(lp2, lp_old + lq_new)
+        if k2 < k:
+            y, lp_new, w, k, ess, shifted = y2, lp2, w2, k2, ess2, True
     d = m1[v] - m0
     info = {"pareto_k": k, "ess_importance": ess, "shift": float(np.sqrt(max(d @ h0 @ d, 0.0))),
-            "n_grad": n0 + n1 + 4, "new_coordinates": len(u)}
+            "n_grad": n0 + n1 + 4, "new_coordinates": len(u), "mean_shifted": shifted}
     return y, lp_new, w, info

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from bayes_judge.inference import transport
 from bayes_judge.inference.transport import gaussian_map, resample_within_chains, transport_draws
 
 
@@ -61,10 +62,11 @@ def _skew(mu, sigma, a):
     return kernel
 
 
-def test_the_weights_correct_what_the_gaussians_map_gets_wrong():
+def test_the_weights_correct_what_the_gaussians_map_gets_wrong(monkeypatch):
     """Skewed posteriors whose skew changes: the map between their Laplace approximations moves the
     draws near the new one, and only the weights make their mean the new posterior's (a test the
     map alone fails; an affine map of a skew-normal of the same skew would be exact)."""
+    monkeypatch.setattr(transport, "SHIFT_BELOW", 0.0)  # the map alone, not shifted after it
     rng = np.random.default_rng(2)
     a0, a1, size = 4.0, 2.5, 8000
     old, new = (np.zeros(2), np.ones(2)), (np.array([0.3, -0.2]), np.array([0.6, 0.7]))
@@ -77,6 +79,28 @@ def test_the_weights_correct_what_the_gaussians_map_gets_wrong():
     assert np.all(np.abs(w @ y - truth) < 4 * se)
     assert np.any(np.abs(y.mean(axis=0) - truth) > 8 * se)  # the moved draws alone are off
     assert info["pareto_k"] < 0.6 and info["ess_importance"] > 0.5 * size
+
+
+def test_a_shift_by_the_weighted_mean_keeps_more_of_the_draws(monkeypatch):
+    """Where the map leaves the draws' weights uneven (the skew-normals' modes are not their means),
+    one shift by the weighted mean raises the importance ESS and lowers the k-hat, and the weighted
+    mean stays the new posterior's."""
+    rng = np.random.default_rng(4)
+    a0, a1, size = 6.0, 2.0, 8000
+    old, new = (np.zeros(2), np.ones(2)), (np.array([0.3, -0.2]), np.array([0.6, 0.7]))
+    x = np.column_stack([stats.skewnorm.rvs(a0, loc=old[0][i], scale=old[1][i], size=size, random_state=rng)
+                         for i in range(2)])
+    kernels = (_skew(*old, a0), None), (_skew(*new, a1), None)
+    monkeypatch.setattr(transport, "SHIFT_BELOW", 0.0)
+    *_, plain = transport_draws(*kernels, x, threads=1)
+    monkeypatch.setattr(transport, "SHIFT_BELOW", 0.9)
+    y, lp, w, info = transport_draws(*kernels, x, threads=1)
+    assert not plain["mean_shifted"] and info["mean_shifted"]
+    assert info["ess_importance"] > plain["ess_importance"] and info["pareto_k"] < plain["pareto_k"]
+    assert np.allclose(lp, [kernels[1][0](v, None, np.empty(2)) for v in y])
+    truth = stats.skewnorm.mean(a1, loc=new[0], scale=new[1])
+    se = stats.skewnorm.std(a1, loc=new[0], scale=new[1]) / np.sqrt(info["ess_importance"])
+    assert np.all(np.abs(w @ y - truth) < 4 * se)
 
 
 def test_resampling_stays_within_each_chain_and_in_its_order():
