@@ -125,6 +125,31 @@ def start(buf: np.ndarray) -> np.ndarray:
     return np.concatenate([scores, [buf[3], buf[5]]])
 
 
+@numba.njit(inline="always")
+def _vt_times(V, x, N, K):  # pragma: no cover (compiled by numba)
+    """``Vᵀ x`` (K,) for ``V`` (N × K, row-major, flat)."""
+    out = np.zeros(K)
+    for i in range(N):
+        xi = x[i]
+        r = i * K
+        for k in range(K):
+            out[k] += V[r + k] * xi
+    return out
+
+
+@numba.njit(inline="always")
+def _v_times(V, y, N, K):  # pragma: no cover (compiled by numba)
+    """``V y`` (N,) for ``V`` (N × K, row-major, flat)."""
+    out = np.empty(N)
+    for i in range(N):
+        r = i * K
+        acc = 0.0
+        for k in range(K):
+            acc += V[r + k] * y[k]
+        out[i] = acc
+    return out
+
+
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _labels(h, buf, P, gh):  # pragma: no cover (compiled by numba)
     """Bradley-Terry on each unordered labelled pair, ``σ(h_a − h_b)`` from the table
@@ -151,12 +176,7 @@ def _centred(x, buf, grad, N, K, P, V, mu, w, lam, tau):  # pragma: no cover (co
     for i in range(N):
         h[i] = x[i] - c
     total = _labels(h, buf, P, gh)
-    v = np.zeros(K)  # v = Vᵀ h, v_k ~ Normal(λ μ_k, λ² w_k + τ²)
-    for i in range(N):
-        hi = h[i]
-        r = i * K
-        for k in range(K):
-            v[k] += V[r + k] * hi
+    v = _vt_times(V, h, N, K)  # v_k ~ Normal(λ μ_k, λ² w_k + τ²)
     g_lam = 0.0
     g_tau = 0.0
     gv = np.empty(K)
@@ -169,14 +189,10 @@ def _centred(x, buf, grad, N, K, P, V, mu, w, lam, tau):  # pragma: no cover (co
         half = 0.5 * (q - 1.0) / var  # d/d(var)
         g_lam += e * mu[k] / var + half * 2.0 * lam * w[k]
         g_tau += half * 2.0 * tau
-    for i in range(N):
-        r = i * K
-        acc = 0.0
-        for k in range(K):
-            acc += V[r + k] * gv[k]
-        gh[i] += acc
+    back = _v_times(V, gv, N, K)
     gm = 0.0
     for i in range(N):
+        gh[i] += back[i]
         gm += gh[i]
     gm /= N
     for i in range(N):  # h = h̃ − mean(h̃), and mean(h̃) ~ Normal(0, 1/N)
@@ -189,23 +205,14 @@ def _non_centred(x, buf, grad, N, K, P, V, mu, w, lam, tau):  # pragma: no cover
     """``x = [ξ (K), log λ, log τ]``, ``v_k = λ μ_k + σ_k ξ_k``, ``h = V v``: returns ``(log
     density, ∂/∂λ, ∂/∂τ)`` with the gradient in ``ξ`` in ``grad[:K]``."""
     sd = np.empty(K)
-    h = np.zeros(N)
+    v = np.empty(K)
     for k in range(K):
         sd[k] = math.sqrt(lam * lam * w[k] + tau * tau)
-    for i in range(N):
-        r = i * K
-        acc = 0.0
-        for k in range(K):
-            acc += V[r + k] * (lam * mu[k] + sd[k] * x[k])
-        h[i] = acc
+        v[k] = lam * mu[k] + sd[k] * x[k]
+    h = _v_times(V, v, N, K)
     gh = np.zeros(N)
     total = _labels(h, buf, P, gh)
-    gv = np.zeros(K)  # Vᵀ ∂/∂h
-    for i in range(N):
-        g = gh[i]
-        r = i * K
-        for k in range(K):
-            gv[k] += V[r + k] * g
+    gv = _vt_times(V, gh, N, K)  # Vᵀ ∂/∂h
     g_lam = 0.0
     g_tau = 0.0
     for k in range(K):
@@ -256,12 +263,13 @@ def expand(x, buf, out):  # pragma: no cover (compiled by numba)
             out[i] = x[i] - c
     else:
         o = _HEADER + 4 * P
+        mu = buf[o + N * K:o + N * K + K]
+        w = buf[o + N * K + K:o + N * K + 2 * K]
+        v = np.empty(K)
+        for k in range(K):
+            v[k] = lam * mu[k] + math.sqrt(lam * lam * w[k] + tau * tau) * x[k]
+        h = _v_times(buf[o:o + N * K], v, N, K)
         for i in range(N):
-            r = o + i * K
-            acc = 0.0
-            for k in range(K):
-                w_k = buf[o + N * K + K + k]
-                acc += buf[r + k] * (lam * buf[o + N * K + k] + math.sqrt(lam * lam * w_k + tau * tau) * x[k])
-            out[i] = acc
+            out[i] = h[i]
     out[N] = lam
     out[N + 1] = tau
