@@ -31,7 +31,9 @@ judged by three LLM judge settings: ``benchmarks/leaderboard_real.py``), the jud
 default fit), updated two ways: with the prompts of the last tenth (new battles among the same
 systems) and with every battle of one system (a new system, the last by name); with
 ``--real-labels``, a share of the comparisons labelled by the experts' preference (the default fit
-then learns the score bridge from them, and an update moves its draws too).
+then learns the score bridge from them, and an update moves its draws too); with
+``--system-bias``, the judges' own system preferences in the fit (``bridge=False,
+system_bias=True``).
 
 Usage::
 
@@ -127,6 +129,8 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--real", action="store_true", help="the bundled SummEval and HANNA leaderboards instead")
     ap.add_argument("--real-labels", type=float, default=0.0,
                     help="with --real: this share of the comparisons labelled by the experts' preference")
+    ap.add_argument("--system-bias", action="store_true",
+                    help="with --real: the judges' own system preferences (bridge=False, system_bias=True)")
     ap.add_argument("--no-newton-step", action="store_true",
                     help="the transport's modes as L-BFGS leaves them (transport.NEWTON_STEP off), to compare")
     args = ap.parse_args(argv)
@@ -222,8 +226,9 @@ def _real(args, argv) -> dict:
                                              None if lab is None else lab["item"].isin(items[int(0.9 * len(items)):])),
                   f"a new system ({last})": (df["a"].eq(last) | df["b"].eq(last),
                                              None if lab is None else lab["a"].eq(last) | lab["b"].eq(last))}
+        opts = {"bridge": False, "system_bias": True} if args.system_bias else {}
         for split, (late, late_lab) in splits.items():
-            early_h = {} if lab is None else {"human": lab[~late_lab]}
+            early_h = {**opts, **({} if lab is None else {"human": lab[~late_lab]})}
             late_h = {} if lab is None else {"human": lab[late_lab]}
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -231,7 +236,7 @@ def _real(args, argv) -> dict:
                 t = time.perf_counter()
                 upd = bj.leaderboard(df[late], previous=first, seed=2, **late_h)
                 t_upd = time.perf_counter() - t
-                every = {} if lab is None else {"human": lab}
+                every = {**opts, **({} if lab is None else {"human": lab})}
                 t = time.perf_counter()
                 cold = bj.leaderboard(df, seed=2, **every)
                 t_cold = time.perf_counter() - t
@@ -247,6 +252,9 @@ def _real(args, argv) -> dict:
             else f"the experts' preference on {args.real_labels:.0%} of the comparisons as labels (the default fit: the "
                  "judges alone, their reading bridged to people's by the labels; an update adds the labels of its "
                  "prompts or system)")
+    if args.system_bias:
+        what += ("; with the judges' own system preferences (`bridge=False, system_bias=True`: the judges' reading, "
+                 "no bridge)")
     lines = ["# Updating the bundled real leaderboards (`benchmarks/bench_leaderboard_update.py --real`)", "",
              f"Command: `{command}`; {what}, 4 x 1000 draws; the scores compared are the judges' reading, and "
              "people's scores where the labels taught a bridge; 'cold vs cold' is the same gap between two cold fits "

@@ -115,7 +115,7 @@ def resample_within_chains(w: np.ndarray, chains: int, rng: np.random.Generator)
 def transport_draws(old: tuple, new: tuple, x_old: np.ndarray, *, kept: np.ndarray | None = None,
                     n_new: int | None = None, seed: int = 0, weigh_old: tuple | None = None,
                     weigh_new: tuple | None = None, lp_old: np.ndarray | None = None,
-                    threads: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
+                    held: np.ndarray | None = None, threads: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
     """The earlier posterior's draws moved onto the new one, and their importance weights.
 
     Where the new posterior has coordinates the earlier one had not (a new system's score), the
@@ -139,6 +139,13 @@ def transport_draws(old: tuple, new: tuple, x_old: np.ndarray, *, kept: np.ndarr
     lp_old : ndarray, shape (S,), optional
         ``log p₀`` at the draws (up to a constant), as the earlier sampler recorded it; default
         evaluated here.
+    held : ndarray of int, optional
+        Earlier coordinates that the map leaves as they are (a hierarchical scale, whose mode is a
+        boundary: no Laplace approximation of it exists).  The modes and curvatures are then those
+        of the other coordinates with the held ones at their draws' median ``r``, and each draw's
+        other coordinates move between its own conditional modes, ``x̂ − H_FF⁻¹ H_Fh (h − r)``
+        before and after: the map stays affine with a constant Jacobian, and the weights correct
+        what the linear conditional modes miss.
 
     Returns
     -------
@@ -169,41 +176,59 @@ def transport_draws(old: tuple, new: tuple, x_old: np.ndarray, *, kept: np.ndarr
     n1 = n0 if n_new is None else int(n_new)
     v = np.arange(n0) if kept is None else np.asarray(kept, dtype=np.int64)
     u = np.setdiff1d(np.arange(n1), v)
-    m0 = mode(k0, b0, x_old.mean(axis=0), np.ones(n0, dtype=bool), max_iter=2000)
+    hv = np.zeros(0, dtype=np.int64) if held is None else np.asarray(held, dtype=np.int64)  # among the old coordinates
+    f0, f1 = np.ones(n0, dtype=bool), np.ones(n1, dtype=bool)
+    f0[hv], f1[v[hv]] = False, False
+    start0 = x_old.mean(axis=0)
+    start0[hv] = np.median(x_old[:, hv], axis=0)  # r: where the held coordinates sit for both modes
+    m0 = mode(k0, b0, start0, f0, max_iter=2000)
     m1 = None
     if m0 is not None:
         start = np.zeros(n1)
         start[v] = m0
-        m1 = mode(k1, b1, start, np.ones(n1, dtype=bool), max_iter=2000)
+        m1 = mode(k1, b1, start, f1, max_iter=2000)
     if m0 is None or m1 is None:
         raise ValueError("no mode of the earlier or the new posterior was found from the earlier draws")
     h0, h1 = hessian(k0, b0, m0, threads=threads), hessian(k1, b1, m1, threads=threads)
+    F0, F1 = np.flatnonzero(f0), np.flatnonzero(f1)
+    H0, H1 = h0[np.ix_(F0, F0)], h1[np.ix_(F1, F1)]  # the free coordinates' precisions given the held ones
     try:
         if NEWTON_STEP:
             g = np.empty(n0)
             k0(m0, b0, g)
-            m0 = m0 + np.linalg.solve(h0, g)
+            m0[F0] += np.linalg.solve(H0, g[F0])
             g = np.empty(n1)
             k1(m1, b1, g)
-            m1 = m1 + np.linalg.solve(h1, g)
+            m1[F1] += np.linalg.solve(H1, g[F1])
+        # each draw's conditional modes given its held coordinates: x̂_F − H_FF⁻¹ H_Fh (h − r)
+        dh = x_old[:, hv] - m0[hv]
+        M0 = m0[F0] - dh @ np.linalg.solve(H0, h0[np.ix_(F0, hv)]).T
+        M1 = m1[F1] - dh @ np.linalg.solve(H1, h1[np.ix_(F1, v[hv])]).T
     except np.linalg.LinAlgError:
         raise ValueError("a posterior's curvature at its mode is singular") from None
+    where1 = np.full(n1, -1, dtype=np.int64)
+    where1[F1] = np.arange(len(F1))
+    vf, uf = where1[v[F0]], where1[u]  # the earlier free coordinates and the new ones, among the new free
+    xf = x_old[:, F0]
     y = np.empty((len(x_old), n1))
+    y[:, v[hv]] = x_old[:, hv]  # the held coordinates stay
+    yf = np.empty((len(x_old), len(F1)))
     lq_new = 0.0  # log N(u | y_v), up to a constant, where there are new coordinates
     try:
         if len(u) == 0:
-            y[:] = m1 + (x_old - m0) @ gaussian_map(h0, h1)  # the map is symmetric
+            yf[:, vf] = M1[:, vf] + (xf - M0) @ gaussian_map(H0, H1[np.ix_(vf, vf)])  # the map is symmetric
         else:  # onto the new marginal of the earlier coordinates, then the new ones given them
-            cov1 = np.linalg.inv(h1)
-            y[:, v] = m1[v] + (x_old - m0) @ gaussian_map(h0, np.linalg.inv(cov1[np.ix_(v, v)]))
-            h_uu = h1[np.ix_(u, u)]
+            cov1 = np.linalg.inv(H1)
+            yf[:, vf] = M1[:, vf] + (xf - M0) @ gaussian_map(H0, np.linalg.inv(cov1[np.ix_(vf, vf)]))
+            h_uu = H1[np.ix_(uf, uf)]
             chol = np.linalg.cholesky(h_uu)
-            mean_u = m1[u] - np.linalg.solve(h_uu, h1[np.ix_(u, v)] @ (y[:, v] - m1[v]).T).T
+            mean_u = M1[:, uf] - np.linalg.solve(h_uu, H1[np.ix_(uf, vf)] @ (yf[:, vf] - M1[:, vf]).T).T
             eps = np.random.default_rng(seed).standard_normal((len(x_old), len(u)))
-            y[:, u] = mean_u + np.linalg.solve(chol.T, eps.T).T  # L⁻ᵀ ε ~ N(0, H_uu⁻¹)
+            yf[:, uf] = mean_u + np.linalg.solve(chol.T, eps.T).T  # L⁻ᵀ ε ~ N(0, H_uu⁻¹)
             lq_new = -0.5 * np.einsum("ij,ij->i", eps, eps)
     except np.linalg.LinAlgError:
         raise ValueError("a posterior's curvature at its mode is not positive definite") from None
+    y[:, F1] = yf
     kw1, bw1 = weigh_new or new
     lp_new = _logp_many(kw1, bw1, y, threads)
     if lp_old is None:

@@ -22,6 +22,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["leaderboard", "point_start", "LEADERBOARD_MODELS", "PositionBiasNotIdentifiedError"]
 
 LEADERBOARD_MODELS = ("bt-judges", "bt")
+# said in attrs["updated_from"] where transport_draws kept its weighted-mean shift
+_SHIFTED = ", after one shift by the weighted mean (Paananen et al.'s first adaptive transformation)"
 
 
 class PositionBiasNotIdentifiedError(ValueError):
@@ -285,17 +287,20 @@ def leaderboard(
         battles of 200 systems, 10% new, the update takes a tenth to a sixth of a cold fit's time
         and gives its posterior within Monte Carlo error
         (``benchmarks/results/bench_leaderboard_update.md``).  A new system's score is drawn from
-        the new Laplace approximation given the moved draws, and weighed with them.  Where the
-        draws cannot serve, the update is sampled as above and ``attrs["updated_from"]`` says why:
-        the judges' own system preferences (``system_bias``, a hierarchical scale), a judge's
-        first ties (the draws have no such coordinate), other chains or draws, an earlier fit
-        whose draws were themselves moved (moved again, they would repeat more draws), or weights
-        under a Pareto k-hat of 0.7 or an importance ESS of half the draws.  With labels the score
+        the new Laplace approximation given the moved draws, and weighed with them.  With the
+        judges' own system preferences (``system_bias``) their hierarchical scale, which has no
+        Laplace approximation, stays where each draw has it, and the other coordinates move
+        between the two posteriors' modes given it.  Where the draws cannot serve, the update
+        is sampled as above and ``attrs["updated_from"]`` says why: a judge's first ties (the
+        draws have no such coordinate), other chains or draws, an earlier fit whose draws were
+        themselves moved (moved again, they would repeat more draws), or weights under a Pareto
+        k-hat of 0.7 or an importance ESS of half the draws.  With labels the score
         bridge learnt from them is moved likewise (from an importance ESS of a quarter of the
-        draws), where the labels pin each system's score; ``attrs["updated_from"]`` says which.  Where they serve,
-        ``attrs["sampler"]`` and ``attrs["updated_from"]`` say so, with the weights' k-hat and
-        importance ESS (``attrs["ess_importance"]``, which caps the summaries' ESS).  ``False``:
-        always sample afresh.
+        draws), where the labels pin each system's score; ``attrs["updated_from"]`` says which.
+        Where they serve, ``attrs["sampler"]`` and ``attrs["updated_from"]`` say so, with the
+        weights' k-hat and importance ESS (``attrs["ess_importance"]``, which caps the summaries'
+        ESS), and whether the moved draws were shifted once more by their weighted mean.
+        ``False``: always sample afresh.
     bridge : bool or ScoreBridge, optional
         People's scores from LLM judges (``estimand="human"``, model ``"bt-judges"``): the
         verdicts do not tell how far the judges' reading lies from people's, so the judges are
@@ -470,7 +475,8 @@ def leaderboard(
             earlier = {"arrays": (judges_only(old_data) if calibrate else old_data).arrays(),
                        "systems": [str(x) for x in prev_post["system"].to_numpy()],
                        "posterior": {k: prev_post[k].to_numpy() for k in prev_post.data_vars},
-                       "stats": {k: stats0[k].to_numpy() for k in ("lp", "s_raw_mean") if k in stats0}}
+                       "stats": {k: stats0[k].to_numpy() for k in ("lp", "s_raw_mean", "delta_raw_mean")
+                                 if k in stats0}}
     bridge_earlier, bridge_not_moved = None, None
     if calibrate and prev_post is not None and transport and sampling.sampler == "nutpie" and fast:
         pa = previous.attrs or {}
@@ -508,7 +514,7 @@ def leaderboard(
         dims.update({"v": ["cell"], "human": ["hcell"]})
     dims.update({"v_counts": ["cell", "outcome"], "human_counts": ["hcell", "hum_outcome"],
                  "sys_a": ["cell"], "sys_b": ["cell"], "cell_judge": ["cell"], "h": ["cell"],
-                 "hum_a": ["hcell"], "hum_b": ["hcell"]})
+                 "hum_a": ["hcell"], "hum_b": ["hcell"], "delta_raw_mean": ["judge"]})
     approx = {}
     if sampler == "laplace":
         from ..inference.laplace import approximate_attrs
@@ -523,8 +529,8 @@ def leaderboard(
             approx["updated_from"] += (
                 f": its {C} x {D} NUTS draws moved onto this posterior by the map between the two posteriors' "
                 f"Laplace approximations and importance-resampled within each chain (Pareto k-hat "
-                f"{moved['pareto_k']:.2f}, importance ESS {moved['ess_importance']:.0f} of {C * D}); not new "
-                "NUTS draws (transport=False samples afresh)")
+                f"{moved['pareto_k']:.2f}, importance ESS {moved['ess_importance']:.0f} of {C * D}"
+                f"{_SHIFTED if moved.get('mean_shifted') else ''}); not new NUTS draws (transport=False samples afresh)")
             approx["ess_importance"] = round(float(moved["ess_importance"]), 1)  # what an ESS read off them is capped at
         elif moved is not None:
             approx["updated_from"] += f"; sampled afresh by NUTS, as the earlier draws could not serve: {moved['why']}"
@@ -552,7 +558,8 @@ def leaderboard(
             if "pareto_k" in bridge_moved:
                 attrs["updated_from"] += (
                     f"; the score bridge's draws moved likewise (Pareto k-hat {bridge_moved['pareto_k']:.2f}, "
-                    f"importance ESS {bridge_moved['ess_importance']:.0f} of {C * D})")
+                    f"importance ESS {bridge_moved['ess_importance']:.0f} of {C * D}"
+                    f"{_SHIFTED if bridge_moved.get('mean_shifted') else ''})")
                 attrs["bridge_moved"] = 1
                 attrs["ess_importance"] = round(min(float(attrs.get("ess_importance", np.inf)),
                                                     bridge_moved["ess_importance"]), 1)

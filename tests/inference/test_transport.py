@@ -103,6 +103,43 @@ def test_a_shift_by_the_weighted_mean_keeps_more_of_the_draws(monkeypatch):
     assert np.all(np.abs(w @ y - truth) < 4 * se)
 
 
+def _conditional(mh, sh, m, b, c):
+    """The joint Gaussian of a held coordinate ``h ~ N(mh, sh²)`` (last) and the others given it,
+    ``f | h ~ N(m + b h, c)``: its mean and precision."""
+    n = len(m)
+    cov = np.zeros((n + 1, n + 1))
+    cov[:n, :n] = c + sh ** 2 * np.outer(b, b)
+    cov[:n, n] = cov[n, :n] = sh ** 2 * b
+    cov[n, n] = sh ** 2
+    return np.r_[m + b * mh, mh], np.linalg.inv(cov)
+
+
+def test_a_held_coordinate_stays_and_the_others_move_between_its_conditional_modes(monkeypatch):
+    """transport_draws(held=): the held coordinate is left as each draw has it and the others move
+    between their conditional modes given it.  Where only the others' conditional changes, the
+    moved draws are exact (equal weights); where the held coordinate's own posterior moves, the
+    weights correct it."""
+    monkeypatch.setattr(transport, "SHIFT_BELOW", 0.0)
+    rng = np.random.default_rng(5)
+    n, size = 4, 4000
+    b0, b1 = rng.standard_normal(n), rng.standard_normal(n)
+    c0, c1 = np.linalg.inv(_spd(rng, n)), np.linalg.inv(_spd(rng, n, 1.5))
+    old = _conditional(0.5, 0.3, rng.standard_normal(n), b0, c0)
+    new = _conditional(0.5, 0.3, rng.standard_normal(n), b1, c1)
+    x = rng.multivariate_normal(old[0], np.linalg.inv(old[1]), size)
+    held = np.array([n])
+    y, _, w, info = transport_draws((_gaussian(*old), None), (_gaussian(*new), None), x, held=held, threads=1)
+    assert np.array_equal(y[:, n], x[:, n])
+    assert np.allclose(w, 1.0 / size, rtol=1e-4)
+    # the held coordinate's posterior moves too (0.5 ± 0.3 → 0.6 ± 0.28): the weights make the means
+    new = _conditional(0.6, 0.28, new[0][:n] - 0.5 * b1, b1, c1)
+    y, _, w, info = transport_draws((_gaussian(*old), None), (_gaussian(*new), None), x, held=held, threads=1)
+    assert np.array_equal(y[:, n], x[:, n]) and info["pareto_k"] < 0.5
+    se = np.sqrt(np.diag(np.linalg.inv(new[1])) / info["ess_importance"])
+    assert np.all(np.abs(w @ y - new[0]) < 4 * se)
+    assert abs(y[:, n].mean() - 0.6) > 8 * se[n]  # the held draws alone are off
+
+
 def test_resampling_stays_within_each_chain_and_in_its_order():
     rng = np.random.default_rng(3)
     w = rng.gamma(2.0, size=(4, 250))

@@ -486,9 +486,31 @@ def test_an_update_moves_the_earlier_nuts_draws_where_they_serve():
     newcomer = bj.leaderboard(late, previous=first, seed=2, pointwise=False)
     assert newcomer.attrs["sampler"].startswith("transport") and "S999" in newcomer.posterior["system"]
     _same_posterior(newcomer, bj.leaderboard(pd.concat([df.iloc[:16_000], late]), seed=2, pointwise=False))
-    with_bias = bj.leaderboard(df.iloc[:16_000], seed=1, pointwise=False, system_bias=True, bridge=False)
-    held = bj.leaderboard(df.iloc[16_000:18_000], previous=with_bias, seed=2, pointwise=False)
-    assert held.attrs["sampler"] == "nutpie (fast path)" and "hierarchical scale" in held.attrs["updated_from"]
+
+
+def test_an_update_moves_the_judges_own_system_preferences():
+    """With ``system_bias`` (a hierarchical scale, which no Laplace approximation covers) the
+    earlier draws move too: the scale held where it is, the rest between each draw's conditional
+    modes (transport_draws(held=)); the same posterior as a cold fit within Monte Carlo error,
+    and also from a fit that kept no delta_raw_mean (drawn from its posterior, the log density
+    evaluated again)."""
+    df, _ = simulate_leaderboard(30, 20_000, **THREE_JUDGES, design="one-judge", seed=4)
+    df = df.drop(columns="human")
+    first = bj.leaderboard(df.iloc[:16_000], seed=1, pointwise=False, system_bias=True, bridge=False)
+    assert first.sample_stats["delta_raw_mean"].dims == ("chain", "draw", "judge")
+    upd = bj.leaderboard(df.iloc[16_000:18_000], previous=first, seed=2, pointwise=False)
+    assert upd.attrs["sampler"] == "transport of the earlier nutpie draws (fast path)", upd.attrs["updated_from"]
+    assert upd.attrs["system_bias"] == 1 and 2000 <= upd.attrs["ess_importance"] <= 4000
+    cold = bj.leaderboard(df.iloc[:18_000], seed=2, pointwise=False, system_bias=True, bridge=False)
+    for var in ("s", "alpha", "beta", "system_bias_sd", "delta"):
+        a, b = (f.posterior[var].to_numpy().reshape(4000, -1) for f in (upd, cold))
+        se = np.hypot(a.std(0), b.std(0)) / np.sqrt(1000)
+        assert np.all(np.abs(a.mean(0) - b.mean(0)) < 4.5 * se), var
+        assert np.allclose(a.std(0), b.std(0), rtol=0.15), var
+    bare = first.copy()
+    del bare.sample_stats["delta_raw_mean"]
+    again = bj.leaderboard(df.iloc[16_000:18_000], previous=bare, seed=2, pointwise=False)
+    assert again.attrs["sampler"].startswith("transport") and again.attrs["ess_importance"] >= 2000
 
 
 def test_an_update_with_labels_moves_the_bridge_too():

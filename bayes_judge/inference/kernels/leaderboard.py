@@ -1250,6 +1250,35 @@ def _start(init: dict, layout: list[tuple[str, tuple[int, ...]]], log_sites: tup
     return np.concatenate(parts)
 
 
+def _held_location(post: dict) -> dict:
+    """What the stored draws of the judges' own system preferences do not show, kept with the
+    sampler's statistics: ``delta_raw``'s mean over systems, which δ (centred over systems) does
+    not see, signed as ``δ``'s scale (``system_bias_signed`` and ``delta_raw`` change sign
+    together without changing the density), shape (chains, draws, judges)."""
+    if "delta_raw" not in post:
+        return {}
+    sign = np.where(post["system_bias_signed"] < 0, -1.0, 1.0)[..., None]
+    return {"delta_raw_mean": sign * post["delta_raw"].mean(axis=-1)}
+
+
+def _held_raw(post0: dict, stats0: dict, chains: int, draws: int, seed: int) -> dict:
+    """The raw coordinates of the judges' own system preferences from the stored draws (δ and
+    its scale) and :func:`_held_location`: the scale positive, ``delta_raw = δ / scale`` plus its
+    mean over systems.  The draw has the recorded log density, or its mirror's, which is the same.
+    Where the mean was not recorded it is drawn from its posterior, ``Normal(0, 1/N)`` (only its
+    prior sees it), and the recorded log density no longer applies (evaluated again)."""
+    if "delta" not in post0 or "system_bias_sd" not in post0:
+        return {}
+    delta, sd = np.asarray(post0["delta"], dtype=np.float64), np.asarray(post0["system_bias_sd"], dtype=np.float64)
+    loc = stats0.get("delta_raw_mean")
+    if loc is None or np.shape(loc) != delta.shape[:-1]:
+        n = delta.shape[-1]
+        loc = np.random.default_rng([seed, 34]).standard_normal(delta.shape[:-1]) / np.sqrt(n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = delta / sd[..., None, None] + np.asarray(loc, dtype=np.float64)[..., None]
+    return {"system_bias_signed": sd, "delta_raw": z}
+
+
 def _derive_judged(post: dict) -> None:
     """The declaration's deterministics of ``bt-judges`` from its free variables' draws."""
     post["q"] = 1.0 / (1.0 + np.exp(-post["alpha"]))
@@ -1312,7 +1341,8 @@ def build_fast_path(name: str, *, pack, kernel, expand, layout, log_sites: tuple
                     accepts, option_cases: list[dict], kernel_for=None, global_sites: tuple[str, ...] | None = None,
                     held_sites: tuple[str, ...] = (), tune: int | None = None,
                     target_accept: Callable[[dict, int], float | None] | None = None,
-                    compile_single: str | None = None):
+                    compile_single: str | None = None, keep_held: Callable[[dict], dict] | None = None,
+                    rebuild_held: Callable[..., dict] | None = None):
     """Register a leaderboard model's numba kernel as its nutpie fast path.
 
     ``pack(arrays, priors, options, n_systems)`` makes the data buffer, ``kernel_for(buf)``, if
@@ -1330,7 +1360,10 @@ def build_fast_path(name: str, *, pack, kernel, expand, layout, log_sites: tuple
     gave none (``None``: the package's).  ``compile_single``, if given, is
     the code a second process runs to compile the single-precision kernel while this one finds the
     mode on the double-precision one, where the former is not in numba's cache yet
-    (:mod:`bayes_judge.inference._compile_beside`).
+    (:mod:`bayes_judge.inference._compile_beside`).  ``keep_held(post)``, if given, returns what
+    the stored draws do not show of the ``held_sites`` (kept with the sampler's statistics), and
+    ``rebuild_held(post, stats, chains, draws, seed)`` their raw draws from the stored ones and it,
+    for an update's transport (:func:`_held_location`, :func:`_held_raw`).
     """
 
     def buffer(arrays: dict, coords: dict, priors: Priors, options: dict | None):
@@ -1380,6 +1413,7 @@ def build_fast_path(name: str, *, pack, kernel, expand, layout, log_sites: tuple
         # the scores' common location, which the likelihood does not see: with ``lp`` it gives the
         # log density of each draw, so that an update can weigh it without evaluating it (transport)
         stats["s_raw_mean"] = post["s_raw"].mean(axis=-1)
+        stats.update(keep_held(post) if keep_held is not None else {})
         if derive is not None:
             derive(post)
         return post, stats
@@ -1391,19 +1425,17 @@ def build_fast_path(name: str, *, pack, kernel, expand, layout, log_sites: tuple
         its ``systems`` this fit's first ones; new systems' scores are drawn given the rest),
         ``posterior`` and ``stats`` (its stored draws and sampler statistics, as
         ``(chains, draws, ...)`` arrays).  Returns ``(post, stats, info)`` as :func:`laplace` does,
-        the earlier draws moved and importance-resampled within each chain; ``post`` is None
-        where they cannot serve (``info["why"]`` says why): a hierarchical scale held out of the
-        Laplace approximation, draws of other shapes (a judge's first ties, other chains or
-        draws), no mode, or weights under the trusted k-hat or
+        the earlier draws moved and importance-resampled within each chain.  A hierarchical
+        scale (``held_sites``' scalar) stays where each draw has it (``transport_draws(held=)``),
+        its raw effects rebuilt from the stored draws (:func:`_held_raw`).  ``post`` is None
+        where the draws cannot serve (``info["why"]`` says why): draws of other shapes (a judge's
+        first ties, other chains or draws), no mode, or weights under the trusted k-hat or
         :data:`~bayes_judge.inference.transport.MIN_SHARE` of the draws in importance ESS."""
         from ..laplace import _logp_many, k_max
         from ..transport import MIN_SHARE, resample_within_chains, transport_draws
 
         opts = dict(options or {})
         buf1, lay = buffer(arrays, coords, priors, {**opts, "double": True})
-        held = [site for site, _ in lay if site in held_sites]
-        if held:
-            return None, None, {"why": f"{held} (a hierarchical scale) has no Laplace approximation to move along"}
         post0, stats0 = earlier["posterior"], earlier["stats"]
         systems = list(coords["system"])
         systems0 = list(earlier.get("systems", systems))
@@ -1412,15 +1444,20 @@ def build_fast_path(name: str, *, pack, kernel, expand, layout, log_sites: tuple
         coords0 = {**coords, "system": systems0}  # new systems come last: their scores are new coordinates
         buf0, lay0 = buffer(earlier["arrays"], coords0, priors, {**opts, "double": True})
         s_old = post0.get("s_judges", post0.get("s"))
-        parts, kept, off = [], [], 0
+        raw = rebuild_held(post0, stats0, chains, draws, seed) if rebuild_held is not None else {}
+        parts, kept, held, off = [], [], [], 0
         for (site, shape), (site0, shape0) in zip(lay, lay0, strict=True):
-            v = s_old if site == "s_raw" else post0.get(site)
+            v = s_old if site == "s_raw" else raw.get(site, post0.get(site))
             if site != site0 or v is None or np.shape(v) != (chains, draws, *shape0):
                 return None, None, {"why": f"the earlier draws of {site!r} have another shape than this fit's "
                                            f"{(chains, draws, *shape0)} (a judge's first ties, or other chains or draws)"}
             v = np.log(v) if site in log_sites else np.asarray(v, dtype=np.float64)
+            if site in held_sites and not shape:  # a hierarchical scale: left where it is (transport_draws)
+                held.append(sum(len(k) for k in kept))
             parts.append(v.reshape(chains * draws, -1))
-            kept.append(off + np.arange(int(np.prod(shape0, dtype=np.int64))))
+            # the earlier coordinates among this fit's (new systems come last along the site's last axis)
+            pos = np.arange(int(np.prod(shape, dtype=np.int64))).reshape(shape)
+            kept.append(off + pos[tuple(slice(0, n) for n in shape0)].ravel())
             off += int(np.prod(shape, dtype=np.int64))
         x_old = np.concatenate(parts, axis=1)
         n_sys0 = len(systems0)
@@ -1439,7 +1476,8 @@ def build_fast_path(name: str, *, pack, kernel, expand, layout, log_sites: tuple
             y, lp1, w, info = transport_draws((kernel_of(buf0), buf0), (kernel_of(buf1), buf1), x_old,
                                               kept=np.concatenate(kept), n_new=off, seed=seed,
                                               weigh_old=(kernel_of(w_buf0), w_buf0),
-                                              weigh_new=(kernel_of(w_buf1), w_buf1), lp_old=lp_old)
+                                              weigh_new=(kernel_of(w_buf1), w_buf1), lp_old=lp_old,
+                                              held=np.array(held, dtype=np.int64))
         except ValueError as e:
             return None, None, {"why": str(e)}
         total = chains * draws
@@ -1451,7 +1489,7 @@ def build_fast_path(name: str, *, pack, kernel, expand, layout, log_sites: tuple
         idx = resample_within_chains(w, chains, np.random.default_rng(seed)).ravel()
         post = expanded(y[idx], buf1, lay, chains, draws)
         stats = {"diverging": np.zeros((chains, draws), dtype=bool), "lp": lp1[idx].reshape(chains, draws),
-                 "s_raw_mean": post["s_raw"].mean(axis=-1)}
+                 "s_raw_mean": post["s_raw"].mean(axis=-1), **(keep_held(post) if keep_held is not None else {})}
         return post, stats, info
 
     def logp_grad_declared(x, arrays: dict, coords: dict, priors: Priors, options: dict | None = None):
@@ -1541,7 +1579,7 @@ def _target_accept(options: dict, n_systems: int) -> float | None:
 fast_path = build_fast_path(
     "bt-judges", pack=pack_data, kernel=logp_grad, kernel_for=kernel_for, expand=expand, layout=_layout,
     log_sites=_LOG_SITES, derive=_derive_judged, accepts=accepts, global_sites=("effect", "alpha", "beta", "tau"),
-    held_sites=("system_bias_signed", "delta_raw"),
+    held_sites=("system_bias_signed", "delta_raw"), keep_held=_held_location, rebuild_held=_held_raw,
     # chains that start at the mode and sample through the shear need nutpie's own default warm-up:
     # 300 steps gave the ESS, r_hat and coverage of 1000 in 0.58-0.77 of the time, with and without
     # labels and the judges' own system preferences (benchmarks/results/bench_leaderboard_tune.md).
