@@ -194,10 +194,13 @@ def _transport_bridge(reading: np.ndarray, a: np.ndarray, b: np.ndarray, n: np.n
     C0, D0, N0 = s0.shape
     if (C0, D0) != (chains, draws):
         return None, {"why": f"its {C0} x {D0} draws are not the {chains} x {draws} asked for"}
-    new = kernel.pack_data(reading, a, b, n, prior)
-    if kernel.n_dim(new) != N + 2:  # ξ's coordinates turn with the reading's basis, which the update changes
-        return None, {"why": "the labels are too few a system for the scores to be sampled where they are "
-                             "(the bridge is then non-centred, in coordinates the update turns)"}
+    # moved on the centred coordinates (the scores where they are; the non-centred ξ turn with the
+    # reading's basis, which the update changes), τ held where each draw has it and the rest moved
+    # between its modes given τ (transport_draws(held=)): where the labels are few a system, τ's joint
+    # mode with the scores is the corner τ → 0; where they are many, τ sits skewed against its prior
+    # and its own map kept less weight (200 systems, 10% labelled, 10% more: importance ESS 2,095 →
+    # 2,784 of 4,000 at 100,000 battles, 3,099 → 3,816 at 1,000,000; 1% labelled at 100,000: 2,129)
+    new = kernel.pack_data(reading, a, b, n, prior, centred=True)
     old = kernel.pack_data(earlier["reading"], earlier["hum_a"], earlier["hum_b"], earlier["hum_n"], prior,
                            centred=True)
     kept = np.asarray(earlier["kept"], dtype=np.int64)
@@ -209,7 +212,8 @@ def _transport_bridge(reading: np.ndarray, a: np.ndarray, b: np.ndarray, n: np.n
     x_old = np.column_stack([scores, np.log(lam), np.log(tau)])
     try:
         y, _, wts, info = transport_draws((kernel.logp_grad, old), (kernel.logp_grad, new), x_old,
-                                          kept=np.r_[kept, N, N + 1], n_new=N + 2, seed=seed)
+                                          kept=np.r_[kept, N, N + 1], n_new=N + 2, seed=seed,
+                                          held=np.array([N0 + 1]))
     except ValueError as err:
         return None, {"why": str(err)}
     # kept from a quarter of the draws (ESS_SHARE, what a Laplace fit returns), not the judges' half

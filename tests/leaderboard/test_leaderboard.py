@@ -535,6 +535,30 @@ def test_an_update_with_labels_moves_the_bridge_too():
         in again.attrs["updated_from"]
 
 
+def test_an_update_with_few_labels_a_system_moves_the_bridge_too():
+    """Where the labels are too few a system for the bridge to sample the scores where they are
+    (it samples them non-centred, in coordinates the update turns), its draws are still moved: on
+    the centred coordinates, τ held where each draw has it (its joint mode with the scores is the
+    corner τ → 0), the rest between its modes given τ; a cold fit's posterior within Monte Carlo
+    error."""
+    from bayes_judge.inference.kernels import bridge as kernel
+    from bayes_judge.leaderboard.bridge import SCORE_BRIDGE
+
+    df, _ = simulate_leaderboard(20, 16_000, **THREE_JUDGES, design="one-judge", label_share=0.01, seed=5)
+    first = bj.leaderboard(df.iloc[:14_400], seed=1, pointwise=False)
+    per = np.bincount(np.r_[first.constant_data["hum_a"], first.constant_data["hum_b"]],
+                      weights=np.tile(first.observed_data["human_counts"].to_numpy().sum(axis=1), 2), minlength=20)
+    assert np.median(per) / 4 * SCORE_BRIDGE.tau_median ** 2 < kernel.CENTRED_FROM  # sampled non-centred
+    upd = bj.leaderboard(df.iloc[14_400:], previous=first, seed=2, pointwise=False)
+    assert "the score bridge's draws moved likewise" in upd.attrs["updated_from"], upd.attrs["updated_from"]
+    cold = bj.leaderboard(df, seed=2, pointwise=False)
+    for var in ("s", "bridge_lambda", "bridge_tau"):
+        a, b = (f.posterior[var].to_numpy().reshape(4000, -1) for f in (upd, cold))
+        se = np.hypot(a.std(0), b.std(0)) / np.sqrt(1000)
+        assert np.all(np.abs(a.mean(0) - b.mean(0)) < 4.5 * se), var
+        assert np.allclose(a.std(0), b.std(0), rtol=0.12), var
+
+
 def _same_posterior(a_fit, b_fit):
     """The judges' reading and the judges of two fits agree within Monte Carlo error (both ESS
     over 1,000 here)."""
