@@ -505,3 +505,18 @@ def test_the_proposals_weighed_grow_to_what_the_ess_says_is_needed(seed):
     assert info["resampled"] and PILOT < info["proposals"] < 1.6 * PILOT
     assert info["ess_importance"] >= ESS_SHARE * 4000
     assert abs(z.mean() - digamma(8.0)) < 0.03 < abs(np.log(8.0) - digamma(8.0))
+
+
+def test_the_mode_is_found_along_a_ridge_under_a_large_log_density():
+    """A ridge (a · b pinned by the data, the prior placing the mode along it, as a judge's
+    accuracy trades against the scores' spread) under a log density of -6e5 (a leaderboard's at
+    1,000,000 battles): L-BFGS's default relative tolerance stopped next to the start, [4.0, 0.5];
+    MODE_FTOL goes to the mode, [√2, √2]."""
+    def ridge(x, buf, g):
+        r = x[0] * x[1] - 2.0
+        g[0] = -1e5 * r * x[1] - x[0]
+        g[1] = -1e5 * r * x[0] - x[1]
+        return -6e5 - 0.5e5 * r * r - 0.5 * (x[0] ** 2 + x[1] ** 2)
+
+    m = mode(ridge, None, np.array([4.0, 0.5]), np.ones(2, dtype=bool))
+    assert np.allclose(m, np.sqrt(2.0), atol=1e-4)
