@@ -284,7 +284,7 @@ def leaderboard(
         posteriors' Laplace approximations and importance-resampled within each chain, instead of
         sampled afresh (:mod:`bayes_judge.inference.transport`; Paananen, Piironen, Bürkner &
         Vehtari 2021, "Implicitly adaptive importance sampling", arXiv:1906.08850).  At 1,000,000
-        battles of 200 systems, 10% new, the update takes a tenth to a sixth of a cold fit's time
+        battles of 200 systems, 10% new, the update takes a tenth to a fifth of a cold fit's time
         and gives its posterior within Monte Carlo error
         (``benchmarks/results/bench_leaderboard_update.md``).  A new system's score is drawn from
         the new Laplace approximation given the moved draws, and weighed with them.  With the
