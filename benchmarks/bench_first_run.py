@@ -42,14 +42,18 @@ with warnings.catch_warnings():
 """
 
 
-def timed(repo: str, path: Path, sampler: str, cache: str) -> float:
-    env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+def timed_process(cmd: list[str], env: dict | None = None) -> float:
+    """Wall seconds of a fresh process running ``cmd`` (in the temporary folder); its error, if it fails."""
     t = time.perf_counter()
-    r = subprocess.run([sys.executable, "-c", FIT, repo, str(path), sampler], capture_output=True, text=True,
-                       env=env, cwd=tempfile.gettempdir())
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
     if r.returncode != 0:
         raise RuntimeError(r.stderr[-2000:])
     return time.perf_counter() - t
+
+
+def timed(repo: str, path: Path, sampler: str, cache: str) -> float:
+    return timed_process([sys.executable, "-c", FIT, repo, str(path), sampler],
+                         env={**os.environ, "NUMBA_CACHE_DIR": cache})
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -29,10 +29,8 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -61,16 +59,10 @@ BradleyTerry(n_competitors=len(ds.competitors)).compute_ratings_and_cis(ds, ci_m
 """
 
 
-def _timed(cmd: list[str]) -> float:
-    t = time.perf_counter()
-    r = subprocess.run(cmd, capture_output=True, text=True, cwd=tempfile.gettempdir())
-    if r.returncode != 0:
-        raise RuntimeError(r.stderr[-2000:])
-    return time.perf_counter() - t
-
-
 def main(argv: list[str] | None = None) -> dict:
     sys.path.insert(0, str(ROOT))
+    from bench_first_run import timed_process
+
     from bayes_judge.leaderboard.simulate import THREE_JUDGES, simulate_leaderboard
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -89,7 +81,7 @@ def main(argv: list[str] | None = None) -> dict:
         times: dict[str, list[float]] = {k: [] for k in cmds}
         for r in range(args.rounds):
             for name, cmd in cmds.items():
-                times[name].append(_timed(cmd))
+                times[name].append(timed_process(cmd))
                 print(f"round {r + 1} {name}: {times[name][-1]:.2f} s", flush=True)
     ours, arena = (statistics.median(v) for v in times.values())
     command = "python benchmarks/bench_vs_arena.py " + " ".join(argv if argv is not None else sys.argv[1:])
