@@ -115,7 +115,8 @@ def resample_within_chains(w: np.ndarray, chains: int, rng: np.random.Generator)
 def transport_draws(old: tuple, new: tuple, x_old: np.ndarray, *, kept: np.ndarray | None = None,
                     n_new: int | None = None, seed: int = 0, weigh_old: tuple | None = None,
                     weigh_new: tuple | None = None, lp_old: np.ndarray | None = None,
-                    held: np.ndarray | None = None, threads: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
+                    held: np.ndarray | None = None, threads: int | None = None
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
     """The earlier posterior's draws moved onto the new one, and their importance weights.
 
     Where the new posterior has coordinates the earlier one had not (a new system's score), the

@@ -530,7 +530,8 @@ def leaderboard(
                 f": its {C} x {D} NUTS draws moved onto this posterior by the map between the two posteriors' "
                 f"Laplace approximations and importance-resampled within each chain (Pareto k-hat "
                 f"{moved['pareto_k']:.2f}, importance ESS {moved['ess_importance']:.0f} of {C * D}"
-                f"{_SHIFTED if moved.get('mean_shifted') else ''}); not new NUTS draws (transport=False samples afresh)")
+                f"{_SHIFTED if moved.get('mean_shifted') else ''}); not new NUTS draws "
+                "(transport=False samples afresh)")
             approx["ess_importance"] = round(float(moved["ess_importance"]), 1)  # what an ESS read off them is capped at
         elif moved is not None:
             approx["updated_from"] += f"; sampled afresh by NUTS, as the earlier draws could not serve: {moved['why']}"

@@ -229,7 +229,8 @@ def _transport_bridge(reading: np.ndarray, a: np.ndarray, b: np.ndarray, n: np.n
         kernel.expand(np.ascontiguousarray(y[j]), new, flat[i])
     out = {"s": flat[:, :N].reshape(chains, draws, N), "bridge_lambda": flat[:, N].reshape(chains, draws),
            "bridge_tau": flat[:, N + 1].reshape(chains, draws), "diverging": np.zeros((chains, draws), bool)}
-    return out, {"pareto_k": float(info["pareto_k"]), "ess_importance": float(info["ess_importance"])}
+    return out, {"pareto_k": float(info["pareto_k"]), "ess_importance": float(info["ess_importance"]),
+                 "mean_shifted": bool(info["mean_shifted"])}
 
 
 def _bridge_kernel(reading: np.ndarray, a: np.ndarray, b: np.ndarray, n: np.ndarray, prior: ScoreBridge, *,

@@ -513,7 +513,7 @@ def test_an_update_moves_the_judges_own_system_preferences():
     assert again.attrs["sampler"].startswith("transport") and again.attrs["ess_importance"] >= 2000
 
 
-def test_an_update_with_labels_moves_the_bridge_too():
+def test_an_update_with_labels_moves_the_bridge_too(monkeypatch):
     """With labels (the default score bridge learnt from them) the bridge's NUTS draws are moved
     onto the new posterior as the judges' are: people's scores as a cold fit's within Monte Carlo
     error, said in updated_from; bridge draws that were moved are not moved again."""
@@ -533,6 +533,18 @@ def test_an_update_with_labels_moves_the_bridge_too():
                            pointwise=False)
     assert "the score bridge sampled afresh by NUTS: the earlier fit's bridge draws were themselves moved" \
         in again.attrs["updated_from"]
+    # where transport_draws kept its shift by the weighted mean, updated_from says so, for the bridge too
+    from bayes_judge.inference import transport
+
+    plain = transport.transport_draws
+
+    def shifted(*args, **kwargs):
+        y, lp, w, info = plain(*args, **kwargs)
+        return y, lp, w, {**info, "mean_shifted": True}
+
+    monkeypatch.setattr(transport, "transport_draws", shifted)
+    said = bj.leaderboard(df.iloc[14_000:], previous=first, seed=2, pointwise=False).attrs["updated_from"]
+    assert said.count("after one shift by the weighted mean") == 2, said
 
 
 def test_an_update_with_few_labels_a_system_moves_the_bridge_too():
