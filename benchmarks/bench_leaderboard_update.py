@@ -131,13 +131,7 @@ def main(argv: list[str] | None = None) -> dict:
                     help="with --real: this share of the comparisons labelled by the experts' preference")
     ap.add_argument("--system-bias", action="store_true",
                     help="with --real: the judges' own system preferences (bridge=False, system_bias=True)")
-    ap.add_argument("--no-newton-step", action="store_true",
-                    help="the transport's modes as L-BFGS leaves them (transport.NEWTON_STEP off), to compare")
     args = ap.parse_args(argv)
-    if args.no_newton_step:
-        from bayes_judge.inference import transport
-
-        transport.NEWTON_STEP = False
     if args.real:
         return _real(args, argv)
     sim, _ = simulate_leaderboard(args.systems, args.comparisons, **THREE_JUDGES, design="one-judge",

@@ -29,10 +29,6 @@ __all__ = ["gaussian_map", "transport_weights", "resample_within_chains", "MIN_S
 #: update is sampled afresh (at 1,000,000 battles with 10% new the share is 0.97-1.00:
 #: ``benchmarks/results/bench_leaderboard_update.md``)
 MIN_SHARE = 0.5
-#: one Newton step from each L-BFGS mode (``benchmarks/bench_leaderboard_update.py --no-newton-step``
-#: turns it off to compare): L-BFGS stops where the log density (about -6e5 at 1,000,000 battles)
-#: changes by its relative tolerance, short of the mode by enough to cost the weights
-NEWTON_STEP = True
 #: where the moved draws' importance ESS is under this share of them, they are shifted once more, by
 #: their weighted mean's distance from their mean, and weighed again; the shift is kept where the
 #: k-hat falls (the first of Paananen et al.'s adaptive transformations, Section 3.2).  The score
@@ -194,13 +190,6 @@ def transport_draws(old: tuple, new: tuple, x_old: np.ndarray, *, kept: np.ndarr
     F0, F1 = np.flatnonzero(f0), np.flatnonzero(f1)
     H0, H1 = h0[np.ix_(F0, F0)], h1[np.ix_(F1, F1)]  # the free coordinates' precisions given the held ones
     try:
-        if NEWTON_STEP:
-            g = np.empty(n0)
-            k0(m0, b0, g)
-            m0[F0] += np.linalg.solve(H0, g[F0])
-            g = np.empty(n1)
-            k1(m1, b1, g)
-            m1[F1] += np.linalg.solve(H1, g[F1])
         # each draw's conditional modes given its held coordinates: x̂_F − H_FF⁻¹ H_Fh (h − r)
         dh = x_old[:, hv] - m0[hv]
         M0 = m0[F0] - dh @ np.linalg.solve(H0, h0[np.ix_(F0, hv)]).T
@@ -245,5 +234,5 @@ def transport_draws(old: tuple, new: tuple, x_old: np.ndarray, *, kept: np.ndarr
             y, lp_new, w, k, ess, shifted = y2, lp2, w2, k2, ess2, True
     d = m1[v] - m0
     info = {"pareto_k": k, "ess_importance": ess, "shift": float(np.sqrt(max(d @ h0 @ d, 0.0))),
-            "n_grad": n0 + n1 + 4, "new_coordinates": len(u), "mean_shifted": shifted}
+            "n_grad": n0 + n1 + 2, "new_coordinates": len(u), "mean_shifted": shifted}
     return y, lp_new, w, info

@@ -542,3 +542,22 @@ def test_the_shear_decorrelates_the_judges_at_the_mode_of_the_double_precision_c
     bj.leaderboard(df.drop(columns="human"), chains=1, draws=20, tune=20, bridge=False, system_bias=False,
                    pointwise=False)
     assert seen == [0.0]
+
+
+def test_the_judges_own_preferences_are_rebuilt_from_the_stored_draws_or_their_mirror():
+    """An update rebuilds the raw draws of δ's scale and effects from the stored δ, its scale's
+    size and delta_raw_mean (kernels.leaderboard._held_location / _held_raw): each draw is the
+    sampled one, or its mirror (both signs flipped), which has the same log density; a scale of
+    either sign."""
+    from bayes_judge.inference.kernels.leaderboard import _derive_judged, _held_location, _held_raw
+
+    rng = np.random.default_rng(0)
+    u = rng.normal(0.0, 0.5, size=(2, 50))
+    assert (u < 0).any() and (u > 0).any()
+    post = {"system_bias_signed": u, "delta_raw": rng.standard_normal((2, 50, 3, 7)), "alpha": np.zeros((2, 50, 3))}
+    stats = _held_location(post)
+    _derive_judged(post)
+    raw = _held_raw({k: post[k] for k in ("delta", "system_bias_sd")}, stats, 2, 50, seed=0)
+    sign = np.sign(u)[..., None, None]
+    assert np.allclose(raw["system_bias_signed"], np.abs(u))
+    assert np.allclose(raw["delta_raw"], sign * post["delta_raw"])

@@ -488,7 +488,7 @@ def test_an_update_moves_the_earlier_nuts_draws_where_they_serve():
     _same_posterior(newcomer, bj.leaderboard(pd.concat([df.iloc[:16_000], late]), seed=2, pointwise=False))
 
 
-def test_an_update_moves_the_judges_own_system_preferences():
+def test_an_update_moves_the_judges_own_system_preferences(monkeypatch):
     """With ``system_bias`` (a hierarchical scale, which no Laplace approximation covers) the
     earlier draws move too: the scale held where it is, the rest between each draw's conditional
     modes (transport_draws(held=)); the same posterior as a cold fit within Monte Carlo error,
@@ -496,8 +496,21 @@ def test_an_update_moves_the_judges_own_system_preferences():
     evaluated again)."""
     df, _ = simulate_leaderboard(30, 20_000, **THREE_JUDGES, design="one-judge", seed=4)
     df = df.drop(columns="human")
+    from bayes_judge.inference.kernels.leaderboard import fast_path
+
     first = bj.leaderboard(df.iloc[:16_000], seed=1, pointwise=False, system_bias=True, bridge=False)
     assert first.sample_stats["delta_raw_mean"].dims == ("chain", "draw", "judge")
+    # the raw draws rebuilt from δ, its scale and delta_raw_mean are the sampled ones (or their mirror):
+    # the log density the sampler recorded serves, checked on 16 draws (else evaluated again)
+    recorded = []
+    move = fast_path.transport
+
+    def watched(*args, **kwargs):
+        out = move(*args, **kwargs)
+        recorded.append(out[2].get("lp_recorded"))
+        return out
+
+    monkeypatch.setattr(fast_path, "transport", watched)
     upd = bj.leaderboard(df.iloc[16_000:18_000], previous=first, seed=2, pointwise=False)
     assert upd.attrs["sampler"] == "transport of the earlier nutpie draws (fast path)", upd.attrs["updated_from"]
     assert upd.attrs["system_bias"] == 1 and 2000 <= upd.attrs["ess_importance"] <= 4000
@@ -511,6 +524,7 @@ def test_an_update_moves_the_judges_own_system_preferences():
     del bare.sample_stats["delta_raw_mean"]
     again = bj.leaderboard(df.iloc[16_000:18_000], previous=bare, seed=2, pointwise=False)
     assert again.attrs["sampler"].startswith("transport") and again.attrs["ess_importance"] >= 2000
+    assert recorded == [True, False]
 
 
 def test_an_update_with_labels_moves_the_bridge_too(monkeypatch):
@@ -558,9 +572,9 @@ def test_an_update_with_few_labels_a_system_moves_the_bridge_too():
 
     df, _ = simulate_leaderboard(20, 16_000, **THREE_JUDGES, design="one-judge", label_share=0.01, seed=5)
     first = bj.leaderboard(df.iloc[:14_400], seed=1, pointwise=False)
-    per = np.bincount(np.r_[first.constant_data["hum_a"], first.constant_data["hum_b"]],
-                      weights=np.tile(first.observed_data["human_counts"].to_numpy().sum(axis=1), 2), minlength=20)
-    assert np.median(per) / 4 * SCORE_BRIDGE.tau_median ** 2 < kernel.CENTRED_FROM  # sampled non-centred
+    buf = kernel.pack_data(first.posterior["s_judges"].to_numpy().reshape(4000, -1), first.constant_data["hum_a"],
+                           first.constant_data["hum_b"], first.observed_data["human_counts"].to_numpy(), SCORE_BRIDGE)
+    assert kernel.n_dim(buf) == 20 + 1  # the kernel's own rule sampled it non-centred (ξ: N − 1, log λ, log τ)
     upd = bj.leaderboard(df.iloc[14_400:], previous=first, seed=2, pointwise=False)
     assert "the score bridge's draws moved likewise" in upd.attrs["updated_from"], upd.attrs["updated_from"]
     cold = bj.leaderboard(df, seed=2, pointwise=False)
