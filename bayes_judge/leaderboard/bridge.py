@@ -218,7 +218,7 @@ def _transport_bridge(reading: np.ndarray, a: np.ndarray, b: np.ndarray, n: np.n
         return None, {"why": str(err)}
     # kept from a quarter of the draws (ESS_SHARE, what a Laplace fit returns), not the judges' half
     # (MIN_SHARE): the bridge's τ sits skewed against its prior, and a map taken from the modes keeps
-    # less of the draws' weight (1,000,000 battles with 10% labels, 10% more: ESS 3,107 of 4,000 with
+    # less of the draws' weight (1,000,000 battles with 10% labels, 10% more: ESS 3,171 of 4,000 with
     # τ held and the mean shift, bench_leaderboard_update.py --cases "labels (default)"; 1% labelled
     # at 100,000 battles: 1,985-2,129)
     if not (info["pareto_k"] <= 0.7 and info["ess_importance"] >= ESS_SHARE * len(y)):
